@@ -1,0 +1,48 @@
+// `hpfreeze parse [--json] [--check] [PLACEMENT...]`
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "hpfreeze/io.h"
+#include "hpfreeze/parse_command.h"
+
+namespace hpfreeze::cli {
+
+Runner register_parse(CLI::App& app) {
+  struct Flags {
+    std::vector<std::string> placements;
+    ParseOptions options;
+  };
+  auto flags = std::make_shared<Flags>();
+  app.add_option("placement", flags->placements,
+                 "Placement strings (S(0), SS(0,2), R, P(sum)); stdin lines when none are given");
+  app.add_flag("--json", flags->options.json,
+               "Print one JSON object per line: the plan-dump form plus \"canonical\"");
+  app.add_flag("--check", flags->options.check,
+               "Also fail on valid input that is not already in canonical form");
+  return [flags]() -> int {
+    std::vector<ParseInput> inputs;
+    Expected<InputFile> stdin_text = InputFile{};
+    if (flags->placements.empty()) {
+      stdin_text = read_input("-");
+      if (!stdin_text) {
+        report(stdin_text.errors());
+        return kExitTrouble;
+      }
+      inputs = split_stdin_lines(stdin_text->bytes, stdin_text->display_name);
+    } else {
+      for (std::size_t i = 0; i < flags->placements.size(); ++i) {
+        inputs.push_back(ParseInput{flags->placements[i], "argument " + std::to_string(i + 1), 0});
+      }
+    }
+    const ParseResult result = run_parse(inputs, flags->options);
+    report(result.errors);
+    if (Expected<WriteOutcome> written = write_stdout(result.output); !written) {
+      report(written.errors());
+      return kExitTrouble;
+    }
+    return result.errors.empty() ? kExitOk : kExitRejected;
+  };
+}
+
+}  // namespace hpfreeze::cli

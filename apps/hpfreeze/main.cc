@@ -1,0 +1,47 @@
+// hpfreeze: freeze a HyperParallel sharding plan into codegen_meta.json.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <utility>
+#include <vector>
+
+#include "cli.h"
+#include "hpfreeze/version.h"
+
+int main(int argc, char** argv) {
+  using namespace hpfreeze::cli;
+  CLI::App app{"hpfreeze: freeze a HyperParallel sharding plan into a byte-stable codegen_meta.json"};
+  app.name("hpfreeze");
+  app.set_version_flag("--version", std::string("hpfreeze ") + hpfreeze::kVersion,
+                       "Print the version and exit");
+  int verbose = 0;
+  int quiet = 0;
+  app.add_flag("-v,--verbose", verbose, "More diagnostics on stderr (repeatable)");
+  app.add_flag("-q,--quiet", quiet, "Fewer diagnostics on stderr (repeatable)");
+  app.require_subcommand(1);
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    std::string where = failed->get_name() == "hpfreeze" ? "" : failed->get_name() + " ";
+    return "hpfreeze: error: " + std::string(e.what()) + " (see 'hpfreeze " + where +
+           "--help')\n";
+  });
+
+  std::vector<std::pair<CLI::App*, Runner>> commands;
+  auto add = [&](Runner (*registrar)(CLI::App&), const char* name, const char* description) {
+    CLI::App* sub = app.add_subcommand(name, description);
+    commands.emplace_back(sub, registrar(*sub));
+  };
+  add(register_parse, "parse", "Parse placement strings and print their canonical form");
+  add(register_freeze, "freeze", "Freeze a plan dump and a model tree into codegen_meta.json");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitTrouble;  // CLI11's own codes (100+) are usage errors
+  }
+  setup_logging(verbose, quiet);
+  for (auto& [sub, run] : commands) {
+    if (sub->parsed()) return run();
+  }
+  return kExitTrouble;
+}

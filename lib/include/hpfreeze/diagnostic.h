@@ -1,0 +1,68 @@
+#pragma once
+// Diagnostics are values: the library returns them, only the app prints them.
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace hpfreeze {
+
+enum class Severity { kError, kWarning, kNote };
+
+// What an error means for the exit code: rejected content exits 1, a failed read or
+// write (missing file, full disk) exits 2.
+enum class ErrorClass { kRejected, kIo };
+
+struct Diagnostic {
+  Severity severity = Severity::kError;
+  std::string file;     // display name of the input; empty when not about a file
+  std::string pointer;  // RFC 6901 JSON Pointer of the offending value; empty for none/root
+  std::size_t line = 0;    // 1-based; 0 when unknown
+  std::size_t column = 0;  // 1-based byte column; 0 when unknown
+  std::string message;     // lowercase, no final period
+  ErrorClass error_class = ErrorClass::kRejected;
+
+  // "FILE[:LINE:COL]: POINTER: message", each part only when known.
+  [[nodiscard]] std::string location_and_message() const;
+};
+
+Diagnostic make_error(std::string file, std::string pointer, std::string message);
+Diagnostic make_warning(std::string file, std::string pointer, std::string message);
+Diagnostic make_io_error(std::string file, std::string message);
+
+using Diagnostics = std::vector<Diagnostic>;
+
+// Either a value or the errors that prevented it.
+template <class T>
+class Expected {
+ public:
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(Diagnostic error) : v_(Diagnostics{std::move(error)}) {}  // NOLINT
+  Expected(Diagnostics errors) : v_(std::move(errors)) {}            // NOLINT
+
+  [[nodiscard]] bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() { return std::get<0>(v_); }
+  const T& value() const { return std::get<0>(v_); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const Diagnostics& errors() const { return std::get<1>(v_); }
+  Diagnostics& errors() { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Diagnostics> v_;
+};
+
+// Appends one reference token to a JSON Pointer, escaping '~' as ~0 and '/' as ~1.
+void append_pointer_token(std::string& pointer, std::string_view token);
+std::string pointer_join(std::string_view pointer, std::string_view token);
+
+// Renders arbitrary bytes for a diagnostic: printable ASCII as is, the rest as \xNN,
+// quoted with single quotes ('S(x)').
+std::string quote_for_diagnostic(std::string_view text);
+
+}  // namespace hpfreeze

@@ -1,0 +1,83 @@
+#pragma once
+// The plain JSON value model shared by decoding, the freeze passes and the encoders.
+//
+// Strings and keys are views: they point into the parsed input document (which must
+// outlive the value) or into a StringArena held next to the value. Objects keep their
+// members in insertion order; encoders sort where the output format requires it.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace hpfreeze {
+
+struct Json;
+struct JsonMember;
+using JsonArray = std::vector<Json>;
+using JsonObject = std::vector<JsonMember>;
+
+struct Json {
+  // int64 for integers that fit, uint64 for 2^63..2^64-1, double for any number written
+  // with a fraction or exponent (Python's int/float split).
+  using Value = std::variant<std::nullptr_t, bool, std::int64_t, std::uint64_t, double,
+                             std::string_view, JsonArray, JsonObject>;
+  Value v;
+
+  Json() : v(nullptr) {}
+  Json(std::nullptr_t) : v(nullptr) {}               // NOLINT
+  Json(bool b) : v(b) {}                             // NOLINT
+  Json(std::int64_t i) : v(i) {}                     // NOLINT
+  Json(std::uint64_t u) : v(u) {}                    // NOLINT
+  Json(double d) : v(d) {}                           // NOLINT
+  Json(std::string_view s) : v(s) {}                 // NOLINT
+  Json(const char* s) : v(std::string_view(s)) {}    // NOLINT
+  Json(JsonArray a) : v(std::move(a)) {}             // NOLINT
+  Json(JsonObject o) : v(std::move(o)) {}            // NOLINT
+
+  [[nodiscard]] bool is_null() const { return std::holds_alternative<std::nullptr_t>(v); }
+  [[nodiscard]] bool is_bool() const { return std::holds_alternative<bool>(v); }
+  [[nodiscard]] bool is_string() const { return std::holds_alternative<std::string_view>(v); }
+  [[nodiscard]] bool is_array() const { return std::holds_alternative<JsonArray>(v); }
+  [[nodiscard]] bool is_object() const { return std::holds_alternative<JsonObject>(v); }
+  [[nodiscard]] bool is_number() const {
+    return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<std::uint64_t>(v) ||
+           std::holds_alternative<double>(v);
+  }
+  [[nodiscard]] std::string_view as_string() const { return std::get<std::string_view>(v); }
+  [[nodiscard]] const JsonArray& as_array() const { return std::get<JsonArray>(v); }
+  [[nodiscard]] JsonArray& as_array() { return std::get<JsonArray>(v); }
+  [[nodiscard]] const JsonObject& as_object() const { return std::get<JsonObject>(v); }
+  [[nodiscard]] JsonObject& as_object() { return std::get<JsonObject>(v); }
+
+  // Python truthiness: null, false, 0, 0.0, "", [] and {} are falsy.
+  [[nodiscard]] bool truthy() const;
+
+  // Member lookup by key (linear; objects here are small or looked up once).
+  [[nodiscard]] const Json* find(std::string_view key) const;
+  Json* find(std::string_view key);
+
+  friend bool operator==(const Json& a, const Json& b);
+};
+
+struct JsonMember {
+  std::string_view key;
+  Json value;
+  friend bool operator==(const JsonMember& a, const JsonMember& b) = default;
+};
+
+// Owns strings created while building values (canonical placement strings, joined FQNs).
+// Views handed out stay valid for the arena's lifetime; equal strings are not shared.
+class StringArena {
+ public:
+  std::string_view store(std::string s) {
+    return strings_.emplace_back(std::move(s));
+  }
+
+ private:
+  std::deque<std::string> strings_;
+};
+
+}  // namespace hpfreeze

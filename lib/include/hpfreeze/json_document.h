@@ -1,0 +1,73 @@
+#pragma once
+// Reading a JSON document: simdjson DOM parse plus the checks the DOM parser does not make
+// (byte-order mark, empty input, duplicate keys), with line:column for every syntax error.
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/json.h"
+
+namespace hpfreeze {
+
+// Objects and arrays nested deeper than this are rejected ("nesting deeper than 1024
+// levels"); a document of exactly this depth is accepted.
+inline constexpr std::size_t kMaxJsonDepth = 1024;
+
+// A parsed, validated JSON document. Move-only; string views taken from its elements (and
+// Json values built by json_from_dom) stay valid as long as the document lives, moves
+// included.
+class JsonDocument {
+ public:
+  JsonDocument(JsonDocument&&) noexcept = default;
+  JsonDocument& operator=(JsonDocument&&) noexcept = default;
+  JsonDocument(const JsonDocument&) = delete;
+  JsonDocument& operator=(const JsonDocument&) = delete;
+  ~JsonDocument() = default;
+
+  // Display name used in diagnostics ("plan.json", "<stdin>").
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] simdjson::dom::element root() const { return root_; }
+  // The input as given (without the parser's padding).
+  [[nodiscard]] std::string_view bytes() const { return bytes_; }
+
+ private:
+  friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes);
+  JsonDocument(std::string name, std::string bytes, std::unique_ptr<simdjson::dom::parser> parser,
+               simdjson::dom::element root)
+      : name_(std::move(name)), bytes_(std::move(bytes)), parser_(std::move(parser)), root_(root) {}
+
+  std::string name_;
+  std::string bytes_;
+  // Elements point at the parser's document, so the parser lives on the heap and never moves.
+  std::unique_ptr<simdjson::dom::parser> parser_;
+  simdjson::dom::element root_;
+};
+
+// Parses and validates `bytes`. Rejects invalid JSON or UTF-8, a byte-order mark, empty
+// input, lone surrogate escapes, NaN/Infinity, integers outside [-2^63, 2^64-1], floats
+// that overflow a double, trailing content, nesting deeper than kMaxJsonDepth, inputs of
+// 4 GiB or more and duplicate keys in one object. Syntax errors carry line and column (the
+// first byte at which the text stops being the start of a valid document); a duplicate
+// key carries the JSON Pointer of its second occurrence. Pass `bytes` with
+// simdjson::SIMDJSON_PADDING spare capacity to avoid a copy.
+Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes);
+
+// Converts a DOM subtree to the Json model. Strings and keys are views into the document
+// that owns `e`; numbers keep simdjson's int64 / uint64 / double split.
+Json json_from_dom(simdjson::dom::element e);
+
+// "object", "array", "string", "integer", "float", "boolean" or "null", for messages such
+// as "expected an object, got array".
+std::string json_type_name(simdjson::dom::element e);
+
+// 1-based line and 1-based byte column of `offset` in `bytes` (lines end at '\n'; offsets
+// past the end are clamped to the end).
+std::pair<std::size_t, std::size_t> line_column(std::string_view bytes, std::size_t offset);
+
+}  // namespace hpfreeze

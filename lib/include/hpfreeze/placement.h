@@ -1,0 +1,57 @@
+#pragma once
+// Placements: how one tensor dimension is laid out along one mesh axis (SPEC §1).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "hpfreeze/diagnostic.h"
+
+namespace hpfreeze {
+
+enum class PlacementKind : std::uint8_t { kShard, kStridedShard, kReplicate, kPartial };
+
+struct Placement {
+  PlacementKind kind = PlacementKind::kReplicate;
+  // The real dim. Negative values are PyTorch-style (counted from the end) and are the
+  // known flaw of the canonical form: S(-1) reads back as Shard(0, uneven_shard=true).
+  std::int64_t dim = 0;
+  std::int64_t split_factor = 1;  // StridedShard only, >= 1
+  bool uneven_shard = false;      // Shard / StridedShard only
+  // Partial only; a view into the text or document the placement was read from.
+  std::string_view reduce_op = "sum";
+
+  static Placement shard(std::int64_t dim, bool uneven = false);
+  static Placement strided_shard(std::int64_t dim, std::int64_t split_factor, bool uneven = false);
+  static Placement replicate();
+  static Placement partial(std::string_view reduce_op = "sum");
+
+  // Shard, StridedShard and Partial make a parameter "sharded" in the frozen plan.
+  [[nodiscard]] bool is_sharded() const { return kind != PlacementKind::kReplicate; }
+  [[nodiscard]] bool has_dim() const {
+    return kind == PlacementKind::kShard || kind == PlacementKind::kStridedShard;
+  }
+  // The dim as the canonical string carries it: -dim-1 when uneven.
+  [[nodiscard]] std::int64_t encoded_dim() const { return uneven_shard ? ~dim : dim; }
+
+  friend bool operator==(const Placement& a, const Placement& b);
+};
+
+// "Shard", "StridedShard", "Replicate", "Partial": the names of the dump's $placement tag.
+std::string_view placement_type_name(PlacementKind kind);
+
+// S(d), SS(d,f), R or P(op).
+std::string to_canonical(const Placement& p);
+void append_canonical(std::string& out, const Placement& p);
+
+// Parses a canonical string per SPEC §1 (inverse of to_canonical; accepts Python-int()
+// spellings such as `SS( 0 , 2 )` or `S(1_0)`). The Partial reduce_op views into `text`.
+// On failure the diagnostic's message names the offending text and says what is wrong.
+Expected<Placement> parse_placement(std::string_view text);
+
+// Python int() over ASCII: optional sign, digits with single '_' between digits, surrounded
+// by whitespace (Python's str.isspace() restricted to ASCII). False when not an integer;
+// `overflow` is set when it is one but does not fit in int64.
+bool parse_python_int(std::string_view text, std::int64_t& value, bool& overflow);
+
+}  // namespace hpfreeze

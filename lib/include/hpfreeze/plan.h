@@ -1,0 +1,118 @@
+#pragma once
+// The plan dump (SPEC §2) and the model tree dump (SPEC §3) as plain C++ structs.
+// Every string is a view into the JsonDocument it was decoded from: keep it alive.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/json.h"
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/placement.h"
+#include "hpfreeze/spec_fields.h"
+
+namespace hpfreeze {
+
+// {"$target": {...}}: the inner object (upstream's Target.to_dict()), copied as is.
+struct Target {
+  Json object;
+};
+// {"$callable": "name"}: a function, recorded by name.
+struct Callable {
+  std::string_view name;
+};
+
+struct SpecValue;
+struct SpecMember;
+using SpecArray = std::vector<SpecValue>;
+using SpecObject = std::vector<SpecMember>;
+
+// A module-spec value: scalars as Json, containers as SpecArray/SpecObject (so typed values
+// may appear at any depth), typed values as their own alternatives.
+struct SpecValue {
+  std::variant<Json, Placement, Target, Callable, SpecArray, SpecObject> v;
+};
+struct SpecMember {
+  std::string_view key;
+  SpecValue value;
+};
+
+struct AxisPlacement {
+  std::string_view axis;
+  Placement placement;
+};
+struct ParamPlacements {
+  std::string_view name;
+  std::vector<AxisPlacement> axes;  // dump order
+};
+
+struct ModuleSpec {
+  std::string_view fqn;
+  // `params` (kSpecFields[kParamsField]); nullopt when missing or null.
+  std::optional<std::vector<ParamPlacements>> params;
+  // Every other table field by its kSpecFields index; nullopt when missing or null.
+  // The kind's type rules have already been checked.
+  std::array<std::optional<SpecValue>, kSpecFields.size()> fields;
+};
+
+// Typed placements whose real dim is negative (PyTorch style): their canonical string
+// collides with the uneven-shard encoding (SPEC §1, §4).
+struct NegativeDims {
+  std::size_t count = 0;
+  std::string first_pointer;
+};
+
+struct PlanDump {
+  std::string file;                  // display name, for diagnostics
+  std::vector<ModuleSpec> modules;   // plan order
+  std::vector<std::string_view> mesh_dim_names;
+  std::vector<std::vector<std::string_view>> tied_pairs;
+  Json special_handlers = JsonObject{};
+  std::optional<Json> meta;          // the plan's own `meta` object, when present
+  NegativeDims negative_dims;
+};
+
+struct ModelParameter {
+  std::vector<std::uint64_t> shape;
+  std::optional<std::string_view> dtype;
+  bool requires_grad = true;
+};
+
+struct ModelTree {
+  std::string file;
+  std::vector<std::pair<std::string_view, std::string_view>> modules;  // FQN -> class
+  bool has_parameters = false;  // `parameters` present and not null
+  std::vector<std::pair<std::string_view, ModelParameter>> parameters;
+
+  [[nodiscard]] const std::string_view* find_class(std::string_view fqn) const;
+  [[nodiscard]] const ModelParameter* find_parameter(std::string_view fqn) const;
+
+  // Builds the lookup indexes; decode_model_tree calls it.
+  void index();
+
+ private:
+  std::unordered_map<std::string_view, std::size_t> module_index_;
+  std::unordered_map<std::string_view, std::size_t> parameter_index_;
+};
+
+Expected<PlanDump> decode_plan_dump(const JsonDocument& document);
+Expected<ModelTree> decode_model_tree(const JsonDocument& document);
+// A base meta (`--base` or the plan's `meta`): an object whose `covered`, if present, is an
+// object. `pointer` locates it inside `file` ("" for a whole file, "/meta" in a plan).
+Expected<Json> check_base_meta(const Json& base, const std::string& file,
+                               const std::string& pointer);
+
+// FQN of a parameter planned on a boundary: "b.n", "n" on the root boundary "", "b" when
+// the name is "".
+std::string join_fqn(std::string_view boundary, std::string_view name);
+
+// Converts a SpecValue with no typed value inside to Json (views shared).
+Json spec_value_to_plain_json(const SpecValue& value);
+
+}  // namespace hpfreeze

@@ -1,0 +1,93 @@
+#include "hpfreeze/diagnostic.h"
+
+#include <cstdio>
+
+namespace hpfreeze {
+
+std::string Diagnostic::location_and_message() const {
+  std::string out;
+  if (!file.empty()) {
+    out += file;
+    if (line != 0) {
+      out += ':';
+      out += std::to_string(line);
+      if (column != 0) {
+        out += ':';
+        out += std::to_string(column);
+      }
+    }
+    out += ": ";
+  }
+  if (!pointer.empty()) {
+    out += pointer;
+    out += ": ";
+  }
+  out += message;
+  return out;
+}
+
+Diagnostic make_error(std::string file, std::string pointer, std::string message) {
+  Diagnostic d;
+  d.file = std::move(file);
+  d.pointer = std::move(pointer);
+  d.message = std::move(message);
+  return d;
+}
+
+Diagnostic make_warning(std::string file, std::string pointer, std::string message) {
+  Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
+  d.severity = Severity::kWarning;
+  return d;
+}
+
+Diagnostic make_io_error(std::string file, std::string message) {
+  Diagnostic d = make_error(std::move(file), {}, std::move(message));
+  d.error_class = ErrorClass::kIo;
+  return d;
+}
+
+void append_pointer_token(std::string& pointer, std::string_view token) {
+  pointer += '/';
+  for (char c : token) {
+    if (c == '~') {
+      pointer += "~0";
+    } else if (c == '/') {
+      pointer += "~1";
+    } else {
+      pointer += c;
+    }
+  }
+}
+
+std::string pointer_join(std::string_view pointer, std::string_view token) {
+  std::string out(pointer);
+  append_pointer_token(out, token);
+  return out;
+}
+
+std::string quote_for_diagnostic(std::string_view text) {
+  std::string out = "'";
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+      out += ch;
+    } else if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+}  // namespace hpfreeze

@@ -1,0 +1,587 @@
+// Decoding of the plan and model dumps: every §2/§3 type rule and the per-kind rules of
+// §4 are checked here, so the freeze passes only see well-formed values.
+#include <algorithm>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "hpfreeze/plan.h"
+
+namespace hpfreeze {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Thrown inside the decoder only; decode_* turn it into a diagnostic.
+struct DecodeError {
+  std::string pointer;
+  std::string message;
+};
+
+// Accessors for values whose type has been checked (simdjson's value_unsafe() on a
+// temporary result trips GCC 12's dangling-pointer analysis).
+simdjson::dom::object object_of(element e) {
+  simdjson::dom::object o;
+  [[maybe_unused]] const auto error = e.get_object().get(o);
+  return o;
+}
+simdjson::dom::array array_of(element e) {
+  simdjson::dom::array a;
+  [[maybe_unused]] const auto error = e.get_array().get(a);
+  return a;
+}
+std::string_view string_of(element e) {
+  std::string_view s;
+  [[maybe_unused]] const auto error = e.get_string().get(s);
+  return s;
+}
+std::int64_t int64_of(element e) {
+  std::int64_t i = 0;
+  [[maybe_unused]] const auto error = e.get_int64().get(i);
+  return i;
+}
+std::uint64_t uint64_of(element e) {
+  std::uint64_t u = 0;
+  [[maybe_unused]] const auto error = e.get_uint64().get(u);
+  return u;
+}
+double double_of(element e) {
+  double d = 0;
+  [[maybe_unused]] const auto error = e.get_double().get(d);
+  return d;
+}
+bool bool_of(element e) {
+  bool b = false;
+  [[maybe_unused]] const auto error = e.get_bool().get(b);
+  return b;
+}
+element member_of(simdjson::dom::object o, std::string_view key) {
+  element e;
+  [[maybe_unused]] const auto error = o.at_key(key).get(e);
+  return e;
+}
+
+std::string_view kind_article_name(element e) {
+  switch (e.type()) {
+    case element_type::OBJECT:
+      return "an object";
+    case element_type::ARRAY:
+      return "an array";
+    case element_type::STRING:
+      return "a string";
+    case element_type::INT64:
+    case element_type::UINT64:
+      return "an integer";
+    case element_type::DOUBLE:
+      return "a float";
+    case element_type::BOOL:
+      return "a boolean";
+    case element_type::NULL_VALUE:
+      return "null";
+  }
+  return "a value";
+}
+
+[[noreturn]] void fail(const std::string& pointer, std::string message) {
+  throw DecodeError{pointer, std::move(message)};
+}
+
+[[noreturn]] void fail_type(const std::string& pointer, std::string_view expected, element e) {
+  fail(pointer, "expected " + std::string(expected) + ", got " + std::string(kind_article_name(e)));
+}
+
+std::string child(const std::string& pointer, std::string_view token) {
+  return pointer_join(pointer, token);
+}
+std::string child(const std::string& pointer, std::size_t index) {
+  return pointer + "/" + std::to_string(index);
+}
+
+simdjson::dom::object expect_object(element e, const std::string& pointer) {
+  if (!e.is_object()) fail_type(pointer, "an object", e);
+  return object_of(e);
+}
+simdjson::dom::array expect_array(element e, const std::string& pointer) {
+  if (!e.is_array()) fail_type(pointer, "an array", e);
+  return array_of(e);
+}
+std::string_view expect_string(element e, const std::string& pointer) {
+  if (!e.is_string()) fail_type(pointer, "a string", e);
+  return string_of(e);
+}
+
+std::int64_t expect_int64(element e, const std::string& pointer, std::string_view what) {
+  if (e.type() == element_type::INT64) return int64_of(e);
+  if (e.type() == element_type::UINT64) {
+    fail(pointer, std::string(what) + " does not fit in a signed 64-bit integer");
+  }
+  fail_type(pointer, "an integer", e);
+}
+
+// Python truthiness of a DOM value.
+bool truthy(element e) {
+  switch (e.type()) {
+    case element_type::OBJECT:
+      return object_of(e).size() != 0;
+    case element_type::ARRAY:
+      return array_of(e).size() != 0;
+    case element_type::STRING:
+      return !string_of(e).empty();
+    case element_type::INT64:
+      return int64_of(e) != 0;
+    case element_type::UINT64:
+      return uint64_of(e) != 0;
+    case element_type::DOUBLE:
+      return double_of(e) != 0.0;
+    case element_type::BOOL:
+      return bool_of(e);
+    case element_type::NULL_VALUE:
+      return false;
+  }
+  return false;
+}
+
+enum class Tag { kNone, kPlacement, kTarget, kCallable };
+
+Tag tag_of_key(std::string_view key) {
+  if (key == "$placement") return Tag::kPlacement;
+  if (key == "$target") return Tag::kTarget;
+  if (key == "$callable") return Tag::kCallable;
+  return Tag::kNone;
+}
+
+// Which type tag an object carries; two tags are an error.
+Tag find_tag(simdjson::dom::object o, const std::string& pointer) {
+  Tag found = Tag::kNone;
+  std::string_view found_key;
+  for (auto [key, value] : o) {
+    const Tag t = tag_of_key(key);
+    if (t == Tag::kNone) continue;
+    if (found != Tag::kNone) {
+      fail(pointer, "object carries two type tags, '" + std::string(found_key) + "' and '" +
+                        std::string(key) + "'");
+    }
+    found = t;
+    found_key = key;
+  }
+  return found;
+}
+
+class Decoder {
+ public:
+  explicit Decoder(NegativeDims* negative_dims) : negative_dims_(negative_dims) {}
+
+  Placement placement_object(simdjson::dom::object o, const std::string& pointer) {
+    element type_element = member_of(o, "$placement");
+    const std::string_view type = expect_string(type_element, child(pointer, "$placement"));
+    static constexpr std::string_view kShardFields[] = {"dim", "uneven_shard"};
+    static constexpr std::string_view kStridedFields[] = {"dim", "split_factor", "uneven_shard"};
+    static constexpr std::string_view kPartialFields[] = {"reduce_op"};
+    Placement p;
+    std::span<const std::string_view> allowed;
+    if (type == "Shard") {
+      p.kind = PlacementKind::kShard;
+      allowed = kShardFields;
+    } else if (type == "StridedShard") {
+      p.kind = PlacementKind::kStridedShard;
+      allowed = kStridedFields;
+    } else if (type == "Replicate") {
+      p.kind = PlacementKind::kReplicate;
+    } else if (type == "Partial") {
+      p.kind = PlacementKind::kPartial;
+      allowed = kPartialFields;
+    } else if (type == "RaggedShard") {
+      fail(pointer, "placement type 'RaggedShard' has no canonical string form and cannot be frozen");
+    } else {
+      fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
+                        " (expected Shard, StridedShard, Replicate or Partial)");
+    }
+    bool has_dim = false;
+    bool has_split = false;
+    for (auto [key, value] : o) {
+      if (key == "$placement") continue;
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        fail(child(pointer, key), "unknown field " + quote_for_diagnostic(key) + " for placement " +
+                                      std::string(type));
+      }
+      const std::string field_pointer = child(pointer, key);
+      if (key == "dim") {
+        p.dim = expect_int64(value, field_pointer, "dim");
+        has_dim = true;
+      } else if (key == "uneven_shard") {
+        if (!value.is_bool()) fail_type(field_pointer, "a boolean", value);
+        p.uneven_shard = bool_of(value);
+      } else if (key == "split_factor") {
+        p.split_factor = expect_int64(value, field_pointer, "split_factor");
+        if (p.split_factor < 1) {
+          fail(field_pointer, "split_factor must be >= 1, got " + std::to_string(p.split_factor));
+        }
+        has_split = true;
+      } else if (key == "reduce_op") {
+        p.reduce_op = expect_string(value, field_pointer);
+        if (p.reduce_op.empty()) fail(field_pointer, "reduce_op must not be empty");
+      }
+    }
+    if (p.has_dim() && !has_dim) fail(pointer, "placement " + std::string(type) + " needs a dim");
+    if (p.kind == PlacementKind::kStridedShard && !has_split) {
+      fail(pointer, "placement StridedShard needs a split_factor");
+    }
+    if (p.has_dim() && p.dim < 0) {
+      if (negative_dims_->count++ == 0) negative_dims_->first_pointer = pointer;
+    }
+    return p;
+  }
+
+  SpecValue typed_object(simdjson::dom::object o, Tag tag, const std::string& pointer) {
+    switch (tag) {
+      case Tag::kPlacement:
+        return SpecValue{placement_object(o, pointer)};
+      case Tag::kTarget: {
+        if (o.size() != 1) fail(pointer, "a $target object may hold no other key");
+        element inner = member_of(o, "$target");
+        expect_object(inner, child(pointer, "$target"));
+        return SpecValue{Target{json_from_dom(inner)}};
+      }
+      case Tag::kCallable: {
+        if (o.size() != 1) fail(pointer, "a $callable object may hold no other key");
+        return SpecValue{
+            Callable{expect_string(member_of(o, "$callable"), child(pointer, "$callable"))}};
+      }
+      case Tag::kNone:
+        break;
+    }
+    return SpecValue{Json()};
+  }
+
+  SpecValue spec_value(element e, const std::string& pointer) {
+    if (e.is_object()) {
+      simdjson::dom::object o = object_of(e);
+      const Tag tag = find_tag(o, pointer);
+      if (tag != Tag::kNone) return typed_object(o, tag, pointer);
+      SpecObject members;
+      members.reserve(o.size());
+      for (auto [key, value] : o) {
+        members.push_back(SpecMember{key, spec_value(value, child(pointer, key))});
+      }
+      return SpecValue{std::move(members)};
+    }
+    if (e.is_array()) {
+      simdjson::dom::array a = array_of(e);
+      SpecArray items;
+      items.reserve(a.size());
+      std::size_t i = 0;
+      for (element item : a) items.push_back(spec_value(item, child(pointer, i++)));
+      return SpecValue{std::move(items)};
+    }
+    return SpecValue{json_from_dom(e)};
+  }
+
+  // A plain JSON value: no typed object anywhere inside.
+  static void check_plain(element e, const std::string& pointer) {
+    if (e.is_object()) {
+      simdjson::dom::object o = object_of(e);
+      for (auto [key, value] : o) {
+        if (tag_of_key(key) != Tag::kNone) {
+          fail(pointer, "expected a plain JSON value, got a typed " + std::string(key) + " value");
+        }
+      }
+      for (auto [key, value] : o) check_plain(value, child(pointer, key));
+    } else if (e.is_array()) {
+      std::size_t i = 0;
+      for (element item : array_of(e)) check_plain(item, child(pointer, i++));
+    }
+  }
+
+  Placement param_leaf(element e, const std::string& pointer) {
+    if (e.is_string()) {
+      Expected<Placement> parsed = parse_placement(string_of(e));
+      if (!parsed) fail(pointer, parsed.errors().front().message);
+      return *parsed;
+    }
+    if (e.is_object()) {
+      simdjson::dom::object o = object_of(e);
+      if (find_tag(o, pointer) == Tag::kPlacement) return placement_object(o, pointer);
+    }
+    fail(pointer, "expected a placement ({\"$placement\": ...} or a canonical string), got " +
+                      std::string(e.is_object() ? "a plain object" : kind_article_name(e)));
+  }
+
+  std::vector<ParamPlacements> params(element e, const std::string& pointer) {
+    simdjson::dom::object o = expect_object(e, pointer);
+    std::vector<ParamPlacements> out;
+    out.reserve(o.size());
+    for (auto [name, axes_element] : o) {
+      const std::string param_pointer = child(pointer, name);
+      simdjson::dom::object axes = expect_object(axes_element, param_pointer);
+      ParamPlacements param{name, {}};
+      param.axes.reserve(axes.size());
+      for (auto [axis, leaf] : axes) {
+        param.axes.push_back(AxisPlacement{axis, param_leaf(leaf, child(param_pointer, axis))});
+      }
+      out.push_back(std::move(param));
+    }
+    return out;
+  }
+
+  // Applies the kind's write condition and type rule; nullopt when the field is not written.
+  std::optional<SpecValue> field(FieldKind kind, element e, const std::string& pointer) {
+    if (e.is_null()) return std::nullopt;
+    if (!writes_falsy(kind) && !truthy(e)) return std::nullopt;
+    switch (kind) {
+      case FieldKind::kPlacementMap:
+        return std::nullopt;  // handled by params()
+      case FieldKind::kNamedPlacements:
+        if (!truthy(e)) return SpecValue{SpecObject{}};
+        expect_object(e, pointer);
+        return spec_value(e, pointer);
+      case FieldKind::kValueToDict:
+        return spec_value(e, pointer);
+      case FieldKind::kNameList:
+      case FieldKind::kAttrList:
+        expect_array(e, pointer);
+        check_plain(e, pointer);
+        return SpecValue{json_from_dom(e)};
+      case FieldKind::kDictCopy:
+        expect_object(e, pointer);
+        check_plain(e, pointer);
+        return SpecValue{json_from_dom(e)};
+      case FieldKind::kScalar:
+      case FieldKind::kPlain:
+      case FieldKind::kIntTruthy:
+        check_plain(e, pointer);
+        return SpecValue{json_from_dom(e)};
+    }
+    return std::nullopt;
+  }
+
+  ModuleSpec module_spec(std::string_view fqn, element e, const std::string& pointer) {
+    simdjson::dom::object o = expect_object(e, pointer);
+    ModuleSpec spec;
+    spec.fqn = fqn;
+    for (auto [key, value] : o) {
+      const std::optional<std::size_t> index = find_spec_field_by_attribute(key);
+      if (!index) {
+        if (is_exempt_spec_attribute(key)) continue;
+        fail(child(pointer, key), "unknown module-spec field " + quote_for_diagnostic(key));
+      }
+      const std::string field_pointer = child(pointer, key);
+      if (*index == kParamsField) {
+        if (!value.is_null()) spec.params = params(value, field_pointer);
+      } else {
+        spec.fields[*index] = field(kSpecFields[*index].kind, value, field_pointer);
+      }
+    }
+    return spec;
+  }
+
+ private:
+  NegativeDims* negative_dims_;
+};
+
+std::vector<std::string_view> string_array(element e, const std::string& pointer) {
+  simdjson::dom::array a = expect_array(e, pointer);
+  std::vector<std::string_view> out;
+  out.reserve(a.size());
+  std::size_t i = 0;
+  for (element item : a) out.push_back(expect_string(item, child(pointer, i++)));
+  return out;
+}
+
+void check_format(element e, std::string_view expected) {
+  if (e.is_null()) return;
+  const std::string_view format = expect_string(e, "/format");
+  if (format != expected) {
+    fail("/format", "unsupported format " + quote_for_diagnostic(format) + " (expected '" +
+                        std::string(expected) + "')");
+  }
+}
+
+Diagnostic to_diagnostic(const DecodeError& error, const std::string& file) {
+  return make_error(file, error.pointer, error.message);
+}
+
+}  // namespace
+
+const std::string_view* ModelTree::find_class(std::string_view fqn) const {
+  auto it = module_index_.find(fqn);
+  return it == module_index_.end() ? nullptr : &modules[it->second].second;
+}
+
+const ModelParameter* ModelTree::find_parameter(std::string_view fqn) const {
+  auto it = parameter_index_.find(fqn);
+  return it == parameter_index_.end() ? nullptr : &parameters[it->second].second;
+}
+
+void ModelTree::index() {
+  module_index_.clear();
+  module_index_.reserve(modules.size());
+  for (std::size_t i = 0; i < modules.size(); ++i) module_index_.emplace(modules[i].first, i);
+  parameter_index_.clear();
+  parameter_index_.reserve(parameters.size());
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    parameter_index_.emplace(parameters[i].first, i);
+  }
+}
+
+std::string join_fqn(std::string_view boundary, std::string_view name) {
+  if (boundary.empty()) return std::string(name);
+  if (name.empty()) return std::string(boundary);
+  std::string out;
+  out.reserve(boundary.size() + 1 + name.size());
+  out += boundary;
+  out += '.';
+  out += name;
+  return out;
+}
+
+Json spec_value_to_plain_json(const SpecValue& value) {
+  if (const auto* j = std::get_if<Json>(&value.v)) return *j;
+  if (const auto* a = std::get_if<SpecArray>(&value.v)) {
+    JsonArray out;
+    out.reserve(a->size());
+    for (const SpecValue& item : *a) out.push_back(spec_value_to_plain_json(item));
+    return Json(std::move(out));
+  }
+  if (const auto* o = std::get_if<SpecObject>(&value.v)) {
+    JsonObject out;
+    out.reserve(o->size());
+    for (const SpecMember& m : *o) out.push_back({m.key, spec_value_to_plain_json(m.value)});
+    return Json(std::move(out));
+  }
+  return Json();
+}
+
+Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
+  PlanDump plan;
+  plan.file = document.name();
+  try {
+    simdjson::dom::object root = expect_object(document.root(), "");
+    std::optional<element> modules;
+    Decoder decoder(&plan.negative_dims);
+    for (auto [key, value] : root) {
+      const std::string pointer = child(std::string(), key);
+      if (key == "modules") {
+        modules = value;
+      } else if (key == "format") {
+        check_format(value, "hpfreeze.plan/v1");
+      } else if (value.is_null()) {
+        if (key != "mesh_dim_names" && key != "tied_pairs" && key != "special_handlers" &&
+            key != "meta" && key != "sequence_parallel" && key != "loss_parallel") {
+          fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
+        }
+      } else if (key == "mesh_dim_names") {
+        plan.mesh_dim_names = string_array(value, pointer);
+      } else if (key == "tied_pairs") {
+        simdjson::dom::array pairs = expect_array(value, pointer);
+        std::size_t i = 0;
+        for (element pair : pairs) {
+          plan.tied_pairs.push_back(string_array(pair, child(pointer, i++)));
+        }
+      } else if (key == "special_handlers") {
+        expect_object(value, pointer);
+        plan.special_handlers = json_from_dom(value);
+      } else if (key == "meta") {
+        expect_object(value, pointer);
+        plan.meta = json_from_dom(value);
+      } else if (key == "sequence_parallel" || key == "loss_parallel") {
+        if (!value.is_bool()) fail_type(pointer, "a boolean", value);
+      } else {
+        fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
+      }
+    }
+    if (!modules || modules->is_null()) fail("", "missing required key 'modules'");
+    simdjson::dom::object module_object = expect_object(*modules, "/modules");
+    plan.modules.reserve(module_object.size());
+    for (auto [fqn, spec] : module_object) {
+      plan.modules.push_back(decoder.module_spec(fqn, spec, child(std::string("/modules"), fqn)));
+    }
+  } catch (const DecodeError& error) {
+    return to_diagnostic(error, document.name());
+  }
+  return plan;
+}
+
+Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
+  ModelTree model;
+  model.file = document.name();
+  try {
+    simdjson::dom::object root = expect_object(document.root(), "");
+    std::optional<element> modules;
+    for (auto [key, value] : root) {
+      const std::string pointer = child(std::string(), key);
+      if (key == "modules") {
+        modules = value;
+      } else if (key == "format") {
+        check_format(value, "hpfreeze.model/v1");
+      } else if (key == "parameters") {
+        if (value.is_null()) continue;
+        model.has_parameters = true;
+        simdjson::dom::object params = expect_object(value, pointer);
+        model.parameters.reserve(params.size());
+        for (auto [fqn, info_element] : params) {
+          const std::string param_pointer = child(pointer, fqn);
+          simdjson::dom::object info = expect_object(info_element, param_pointer);
+          ModelParameter parameter;
+          bool has_shape = false;
+          for (auto [field, field_value] : info) {
+            const std::string field_pointer = child(param_pointer, field);
+            if (field == "shape") {
+              has_shape = true;
+              simdjson::dom::array dims = expect_array(field_value, field_pointer);
+              std::size_t i = 0;
+              for (element d : dims) {
+                const std::string dim_pointer = child(field_pointer, i++);
+                if (d.type() == element_type::UINT64) {
+                  parameter.shape.push_back(uint64_of(d));
+                } else if (d.type() == element_type::INT64 && int64_of(d) >= 0) {
+                  parameter.shape.push_back(
+                      static_cast<std::uint64_t>(int64_of(d)));
+                } else if (d.type() == element_type::INT64) {
+                  fail(dim_pointer, "shape dimensions must be non-negative, got " +
+                                        std::to_string(int64_of(d)));
+                } else {
+                  fail_type(dim_pointer, "a non-negative integer", d);
+                }
+              }
+            } else if (field == "dtype") {
+              if (!field_value.is_null()) parameter.dtype = expect_string(field_value, field_pointer);
+            } else if (field == "requires_grad") {
+              if (field_value.is_null()) continue;
+              if (!field_value.is_bool()) fail_type(field_pointer, "a boolean", field_value);
+              parameter.requires_grad = bool_of(field_value);
+            } else {
+              fail(field_pointer, "unknown parameter field " + quote_for_diagnostic(field));
+            }
+          }
+          if (!has_shape) fail(param_pointer, "parameter has no 'shape'");
+          model.parameters.emplace_back(fqn, std::move(parameter));
+        }
+      } else {
+        fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
+      }
+    }
+    if (!modules || modules->is_null()) fail("", "missing required key 'modules'");
+    simdjson::dom::object module_object = expect_object(*modules, "/modules");
+    model.modules.reserve(module_object.size());
+    for (auto [fqn, cls] : module_object) {
+      model.modules.emplace_back(fqn, expect_string(cls, child(std::string("/modules"), fqn)));
+    }
+  } catch (const DecodeError& error) {
+    return to_diagnostic(error, document.name());
+  }
+  model.index();
+  return model;
+}
+
+Expected<Json> check_base_meta(const Json& base, const std::string& file,
+                               const std::string& pointer) {
+  if (!base.is_object()) return make_error(file, pointer, "a base meta must be a JSON object");
+  if (const Json* covered = base.find("covered"); covered != nullptr && !covered->is_object()) {
+    return make_error(file, pointer_join(pointer, "covered"),
+                      "'covered' must be an object in a base meta");
+  }
+  return base;
+}
+
+}  // namespace hpfreeze

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Golden-case runner for `hpfreeze freeze`.
+
+    run_golden.py --binary PATH CASES_DIR [--only NAME]...
+    run_golden.py --oracle CASES_DIR [--only NAME]...
+
+A case folder holds plan.json, model.json, optional base.json (passed as --base),
+optional `args` (one line of extra flags, split on whitespace), and exactly one of
+expected.json (exit 0, stdout byte-identical) or expected.err (its first line must
+appear in stderr; exit 1; stdout empty). Optional expected.warn: every line must appear
+in stderr of a successful run. `--oracle` runs tests/oracle/freeze_oracle.py instead of
+the binary, so the corpus itself is checked against the independent oracle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TIMEOUT_SECONDS = 30
+ORACLE = Path(__file__).resolve().parent.parent / "oracle" / "freeze_oracle.py"
+
+
+def first_difference(actual: bytes, expected: bytes) -> str:
+    limit = min(len(actual), len(expected))
+    offset = next((i for i in range(limit) if actual[i] != expected[i]), limit)
+    line = expected.count(b"\n", 0, offset) + 1
+    col = offset - (expected.rfind(b"\n", 0, offset) + 1) + 1
+    got = actual[offset:offset + 24]
+    want = expected[offset:offset + 24]
+    return (f"stdout differs at byte {offset} (expected line {line}, col {col}; "
+            f"{len(actual)} bytes vs {len(expected)} expected): got {got!r}, want {want!r}")
+
+
+def text_lines(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
+    """Runs one case; returns None when it passes, else the reason it failed."""
+    plan, model = case / "plan.json", case / "model.json"
+    expected_json, expected_err = case / "expected.json", case / "expected.err"
+    for required in (plan, model):
+        if not required.is_file():
+            return f"malformed case: {required.name} missing"
+    if expected_json.exists() == expected_err.exists():
+        return "malformed case: needs exactly one of expected.json and expected.err"
+
+    argv = command + ["--plan", str(plan.resolve()), "--model", str(model.resolve())]
+    if (case / "base.json").is_file():
+        argv += ["--base", str((case / "base.json").resolve())]
+    if (case / "args").is_file():
+        argv += (case / "args").read_text(encoding="utf-8").split()
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env,
+                              timeout=TIMEOUT_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return f"timed out after {TIMEOUT_SECONDS} s"
+    except OSError as exc:
+        return f"cannot run {argv[0]}: {exc}"
+    stderr = proc.stderr.decode("utf-8", errors="replace")
+    first_stderr = stderr.strip().splitlines()[0] if stderr.strip() else "(empty stderr)"
+
+    if expected_err.exists():
+        wanted = text_lines(expected_err)
+        if not wanted:
+            return "malformed case: expected.err is empty"
+        if proc.returncode != 1:
+            return f"exit code {proc.returncode}, expected 1 (stderr: {first_stderr})"
+        if proc.stdout:
+            return f"stdout not empty on failure ({len(proc.stdout)} bytes)"
+        if wanted[0] not in stderr:
+            return f"stderr lacks {wanted[0]!r}: {stderr.strip()!r}"
+        return None
+
+    if proc.returncode != 0:
+        return f"exit code {proc.returncode}, expected 0 (stderr: {first_stderr})"
+    expected = expected_json.read_bytes()
+    if proc.stdout != expected:
+        return first_difference(proc.stdout, expected)
+    if (case / "expected.warn").is_file():
+        for wanted_warning in text_lines(case / "expected.warn"):
+            if wanted_warning not in stderr:
+                return f"stderr lacks warning {wanted_warning!r}: {stderr.strip()!r}"
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="Run the hpfreeze freeze golden cases.")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--binary", help="path of the hpfreeze executable")
+    source.add_argument("--oracle", action="store_true",
+                        help="run tests/oracle/freeze_oracle.py instead of a binary")
+    parser.add_argument("cases_dir", type=Path)
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="run only this case (repeatable)")
+    args = parser.parse_args()
+
+    if args.oracle:
+        command = [sys.executable, str(ORACLE)]
+    else:
+        command = [str(Path(args.binary).resolve()), "freeze"]
+    env = dict(os.environ)
+    env.pop("SPDLOG_LEVEL", None)
+    env["NO_COLOR"] = "1"
+
+    if not args.cases_dir.is_dir():
+        print(f"run_golden: {args.cases_dir} is not a directory", file=sys.stderr)
+        return 2
+    cases = sorted(p for p in args.cases_dir.iterdir() if p.is_dir())
+    if args.only:
+        names = {p.name for p in cases}
+        missing = [name for name in args.only if name not in names]
+        if missing:
+            print(f"run_golden: no such case: {', '.join(missing)}", file=sys.stderr)
+            return 2
+        cases = [p for p in cases if p.name in args.only]
+    if not cases:
+        print(f"run_golden: no cases in {args.cases_dir}", file=sys.stderr)
+        return 2
+
+    failed = 0
+    for case in cases:
+        reason = run_case(case, command, env)
+        if reason is not None:
+            failed += 1
+            print(f"FAIL {case.name}: {reason}")
+    print(f"{len(cases) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,947 @@
+#include "hpfreeze/io.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hpfreeze {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+// Bytes that differ at every position, so truncation or reordering shows.
+std::string pattern(std::size_t n) {
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
+  return s;
+}
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+struct stat lstat_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st;
+}
+
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(mode_t mask) : old_(::umask(mask)) {}
+  ScopedUmask(const ScopedUmask&) = delete;
+  ScopedUmask& operator=(const ScopedUmask&) = delete;
+  ~ScopedUmask() { ::umask(old_); }
+
+ private:
+  mode_t old_;
+};
+
+class TempDirTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = testing::TempDir() + "hpfreeze_io_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    for (const auto& e : fs::recursive_directory_iterator(dir_, ec)) {
+      if (e.is_directory(ec)) fs::permissions(e.path(), fs::perms::owner_all, ec);
+    }
+    fs::permissions(dir_, fs::perms::owner_all, ec);
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  std::string dir_;
+};
+
+// Runs body in a forked child and returns its exit status (the child's fd table can be
+// rewired freely). body returns an empty string on success, else what went wrong.
+template <class Body>
+void expect_child_succeeds(Body body) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0) << std::strerror(errno);
+  if (pid == 0) {
+    const std::string problem = body();
+    if (!problem.empty()) {
+      const std::string line = "child: " + problem + "\n";
+      (void)!::write(2, line.data(), line.size());
+    }
+    ::_exit(problem.empty() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died, status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+void expect_one_io_error(const Diagnostics& errors, const std::string& file,
+                         const std::string& message) {
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].file, file);
+  EXPECT_EQ(errors[0].message, message);
+  EXPECT_EQ(errors[0].pointer, "");
+  EXPECT_EQ(errors[0].line, 0u);
+  EXPECT_EQ(errors[0].severity, Severity::kError);
+  EXPECT_EQ(errors[0].error_class, ErrorClass::kIo);
+}
+
+// ---------------------------------------------------------------------------------------
+// read_input
+
+using ReadInputTest = TempDirTest;
+
+TEST_F(ReadInputTest, RegularFileIsReadWholeWithPadding) {
+  const std::string expected = pattern(100'003);
+  spit(path("plan.json"), expected);
+  auto input = read_input(path("plan.json"));
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(input->path, path("plan.json"));
+  EXPECT_EQ(input->display_name, path("plan.json"));
+  EXPECT_EQ(input->bytes, expected);
+  EXPECT_GE(input->bytes.capacity(), input->bytes.size() + kInputPadding);
+}
+
+TEST_F(ReadInputTest, EmptyFileStillHasPadding) {
+  spit(path("empty.json"), "");
+  auto input = read_input(path("empty.json"));
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(input->bytes, "");
+  EXPECT_GE(input->bytes.capacity(), kInputPadding);
+}
+
+TEST_F(ReadInputTest, SmallFileKeepsPaddingAfterMoves) {
+  spit(path("small.json"), "{}");
+  auto input = read_input(path("small.json"));
+  ASSERT_TRUE(input.ok());
+  const InputFile moved = std::move(*input);
+  EXPECT_EQ(moved.bytes, "{}");
+  EXPECT_GE(moved.bytes.capacity(), 2 + kInputPadding);
+}
+
+TEST_F(ReadInputTest, FifoIsReadUntilEof) {
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  // Several pipe buffers' worth, written in uneven pieces, to exercise the growth path.
+  const std::string expected = pattern(300'007);
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    std::size_t done = 0;
+    while (done < expected.size()) {
+      const std::size_t piece = std::min<std::size_t>(1'000 + done % 4'093, expected.size() - done);
+      const ssize_t n = ::write(fd, expected.data() + done, piece);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  });
+  auto input = read_input(fifo);
+  writer.join();
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(input->bytes.size(), expected.size());
+  EXPECT_TRUE(input->bytes == expected);
+  EXPECT_GE(input->bytes.capacity(), input->bytes.size() + kInputPadding);
+}
+
+TEST_F(ReadInputTest, CharacterDeviceIsReadUntilEof) {
+  auto input = read_input("/dev/null");
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(input->bytes, "");
+  EXPECT_GE(input->bytes.capacity(), kInputPadding);
+}
+
+TEST_F(ReadInputTest, MissingFileIsAnIoError) {
+  auto input = read_input(path("missing.json"));
+  ASSERT_FALSE(input.ok());
+  expect_one_io_error(input.errors(), path("missing.json"),
+                      "cannot open: No such file or directory");
+  EXPECT_EQ(input.errors()[0].location_and_message(),
+            path("missing.json") + ": cannot open: No such file or directory");
+}
+
+TEST_F(ReadInputTest, DirectoryIsAnIoError) {
+  auto input = read_input(dir_);
+  ASSERT_FALSE(input.ok());
+  expect_one_io_error(input.errors(), dir_, "is a directory");
+}
+
+TEST_F(ReadInputTest, FileOver4GiBIsRejectedBeforeReading) {
+  const std::string big = path("big.json");
+  spit(big, "");
+  // Sparse: takes no space, and the size check must come before any read.
+  if (::truncate(big.c_str(), static_cast<off_t>(kMaxInputSize + 1)) != 0) {
+    GTEST_SKIP() << "cannot make a sparse file here: " << std::strerror(errno);
+  }
+  auto input = read_input(big);
+  ASSERT_FALSE(input.ok());
+  expect_one_io_error(input.errors(), big, "input larger than 4 GiB");
+}
+
+TEST_F(ReadInputTest, DashReadsStdinPipe) {
+  const std::string expected = pattern(200'000);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[1]);
+    ::dup2(fds[0], STDIN_FILENO);
+    auto input = read_input("-");
+    const bool good = input.ok() && input->path == "-" && input->display_name == "<stdin>" &&
+                      input->bytes == expected &&
+                      input->bytes.capacity() >= input->bytes.size() + kInputPadding;
+    ::_exit(good ? 0 : 1);
+  }
+  ::close(fds[0]);
+  std::size_t done = 0;
+  while (done < expected.size()) {
+    const ssize_t n = ::write(fds[1], expected.data() + done, expected.size() - done);
+    ASSERT_GT(n, 0);
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(ReadInputTest, DashReadsRestOfStdinFileAfterItsOffset) {
+  spit(path("in.json"), "skip:{\"a\": 1}");
+  const std::string file = path("in.json");
+  expect_child_succeeds([&]() -> std::string {
+    const int fd = ::open(file.c_str(), O_RDONLY);
+    if (fd < 0 || ::lseek(fd, 5, SEEK_SET) != 5 || ::dup2(fd, STDIN_FILENO) < 0) return "setup";
+    auto input = read_input("-");
+    if (!input.ok()) return input.errors()[0].message;
+    if (input->bytes != "{\"a\": 1}") return "bytes: " + input->bytes;
+    if (input->bytes.capacity() < input->bytes.size() + kInputPadding) return "padding";
+    return "";
+  });
+}
+
+TEST_F(ReadInputTest, DashNamesStdinInErrors) {
+  const std::string directory = dir_;
+  expect_child_succeeds([&]() -> std::string {
+    const int fd = ::open(directory.c_str(), O_RDONLY);
+    if (fd < 0 || ::dup2(fd, STDIN_FILENO) < 0) return "setup";
+    auto input = read_input("-");
+    if (input.ok()) return "read a directory";
+    const Diagnostic& d = input.errors()[0];
+    if (d.file != "<stdin>" || d.message != "is a directory") return d.location_and_message();
+    if (d.error_class != ErrorClass::kIo) return "not an io error";
+    return "";
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// write_output_file on the real disk
+
+using WriteFileTest = TempDirTest;
+
+TEST_F(WriteFileTest, WritesNewFile) {
+  RealFileSystem real;
+  auto result = write_output_file(real, path("meta.json"), "{\n  \"a\": 1\n}", {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  EXPECT_EQ(slurp(path("meta.json")), "{\n  \"a\": 1\n}");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"meta.json"});
+}
+
+TEST_F(WriteFileTest, ReplacesExistingFile) {
+  spit(path("meta.json"), pattern(5'000));
+  RealFileSystem real;
+  auto result = write_output_file(real, path("meta.json"), "new", {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  EXPECT_EQ(slurp(path("meta.json")), "new");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"meta.json"});
+}
+
+TEST_F(WriteFileTest, WritesEmptyBytes) {
+  spit(path("meta.json"), "old");
+  RealFileSystem real;
+  ASSERT_TRUE(write_output_file(real, path("meta.json"), "", {}).ok());
+  EXPECT_EQ(slurp(path("meta.json")), "");
+}
+
+TEST_F(WriteFileTest, ModeIs0666MinusUmask022) {
+  const ScopedUmask mask(022);
+  RealFileSystem real;
+  EXPECT_EQ(real.new_file_mode(), 0644u);
+  spit(path("old.json"), "old");
+  ASSERT_EQ(::chmod(path("old.json").c_str(), 0600), 0);
+  ASSERT_TRUE(write_output_file(real, path("new.json"), "x", {}).ok());
+  ASSERT_TRUE(write_output_file(real, path("old.json"), "x", {}).ok());
+  EXPECT_EQ(lstat_of(path("new.json")).st_mode & 07777, 0644u);
+  EXPECT_EQ(lstat_of(path("old.json")).st_mode & 07777, 0644u);
+}
+
+TEST_F(WriteFileTest, ModeIs0666MinusUmask077) {
+  const ScopedUmask mask(077);
+  RealFileSystem real;
+  EXPECT_EQ(real.new_file_mode(), 0600u);
+  ASSERT_TRUE(write_output_file(real, path("new.json"), "x", {}).ok());
+  EXPECT_EQ(lstat_of(path("new.json")).st_mode & 07777, 0600u);
+}
+
+TEST_F(WriteFileTest, ConstructorLeavesUmaskAsItWas) {
+  const ScopedUmask mask(027);
+  RealFileSystem real;
+  const mode_t now = ::umask(027);
+  EXPECT_EQ(now, 027u);
+}
+
+TEST_F(WriteFileTest, IfChangedWithSameBytesLeavesFileAndMtimeAlone) {
+  const std::string out = path("meta.json");
+  spit(out, "same bytes");
+  const timespec old_times[2] = {{978'307'200, 123'456'789}, {978'307'200, 123'456'789}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, out.c_str(), old_times, 0), 0);
+  const struct stat before = lstat_of(out);
+
+  RealFileSystem real;
+  auto result = write_output_file(real, out, "same bytes", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kUnchanged);
+
+  const struct stat after = lstat_of(out);
+  EXPECT_EQ(after.st_mtim.tv_sec, 978'307'200);
+  EXPECT_EQ(after.st_mtim.tv_nsec, 123'456'789);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(slurp(out), "same bytes");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"meta.json"});
+}
+
+TEST_F(WriteFileTest, IfChangedWithDifferentBytesRewrites) {
+  const std::string out = path("meta.json");
+  spit(out, "old bytes!");  // same length as the new bytes: content decides, not size
+  const timespec old_times[2] = {{978'307'200, 0}, {978'307'200, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, out.c_str(), old_times, 0), 0);
+
+  RealFileSystem real;
+  auto result = write_output_file(real, out, "new bytes!", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  EXPECT_EQ(slurp(out), "new bytes!");
+  EXPECT_NE(lstat_of(out).st_mtim.tv_sec, 978'307'200);
+}
+
+TEST_F(WriteFileTest, IfChangedWithMissingFileWrites) {
+  RealFileSystem real;
+  auto result = write_output_file(real, path("meta.json"), "x", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  EXPECT_EQ(slurp(path("meta.json")), "x");
+}
+
+TEST_F(WriteFileTest, WithoutIfChangedSameBytesAreRewritten) {
+  const std::string out = path("meta.json");
+  spit(out, "same");
+  const ino_t before = lstat_of(out).st_ino;
+  RealFileSystem real;
+  auto result = write_output_file(real, out, "same", {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  EXPECT_NE(lstat_of(out).st_ino, before);  // a fresh file was renamed in
+}
+
+TEST_F(WriteFileTest, MissingOutputDirectoryIsAnIoError) {
+  RealFileSystem real;
+  const std::string out = path("no/such/dir/meta.json");
+  auto result = write_output_file(real, out, "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), out, "cannot write: No such file or directory");
+  EXPECT_TRUE(entries(dir_).empty());
+}
+
+TEST_F(WriteFileTest, OutputPathThatIsADirectoryIsAnIoError) {
+  ASSERT_EQ(::mkdir(path("out").c_str(), 0755), 0);
+  RealFileSystem real;
+  auto result = write_output_file(real, path("out"), "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), path("out"), "is a directory");
+  EXPECT_TRUE(fs::is_directory(path("out")));
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"out"});
+}
+
+TEST_F(WriteFileTest, TrailingSlashOnMissingPathIsADirectoryError) {
+  RealFileSystem real;
+  auto result = write_output_file(real, path("out/"), "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), path("out/"), "is a directory");
+  EXPECT_TRUE(entries(dir_).empty());
+}
+
+TEST_F(WriteFileTest, PathBelowARegularFileIsAnIoError) {
+  spit(path("file"), "keep");
+  RealFileSystem real;
+  auto result = write_output_file(real, path("file/meta.json"), "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), path("file/meta.json"), "cannot write: Not a directory");
+  EXPECT_EQ(slurp(path("file")), "keep");
+}
+
+TEST_F(WriteFileTest, EmptyPathIsAnIoError) {
+  RealFileSystem real;
+  auto result = write_output_file(real, "", "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "", "cannot write: No such file or directory");
+}
+
+TEST_F(WriteFileTest, ReadOnlyDirectoryLeavesOldFile) {
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "root bypasses permission bits; FakeWriteTest covers EACCES";
+  }
+  spit(path("meta.json"), "old");
+  ASSERT_EQ(::chmod(dir_.c_str(), 0555), 0);
+  RealFileSystem real;
+  auto result = write_output_file(real, path("meta.json"), "new", {});
+  ::chmod(dir_.c_str(), 0700);
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), path("meta.json"), "cannot write: Permission denied");
+  EXPECT_EQ(slurp(path("meta.json")), "old");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"meta.json"});
+}
+
+TEST_F(WriteFileTest, PathWithoutDirectoryGoesToCurrentDirectory) {
+  const int cwd = ::open(".", O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(cwd, 0);
+  ASSERT_EQ(::chdir(dir_.c_str()), 0);
+  RealFileSystem real;
+  auto result = write_output_file(real, "meta.json", "here", {});
+  ASSERT_EQ(::fchdir(cwd), 0);
+  ::close(cwd);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(slurp(path("meta.json")), "here");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"meta.json"});
+}
+
+TEST_F(WriteFileTest, LongFileNameStillGetsATempFile) {
+  const std::string name(250, 'm');
+  RealFileSystem real;
+  auto result = write_output_file(real, path(name), "long", {});
+  ASSERT_TRUE(result.ok()) << result.errors()[0].message;
+  EXPECT_EQ(slurp(path(name)), "long");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{name});
+}
+
+TEST_F(WriteFileTest, SymlinkIsWrittenThroughAndKept) {
+  spit(path("real.json"), "old");
+  ASSERT_EQ(::symlink("real.json", path("link.json").c_str()), 0);
+  RealFileSystem real;
+  auto result = write_output_file(real, path("link.json"), "new", {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(S_ISLNK(lstat_of(path("link.json")).st_mode));
+  EXPECT_EQ(fs::read_symlink(path("link.json")).string(), "real.json");
+  EXPECT_TRUE(S_ISREG(lstat_of(path("real.json")).st_mode));
+  EXPECT_EQ(slurp(path("real.json")), "new");
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"link.json", "real.json"}));
+}
+
+TEST_F(WriteFileTest, SymlinkChainIntoAnotherDirectory) {
+  ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(path("b").c_str(), 0755), 0);
+  spit(path("b/real.json"), "old");
+  ASSERT_EQ(::symlink("../b/real.json", path("a/hop.json").c_str()), 0);
+  ASSERT_EQ(::symlink(path("a/hop.json").c_str(), path("link.json").c_str()), 0);
+  RealFileSystem real;
+  auto result = write_output_file(real, path("link.json"), "new", {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(slurp(path("b/real.json")), "new");
+  EXPECT_TRUE(S_ISLNK(lstat_of(path("link.json")).st_mode));
+  EXPECT_TRUE(S_ISLNK(lstat_of(path("a/hop.json")).st_mode));
+  EXPECT_EQ(entries(path("a")), std::vector<std::string>{"hop.json"});
+  EXPECT_EQ(entries(path("b")), std::vector<std::string>{"real.json"});
+}
+
+TEST_F(WriteFileTest, IfChangedComparesTheLinkedFile) {
+  spit(path("real.json"), "same");
+  ASSERT_EQ(::symlink("real.json", path("link.json").c_str()), 0);
+  const ino_t before = lstat_of(path("real.json")).st_ino;
+  RealFileSystem real;
+  auto result = write_output_file(real, path("link.json"), "same", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kUnchanged);
+  EXPECT_EQ(lstat_of(path("real.json")).st_ino, before);
+}
+
+TEST_F(WriteFileTest, DanglingSymlinkCreatesItsTarget) {
+  ASSERT_EQ(::symlink("real.json", path("link.json").c_str()), 0);
+  RealFileSystem real;
+  ASSERT_TRUE(write_output_file(real, path("link.json"), "new", {}).ok());
+  EXPECT_TRUE(S_ISLNK(lstat_of(path("link.json")).st_mode));
+  EXPECT_EQ(slurp(path("real.json")), "new");
+}
+
+TEST_F(WriteFileTest, SymlinkLoopIsAnIoError) {
+  ASSERT_EQ(::symlink("b", path("a").c_str()), 0);
+  ASSERT_EQ(::symlink("a", path("b").c_str()), 0);
+  RealFileSystem real;
+  auto result = write_output_file(real, path("a"), "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), path("a"),
+                      "cannot write: Too many levels of symbolic links");
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST_F(WriteFileTest, FifoIsWrittenInPlaceNotReplaced) {
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    const int fd = ::open(fifo.c_str(), O_RDONLY);
+    if (fd < 0) return;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) received.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+  });
+  RealFileSystem real;
+  auto result = write_output_file(real, fifo, "through the fifo", {.if_changed = true});
+  reader.join();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  EXPECT_EQ(received, "through the fifo");
+  EXPECT_TRUE(S_ISFIFO(lstat_of(fifo).st_mode));
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"fifo"});
+}
+
+TEST_F(WriteFileTest, WriteOutputUsesTheRealDisk) {
+  auto result = write_output(path("meta.json"), "via write_output", {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(slurp(path("meta.json")), "via write_output");
+}
+
+// ---------------------------------------------------------------------------------------
+// write_output_file against an in-memory file system that fails on demand
+
+class FakeFileSystem final : public FileSystem {
+ public:
+  struct Node {
+    FileKind kind = FileKind::kRegular;
+    std::string bytes;
+    std::string link;
+    unsigned mode = 0644;
+    int version = 0;  // bumped on every change, so "untouched" is checkable
+  };
+
+  // errno to fail each operation with; 0 lets it succeed.
+  int fail_create = 0;
+  int fail_open = 0;
+  int fail_write = 0;
+  int fail_close = 0;
+  int fail_chmod = 0;
+  int fail_rename = 0;
+  unsigned mode_for_new_files = 0640;
+
+  std::map<std::string, Node> nodes;
+  std::vector<std::string> log;
+
+  void add_file(const std::string& p, std::string bytes) {
+    nodes[p] = Node{FileKind::kRegular, std::move(bytes), "", 0644, 0};
+  }
+  void add_dir(const std::string& p) { nodes[p] = Node{FileKind::kDirectory, "", "", 0755, 0}; }
+  void add_symlink(const std::string& p, std::string target) {
+    nodes[p] = Node{FileKind::kSymlink, "", std::move(target), 0777, 0};
+  }
+  void add_device(const std::string& p) { nodes[p] = Node{FileKind::kOther, "", "", 0666, 0}; }
+
+  // Paths are compared after lexical normalization ("a/../b/x" is "b/x"), enough here.
+  static std::string key(const std::string& p) { return fs::path(p).lexically_normal().string(); }
+
+  std::vector<std::string> temp_files() const {
+    std::vector<std::string> out;
+    for (const auto& [p, node] : nodes) {
+      if (p.find(".tmp.") != std::string::npos) out.push_back(p);
+    }
+    return out;
+  }
+
+  int status(const std::string& path, bool follow_symlinks, FileStatus* out) override {
+    log.push_back(std::string(follow_symlinks ? "stat " : "lstat ") + path);
+    std::string p = path;
+    for (int hops = 0; hops < 40; ++hops) {
+      auto it = nodes.find(key(p));
+      if (it == nodes.end()) {
+        *out = FileStatus{};
+        return 0;
+      }
+      if (it->second.kind == FileKind::kSymlink && follow_symlinks) {
+        const std::string& t = it->second.link;
+        const std::size_t slash = p.rfind('/');
+        p = t.front() == '/' || slash == std::string::npos ? t : p.substr(0, slash + 1) + t;
+        continue;
+      }
+      out->kind = it->second.kind;
+      out->size = it->second.kind == FileKind::kRegular ? it->second.bytes.size() : 0;
+      return 0;
+    }
+    return ELOOP;
+  }
+  int read_link(const std::string& path, std::string* target) override {
+    log.push_back("readlink " + path);
+    auto it = nodes.find(key(path));
+    if (it == nodes.end()) return ENOENT;
+    if (it->second.kind != FileKind::kSymlink) return EINVAL;
+    *target = it->second.link;
+    return 0;
+  }
+  int read_file(const std::string& path, std::string* bytes) override {
+    log.push_back("read " + path);
+    auto it = nodes.find(key(path));
+    if (it == nodes.end()) return ENOENT;
+    *bytes = it->second.bytes;
+    return 0;
+  }
+  int create_temp_file(const std::string& target_path, std::string* temp_path,
+                       int* handle) override {
+    log.push_back("create beside " + target_path);
+    if (fail_create != 0) return fail_create;
+    const std::size_t slash = target_path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "" : target_path.substr(0, slash);
+    if (!dir.empty() && (!nodes.count(key(dir)) || nodes[key(dir)].kind != FileKind::kDirectory)) {
+      return ENOENT;
+    }
+    const std::string base = target_path.substr(slash == std::string::npos ? 0 : slash + 1);
+    *temp_path =
+        (dir.empty() ? "" : dir + "/") + "." + base + ".tmp." + std::to_string(++temp_counter_);
+    nodes[key(*temp_path)] = Node{FileKind::kRegular, "", "", 0600, 0};
+    *handle = next_handle_++;
+    handles_[*handle] = *temp_path;
+    log.push_back("created " + *temp_path);
+    return 0;
+  }
+  int open_for_writing(const std::string& path, int* handle) override {
+    log.push_back("open " + path);
+    if (fail_open != 0) return fail_open;
+    if (!nodes.count(key(path))) return ENOENT;
+    *handle = next_handle_++;
+    handles_[*handle] = path;
+    return 0;
+  }
+  int write_all(int handle, std::string_view bytes) override {
+    log.push_back("write " + std::to_string(bytes.size()));
+    Node& node = nodes.at(key(handles_.at(handle)));
+    ++node.version;
+    if (fail_write != 0) {
+      node.bytes.append(bytes.substr(0, bytes.size() / 2));  // a partial write, then failure
+      return fail_write;
+    }
+    node.bytes.append(bytes);
+    return 0;
+  }
+  int close_file(int handle) override {
+    log.push_back("close");
+    handles_.erase(handle);
+    return fail_close;
+  }
+  int set_mode(const std::string& path, unsigned mode) override {
+    log.push_back("chmod " + path + " " + std::to_string(mode));
+    if (fail_chmod != 0) return fail_chmod;
+    Node& node = nodes.at(key(path));
+    node.mode = mode;
+    ++node.version;
+    return 0;
+  }
+  int rename_file(const std::string& from, const std::string& to) override {
+    log.push_back("rename " + from + " -> " + to);
+    if (fail_rename != 0) return fail_rename;
+    Node moved = nodes.at(key(from));
+    moved.version = nodes.count(key(to)) ? nodes[key(to)].version + 1 : moved.version;
+    nodes.erase(key(from));
+    nodes[key(to)] = std::move(moved);
+    return 0;
+  }
+  int remove_file(const std::string& path) override {
+    log.push_back("remove " + path);
+    return nodes.erase(key(path)) ? 0 : ENOENT;
+  }
+  [[nodiscard]] unsigned new_file_mode() const override { return mode_for_new_files; }
+
+ private:
+  int temp_counter_ = 0;
+  int next_handle_ = 3;
+  std::map<int, std::string> handles_;
+};
+
+TEST(FakeWriteTest, SuccessfulWriteFollowsTheSafeOrder) {
+  FakeFileSystem fake;
+  fake.add_dir("out");
+  fake.add_file("out/meta.json", "old");
+  auto result = write_output_file(fake, "out/meta.json", "new!", {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  const std::vector<std::string> expected_log = {
+      "stat out/meta.json",
+      "lstat out/meta.json",
+      "create beside out/meta.json",
+      "created out/.meta.json.tmp.1",
+      "write 4",
+      "close",
+      "chmod out/.meta.json.tmp.1 416",  // 0640
+      "rename out/.meta.json.tmp.1 -> out/meta.json",
+  };
+  EXPECT_EQ(fake.log, expected_log);
+  EXPECT_EQ(fake.nodes.at("out/meta.json").bytes, "new!");
+  EXPECT_EQ(fake.nodes.at("out/meta.json").mode, 0640u);
+  EXPECT_TRUE(fake.temp_files().empty());
+}
+
+TEST(FakeWriteTest, BareFileNameGetsTempInCurrentDirectory) {
+  FakeFileSystem fake;
+  ASSERT_TRUE(write_output_file(fake, "meta.json", "x", {}).ok());
+  EXPECT_EQ(fake.log[3], "created .meta.json.tmp.1");
+  EXPECT_EQ(fake.nodes.at("meta.json").bytes, "x");
+  EXPECT_TRUE(fake.temp_files().empty());
+}
+
+struct Fault {
+  const char* name;
+  int FakeFileSystem::*step;
+  int err;
+  const char* message;
+};
+
+class FakeFaultTest : public testing::TestWithParam<Fault> {};
+
+TEST_P(FakeFaultTest, FailureLeavesOldFileAndNoTempFile) {
+  const Fault& fault = GetParam();
+  FakeFileSystem fake;
+  fake.add_dir("out");
+  fake.add_file("out/meta.json", "old contents");
+  fake.*(fault.step) = fault.err;
+
+  auto result = write_output_file(fake, "out/meta.json", "new contents, longer", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "out/meta.json", fault.message);
+  const FakeFileSystem::Node& node = fake.nodes.at("out/meta.json");
+  EXPECT_EQ(node.bytes, "old contents");
+  EXPECT_EQ(node.version, 0);
+  EXPECT_EQ(node.mode, 0644u);
+  EXPECT_TRUE(fake.temp_files().empty());
+  EXPECT_EQ(fake.nodes.size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(EachStep, FakeFaultTest,
+                         testing::Values(Fault{"CreateReadOnlyFs", &FakeFileSystem::fail_create,
+                                               EROFS, "cannot write: Read-only file system"},
+                                         Fault{"CreatePermission", &FakeFileSystem::fail_create,
+                                               EACCES, "cannot write: Permission denied"},
+                                         Fault{"WriteDiskFull", &FakeFileSystem::fail_write, ENOSPC,
+                                               "cannot write: No space left on device"},
+                                         Fault{"WriteQuota", &FakeFileSystem::fail_write, EDQUOT,
+                                               "cannot write: Disk quota exceeded"},
+                                         Fault{"Close", &FakeFileSystem::fail_close, EIO,
+                                               "cannot write: Input/output error"},
+                                         Fault{"Chmod", &FakeFileSystem::fail_chmod, EPERM,
+                                               "cannot set mode: Operation not permitted"},
+                                         Fault{
+                                             "Rename", &FakeFileSystem::fail_rename, EBUSY,
+                                             "cannot rename into place: Device or resource busy"}),
+                         [](const testing::TestParamInfo<Fault>& param_info) {
+                           return std::string(param_info.param.name);
+                         });
+
+TEST(FakeWriteTest, FailedWriteClosesBeforeRemoving) {
+  FakeFileSystem fake;
+  fake.add_file("meta.json", "old");
+  fake.fail_write = ENOSPC;
+  ASSERT_FALSE(write_output_file(fake, "meta.json", "new", {}).ok());
+  const std::vector<std::string> tail(fake.log.end() - 3, fake.log.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"write 3", "close", "remove .meta.json.tmp.1"}));
+}
+
+TEST(FakeWriteTest, IfChangedWithSameBytesTouchesNothing) {
+  FakeFileSystem fake;
+  fake.add_file("meta.json", "same");
+  auto result = write_output_file(fake, "meta.json", "same", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kUnchanged);
+  EXPECT_EQ(fake.log,
+            (std::vector<std::string>{"stat meta.json", "lstat meta.json", "read meta.json"}));
+  EXPECT_EQ(fake.nodes.at("meta.json").version, 0);
+}
+
+TEST(FakeWriteTest, IfChangedWithOtherSizeSkipsTheRead) {
+  FakeFileSystem fake;
+  fake.add_file("meta.json", "old");
+  auto result = write_output_file(fake, "meta.json", "longer", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  for (const std::string& entry : fake.log) EXPECT_NE(entry.rfind("read ", 0), 0u) << entry;
+  EXPECT_EQ(fake.nodes.at("meta.json").bytes, "longer");
+}
+
+TEST(FakeWriteTest, IfChangedWithSameSizeOtherBytesRewrites) {
+  FakeFileSystem fake;
+  fake.add_file("meta.json", "abc");
+  auto result = write_output_file(fake, "meta.json", "abd", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, WriteOutcome::kWritten);
+  EXPECT_EQ(fake.nodes.at("meta.json").bytes, "abd");
+}
+
+TEST(FakeWriteTest, SymlinkTempFileGoesNextToTheLinkedFile) {
+  FakeFileSystem fake;
+  fake.add_dir("a");
+  fake.add_dir("b");
+  fake.add_file("b/real.json", "old");
+  fake.add_symlink("a/link.json", "../b/real.json");
+  ASSERT_TRUE(write_output_file(fake, "a/link.json", "new", {}).ok());
+  EXPECT_NE(std::find(fake.log.begin(), fake.log.end(), "created a/../b/.real.json.tmp.1"),
+            fake.log.end());
+  EXPECT_EQ(fake.nodes.at("b/real.json").bytes, "new");
+  EXPECT_EQ(fake.nodes.at("a/link.json").kind, FileKind::kSymlink);
+  EXPECT_EQ(fake.nodes.at("a/link.json").link, "../b/real.json");
+}
+
+TEST(FakeWriteTest, DeviceIsWrittenInPlace) {
+  FakeFileSystem fake;
+  fake.add_device("/dev/sink");
+  auto result = write_output_file(fake, "/dev/sink", "data", {.if_changed = true});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(fake.log,
+            (std::vector<std::string>{"stat /dev/sink", "open /dev/sink", "write 4", "close"}));
+  EXPECT_EQ(fake.nodes.at("/dev/sink").kind, FileKind::kOther);
+  EXPECT_EQ(fake.nodes.at("/dev/sink").bytes, "data");
+}
+
+TEST(FakeWriteTest, DeviceWriteFailureIsReported) {
+  FakeFileSystem fake;
+  fake.add_device("/dev/sink");
+  fake.fail_write = ENOSPC;
+  auto result = write_output_file(fake, "/dev/sink", "data", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "/dev/sink", "cannot write: No space left on device");
+  EXPECT_EQ(fake.log.back(), "close");
+}
+
+TEST(FakeWriteTest, DeviceOpenFailureIsReported) {
+  FakeFileSystem fake;
+  fake.add_device("/dev/sink");
+  fake.fail_open = EACCES;
+  auto result = write_output_file(fake, "/dev/sink", "data", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "/dev/sink", "cannot write: Permission denied");
+}
+
+TEST(FakeWriteTest, MissingDirectoryIsReportedFromCreate) {
+  FakeFileSystem fake;
+  auto result = write_output_file(fake, "gone/meta.json", "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "gone/meta.json", "cannot write: No such file or directory");
+  EXPECT_TRUE(fake.nodes.empty());
+}
+
+TEST(FakeWriteTest, LinkToADirectoryIsADirectoryError) {
+  FakeFileSystem fake;
+  fake.add_dir("out");
+  fake.add_symlink("link", "out");
+  auto result = write_output_file(fake, "link", "x", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "link", "is a directory");
+}
+
+// ---------------------------------------------------------------------------------------
+// stdout
+
+TEST(WriteStdoutTest, FullDiskIsAnIoError) {
+  expect_child_succeeds([]() -> std::string {
+    const int fd = ::open("/dev/full", O_WRONLY);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) return "setup";
+    auto result = write_stdout("{\n}");
+    if (result.ok()) return "write to /dev/full succeeded";
+    const Diagnostic& d = result.errors()[0];
+    if (result.errors().size() != 1 || d.error_class != ErrorClass::kIo || !d.file.empty() ||
+        d.message != "cannot write to stdout: No space left on device") {
+      return d.location_and_message();
+    }
+    return "";
+  });
+}
+
+TEST(WriteStdoutTest, WriteOutputDashGoesToStdout) {
+  expect_child_succeeds([]() -> std::string {
+    const int fd = ::open("/dev/full", O_WRONLY);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) return "setup";
+    auto result = write_output("-", "x", {.if_changed = true});
+    if (result.ok()) return "write to /dev/full succeeded";
+    if (result.errors()[0].message != "cannot write to stdout: No space left on device") {
+      return result.errors()[0].message;
+    }
+    return "";
+  });
+}
+
+TEST(WriteStdoutTest, LargeOutputReachesAPipeWhole) {
+  const std::string expected = pattern(1'000'003);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::close(fds[1]);
+    auto result = write_stdout(expected);
+    ::_exit(result.ok() && *result == WriteOutcome::kWritten ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string received;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) received.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(received.size(), expected.size());
+  EXPECT_TRUE(received == expected);
+}
+
+TEST(DescribeErrnoTest, GivesTheSystemText) {
+  EXPECT_EQ(describe_errno(ENOENT), "No such file or directory");
+  EXPECT_EQ(describe_errno(ENOSPC), "No space left on device");
+}
+
+}  // namespace
+}  // namespace hpfreeze
