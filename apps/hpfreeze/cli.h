@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "hpfreeze/diagnostic.h"
 
@@ -16,8 +17,18 @@ inline constexpr int kExitTrouble = 2;   // usage error or I/O failure
 // A subcommand registers its flags on `app` and returns the function that runs it once
 // the command line has been parsed.
 using Runner = std::function<int()>;
-Runner register_parse(CLI::App& app);
-Runner register_freeze(CLI::App& app);
+
+// Each cmd_*.cc adds itself to the registry during static initialisation:
+//   static const bool registered = add_command({"parse", "...", 20, &register_parse});
+// `order` places it in --help; the registry is read once main() starts.
+struct CommandInfo {
+  const char* name;
+  const char* description;
+  int order;
+  Runner (*registrar)(CLI::App& app);
+};
+bool add_command(const CommandInfo& info);
+std::vector<CommandInfo>& command_registry();
 
 // Prints each diagnostic as one `hpfreeze: <level>: ...` line on stderr.
 void report(const Diagnostic& d);

@@ -6,6 +6,8 @@
 
 namespace hpfreeze::cli {
 
+namespace {
+
 Runner register_freeze(CLI::App& app) {
   auto request = std::make_shared<FreezeRequest>();
   auto base = std::make_shared<std::string>();
@@ -22,11 +24,16 @@ Runner register_freeze(CLI::App& app) {
                  "Output file, written atomically; '-' for stdout (default)");
   app.add_flag("--if-changed", request->if_changed,
                "Leave OUT (and its mtime) untouched when it already holds the same bytes");
+  auto depfile = std::make_shared<std::string>();
+  app.add_option("--depfile", *depfile,
+                 "Also write a Make-syntax depfile 'OUT: PLAN MODEL [BASE]' for make and ninja "
+                 "(needs -o FILE and no '-' input)");
   app.add_flag("--no-verify", *no_verify, "Skip the checks against the model's parameters");
   app.add_flag("--strict", request->options.strict, "Treat warnings as errors");
   app.add_flag("--allow-empty", request->options.allow_empty, "Accept a plan with no modules");
-  return [request, base, no_verify, &app]() -> int {
+  return [request, base, depfile, no_verify, &app]() -> int {
     if (app.count("--base") > 0) request->base_path = *base;
+    if (app.count("--depfile") > 0) request->depfile_path = *depfile;
     request->options.verify = !*no_verify;
     const int stdin_users = (request->plan_path == "-") + (request->model_path == "-") +
                             (request->base_path && *request->base_path == "-");
@@ -41,4 +48,8 @@ Runner register_freeze(CLI::App& app) {
   };
 }
 
+const bool registered [[maybe_unused]] = add_command(
+    {"freeze", "Freeze a plan dump and a model tree into codegen_meta.json", 10, &register_freeze});
+
+}  // namespace
 }  // namespace hpfreeze::cli

@@ -8,6 +8,7 @@
 
 namespace hpfreeze::cli {
 
+namespace {
 Runner register_parse(CLI::App& app) {
   struct Flags {
     std::vector<std::string> placements;
@@ -45,4 +46,8 @@ Runner register_parse(CLI::App& app) {
   };
 }
 
+const bool registered [[maybe_unused]] = add_command(
+    {"parse", "Parse placement strings and print their canonical form", 20, &register_parse});
+
+}  // namespace
 }  // namespace hpfreeze::cli

@@ -2,15 +2,31 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "cli.h"
 #include "hpfreeze/version.h"
 
+namespace hpfreeze::cli {
+
+std::vector<CommandInfo>& command_registry() {
+  static std::vector<CommandInfo> registry;
+  return registry;
+}
+
+bool add_command(const CommandInfo& info) {
+  command_registry().push_back(info);
+  return true;
+}
+
+}  // namespace hpfreeze::cli
+
 int main(int argc, char** argv) {
   using namespace hpfreeze::cli;
-  CLI::App app{"hpfreeze: freeze a HyperParallel sharding plan into a byte-stable codegen_meta.json"};
+  CLI::App app{
+      "hpfreeze: freeze a HyperParallel sharding plan into a byte-stable codegen_meta.json"};
   app.name("hpfreeze");
   app.set_version_flag("--version", std::string("hpfreeze ") + hpfreeze::kVersion,
                        "Print the version and exit");
@@ -21,17 +37,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
     std::string where = failed->get_name() == "hpfreeze" ? "" : failed->get_name() + " ";
-    return "hpfreeze: error: " + std::string(e.what()) + " (see 'hpfreeze " + where +
-           "--help')\n";
+    return "hpfreeze: error: " + std::string(e.what()) + " (see 'hpfreeze " + where + "--help')\n";
   });
 
+  std::vector<CommandInfo> infos = command_registry();
+  std::sort(infos.begin(), infos.end(),
+            [](const CommandInfo& a, const CommandInfo& b) { return a.order < b.order; });
   std::vector<std::pair<CLI::App*, Runner>> commands;
-  auto add = [&](Runner (*registrar)(CLI::App&), const char* name, const char* description) {
-    CLI::App* sub = app.add_subcommand(name, description);
-    commands.emplace_back(sub, registrar(*sub));
-  };
-  add(register_parse, "parse", "Parse placement strings and print their canonical form");
-  add(register_freeze, "freeze", "Freeze a plan dump and a model tree into codegen_meta.json");
+  for (const CommandInfo& info : infos) {
+    CLI::App* sub = app.add_subcommand(info.name, info.description);
+    commands.emplace_back(sub, info.registrar(*sub));
+  }
 
   try {
     app.parse(argc, argv);

@@ -5,14 +5,15 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -20,16 +21,62 @@
 namespace hpfreeze {
 namespace {
 
-// What append_python_string does with a byte: copy it (kCopy), write a two-character
-// escape (the table holds the letter after '\'), write \u00XX (kHex), or decode a
-// multi-byte UTF-8 sequence (kUtf8).
+// Appends into a std::string through a raw cursor: callers reserve room for a whole token,
+// write it through the returned pointer and commit the end. While encoding, the string is
+// resized ahead of the cursor (zero-filled, since std::string has no uninitialized growth
+// before C++23); the destructor trims it to the bytes written. Also a RapidJSON output
+// stream (Ch, Put, Flush).
+class OutputBuffer {
+ public:
+  using Ch = char;
+
+  explicit OutputBuffer(std::string& out) : out_(out), start_(out.size()), size_(out.size()) {}
+  ~OutputBuffer() { out_.resize(size_); }
+  OutputBuffer(const OutputBuffer&) = delete;
+  OutputBuffer& operator=(const OutputBuffer&) = delete;
+
+  char* reserve(std::size_t n) {
+    if (out_.size() - size_ < n) grow(n);
+    return out_.data() + size_;
+  }
+  void commit(const char* end) { size_ = static_cast<std::size_t>(end - out_.data()); }
+  void put_reserved(char c) { out_[size_++] = c; }
+
+  void Put(char c) {
+    reserve(1);
+    put_reserved(c);
+  }
+  void Flush() {}
+
+ private:
+  // Adds as much room again as this buffer has written so far: amortized O(1) per byte,
+  // independent of what the string held before (std::string reallocates geometrically).
+  void grow(std::size_t n) { out_.resize(size_ + n + (size_ - start_)); }
+
+  std::string& out_;
+  std::size_t start_;
+  std::size_t size_;
+};
+
+// RapidJSON's stream hooks (found by argument-dependent lookup), so that indentation and
+// literals are written in bulk instead of one checked Put() per byte.
+void PutReserve(OutputBuffer& out, std::size_t n) { out.reserve(n); }
+void PutUnsafe(OutputBuffer& out, char c) { out.put_reserved(c); }
+void PutN(OutputBuffer& out, char c, std::size_t n) {
+  char* p = out.reserve(n);
+  std::memset(p, c, n);
+  out.commit(p + n);
+}
+
+// What the escaper does with a byte: copy it (kCopy), write a two-character escape (the
+// table holds the letter after '\'), write \u00XX (kHex), or decode UTF-8 (kUtf8).
 constexpr char kCopy = 0;
 constexpr char kHex = 'u';
 constexpr char kUtf8 = 'x';
 
 constexpr std::array<char, 256> make_escape_table() {
   std::array<char, 256> table{};
-  for (int c = 0; c < 0x20; ++c) table[static_cast<std::size_t>(c)] = kHex;
+  for (std::size_t c = 0; c < 0x20; ++c) table[c] = kHex;
   table['\b'] = 'b';
   table['\f'] = 'f';
   table['\n'] = 'n';
@@ -38,20 +85,63 @@ constexpr std::array<char, 256> make_escape_table() {
   table['"'] = '"';
   table['\\'] = '\\';
   table[0x7F] = kHex;
-  for (int c = 0x80; c < 0x100; ++c) table[static_cast<std::size_t>(c)] = kUtf8;
+  for (std::size_t c = 0x80; c < 0x100; ++c) table[c] = kUtf8;
   return table;
 }
 constexpr std::array<char, 256> kEscape = make_escape_table();
 
-void append_u_escape(std::string& out, std::uint32_t unit) {
+// Worst case output per input byte: a control byte or an invalid byte becomes \uXXXX.
+constexpr std::size_t kMaxEscapedPerByte = 6;
+// Long strings are escaped in pieces so that the reserved room stays small.
+constexpr std::size_t kStringChunk = 4096;
+// A UTF-8 sequence starting before a chunk's end may run 3 bytes past it.
+constexpr std::size_t kChunkSlack = 3 * kMaxEscapedPerByte;
+
+// Nonzero when one of the 8 bytes needs escaping (< 0x20, '"', '\\', >= 0x7F). Borrows and
+// carries only ever flag bytes above a truly flagged one, so the lowest set bit marks the
+// first such byte in memory order on a little-endian machine.
+constexpr std::uint64_t special_bytes(std::uint64_t x) {
+  constexpr std::uint64_t k01 = 0x0101010101010101u;
+  constexpr std::uint64_t k80 = 0x8080808080808080u;
+  const std::uint64_t quote = x ^ (k01 * '"');
+  const std::uint64_t backslash = x ^ (k01 * '\\');
+  return (((x - k01 * 0x20) & ~x) | ((x + k01) | x) | ((quote - k01) & ~quote) |
+          ((backslash - k01) & ~backslash)) &
+         k80;
+}
+
+// Three-way comparison as unsigned bytes, which on UTF-8 is code point order (Python's
+// sort_keys). Same result as string_view::compare, inlined: keys are short and the call
+// to memcmp was a large share of encoding time.
+int compare_bytes(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t x;
+      std::uint64_t y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+  }
+  for (; i < n; ++i) {
+    const auto x = static_cast<unsigned char>(a[i]);
+    const auto y = static_cast<unsigned char>(b[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+char* write_u_escape(char* q, std::uint32_t unit) {
   static constexpr char kHexDigits[] = "0123456789abcdef";
-  const char escape[6] = {'\\',
-                          'u',
-                          kHexDigits[(unit >> 12) & 0xF],
-                          kHexDigits[(unit >> 8) & 0xF],
-                          kHexDigits[(unit >> 4) & 0xF],
-                          kHexDigits[unit & 0xF]};
-  out.append(escape, sizeof escape);
+  q[0] = '\\';
+  q[1] = 'u';
+  q[2] = kHexDigits[(unit >> 12) & 0xF];
+  q[3] = kHexDigits[(unit >> 8) & 0xF];
+  q[4] = kHexDigits[(unit >> 4) & 0xF];
+  q[5] = kHexDigits[unit & 0xF];
+  return q + 6;
 }
 
 // Decodes one well-formed UTF-8 sequence starting at a byte >= 0x80 and returns its
@@ -85,48 +175,181 @@ std::size_t decode_utf8(const unsigned char* p, const unsigned char* end, std::u
   return length;
 }
 
-template <class Integer>
-std::string_view format_integer(char (&buf)[24], Integer value) {
-  const auto result = std::to_chars(buf, buf + sizeof buf, value);
-  return {buf, static_cast<std::size_t>(result.ptr - buf)};
+// Escapes the bytes from p up to `stop` into q (a sequence starting before `stop` may
+// extend to `end`); q needs kMaxEscapedPerByte bytes of room per byte consumed. Advances
+// p and q.
+void escape_bytes(const unsigned char*& p, const unsigned char* stop, const unsigned char* end,
+                  char*& q) {
+  while (p < stop) {
+    if constexpr (std::endian::native == std::endian::little) {
+      // Eight bytes at a time; a shorter tail is padded with plain bytes. Storing all 8
+      // before knowing how many are plain is safe: q has room for 6 bytes per input byte
+      // plus kChunkSlack.
+      const auto left = static_cast<std::size_t>(stop - p);
+      std::uint64_t block = 0x6161616161616161u;  // "aaaaaaaa"
+      std::memcpy(&block, p, std::min<std::size_t>(left, 8));
+      std::memcpy(q, &block, 8);
+      const std::uint64_t special = special_bytes(block);
+      const std::size_t plain =
+          special == 0 ? 8 : static_cast<std::size_t>(std::countr_zero(special)) / 8;
+      if (plain >= left) {
+        p += left;
+        q += left;
+        return;
+      }
+      p += plain;
+      q += plain;
+      if (plain == 8) continue;
+    }
+    const char action = kEscape[*p];
+    if (action == kCopy) {
+      *q++ = static_cast<char>(*p++);
+    } else if (action == kHex) {
+      q = write_u_escape(q, *p++);
+    } else if (action != kUtf8) {
+      *q++ = '\\';
+      *q++ = action;
+      ++p;
+    } else {
+      std::uint32_t cp = 0;
+      const std::size_t length = decode_utf8(p, end, cp);
+      if (length == 0) {
+        q = write_u_escape(q, 0xFFFD);
+        ++p;
+      } else if (cp < 0x10000) {
+        q = write_u_escape(q, cp);
+        p += length;
+      } else {
+        cp -= 0x10000;
+        q = write_u_escape(q, 0xD800 + (cp >> 10));
+        q = write_u_escape(q, 0xDC00 + (cp & 0x3FF));
+        p += length;
+      }
+    }
+  }
 }
 
-// RapidJSON output stream appending to a caller's string.
-class StringSink {
- public:
-  using Ch = char;
-  explicit StringSink(std::string& out) : out_(&out) {}
-  void Put(char c) { out_->push_back(c); }
-  void Flush() {}
+void write_string(OutputBuffer& out, std::string_view utf8) {
+  const auto* p = reinterpret_cast<const unsigned char*>(utf8.data());
+  const auto* const end = p + utf8.size();
+  // Room for one chunk, its slack and both quotes.
+  const auto room = [&] {
+    return std::min(static_cast<std::size_t>(end - p), kStringChunk) * kMaxEscapedPerByte +
+           kChunkSlack + 2;
+  };
+  char* q = out.reserve(room());
+  *q++ = '"';
+  for (;;) {
+    const auto* const stop = p + std::min(static_cast<std::size_t>(end - p), kStringChunk);
+    escape_bytes(p, stop, end, q);
+    if (p >= end) break;
+    out.commit(q);
+    q = out.reserve(room());
+  }
+  *q++ = '"';
+  out.commit(q);
+}
 
- private:
-  std::string* out_;
+// Longest repr: sign, 17 digits, point, 'e', exponent sign, 3 digits.
+constexpr std::size_t kMaxFloatLength = 32;
+
+char* write_float(char* out, double d) {
+  if (std::isnan(d)) return std::copy_n("NaN", 3, out);
+  if (std::isinf(d))
+    return d > 0 ? std::copy_n("Infinity", 8, out) : std::copy_n("-Infinity", 9, out);
+
+  // Shortest round-trip digits in scientific form: [-]D[.DDD]e(+|-)XX[X].
+  char sci[kMaxFloatLength];
+  const char* const sci_end =
+      std::to_chars(sci, sci + sizeof sci, d, std::chars_format::scientific).ptr;
+  const char* p = sci;
+  const bool negative = *p == '-';
+  if (negative) ++p;
+  char digits[20];
+  int digit_count = 0;
+  for (; *p != 'e'; ++p) {
+    if (*p != '.') digits[digit_count++] = *p;
+  }
+  ++p;  // 'e'
+  int exponent = 0;
+  std::from_chars(*p == '+' ? p + 1 : p, sci_end, exponent);
+
+  // CPython's repr layout (format_float_short, mode 'r'): exponent form when the decimal
+  // exponent is below -4 or at least 16, otherwise positional with at least one digit on
+  // each side of the point.
+  char* q = out;
+  if (negative) *q++ = '-';
+  if (exponent < -4 || exponent >= 16) {
+    *q++ = digits[0];
+    if (digit_count > 1) {
+      *q++ = '.';
+      q = std::copy(digits + 1, digits + digit_count, q);
+    }
+    *q++ = 'e';
+    *q++ = exponent < 0 ? '-' : '+';
+    const int magnitude = exponent < 0 ? -exponent : exponent;
+    if (magnitude < 10) *q++ = '0';
+    return std::to_chars(q, q + 3, magnitude).ptr;
+  }
+  const int point = exponent + 1;  // digits before the decimal point
+  if (point <= 0) {
+    *q++ = '0';
+    *q++ = '.';
+    q = std::fill_n(q, -point, '0');
+    return std::copy(digits, digits + digit_count, q);
+  }
+  if (point < digit_count) {
+    q = std::copy(digits, digits + point, q);
+    *q++ = '.';
+    return std::copy(digits + point, digits + digit_count, q);
+  }
+  q = std::copy(digits, digits + digit_count, q);
+  q = std::fill_n(q, point - digit_count, '0');
+  *q++ = '.';
+  *q++ = '0';
+  return q;
+}
+
+using PrettyWriter = rapidjson::PrettyWriter<OutputBuffer>;
+using CompactWriter = rapidjson::Writer<OutputBuffer>;
+
+// RapidJSON writes the layout: separators, newlines, indentation, inline empty containers.
+// It cannot spell keys, strings and doubles as Python does (uppercase \u hex, raw DEL,
+// 1e-7, non-shortest digits), which is what RawValue() is for; RawValue would however
+// copy each token byte by byte out of a scratch buffer, so this writes it in place
+// instead, right after the same prefix RawValue emits (its only other work is a no-op
+// Flush() at the root).
+template <class Base>
+class LayoutWriter : public Base {
+ public:
+  explicit LayoutWriter(OutputBuffer& out) : Base(out) {
+    if constexpr (std::is_same_v<Base, PrettyWriter>) this->SetIndent(' ', 2);
+  }
+
+  // A string at a key position is taken as the key, as with RawValue(kStringType).
+  void raw_prefix(rapidjson::Type type) {
+    if constexpr (std::is_same_v<Base, PrettyWriter>) {
+      this->PrettyPrefix(type);
+    } else {
+      this->Prefix(type);
+    }
+  }
 };
 
-using PrettyWriter = rapidjson::PrettyWriter<StringSink>;
-using CompactWriter = rapidjson::Writer<StringSink>;
-
-// Walks a Json tree into a RapidJSON writer. The writer supplies the layout (commas,
-// colons, newlines, indentation, inline empty containers); keys, strings and numbers go
-// through RawValue because RapidJSON's own escaping and double formatting differ from
-// Python's (uppercase \u hex, raw DEL, 1e-7, non-shortest digits).
 template <class Writer, bool kSortKeys>
 class TreeEncoder {
  public:
-  explicit TreeEncoder(std::string& out) : sink_(out), writer_(sink_) {
-    if constexpr (std::is_same_v<Writer, PrettyWriter>) writer_.SetIndent(' ', 2);
-  }
+  explicit TreeEncoder(std::string& out) : out_(out), writer_(out_) {}
 
   void encode(const Json& value) { std::visit(*this, value.v); }
 
   void operator()(std::nullptr_t) { writer_.Null(); }
   void operator()(bool b) { writer_.Bool(b); }
-  void operator()(std::int64_t i) { number(format_integer(digits_, i)); }
-  void operator()(std::uint64_t u) { number(format_integer(digits_, u)); }
+  void operator()(std::int64_t i) { integer(i); }
+  void operator()(std::uint64_t u) { integer(u); }
   void operator()(double d) {
-    scratch_.clear();
-    append_python_float(scratch_, d);
-    number(scratch_);
+    writer_.raw_prefix(rapidjson::kNumberType);
+    out_.commit(write_float(out_.reserve(kMaxFloatLength), d));
   }
   void operator()(std::string_view s) { string(s); }
 
@@ -153,44 +376,79 @@ class TreeEncoder {
   }
 
  private:
-  // Byte order of UTF-8 is code point order (string_view compares as unsigned bytes).
   // Ties fall back to position so that duplicate keys keep insertion order.
   static bool key_less(const JsonMember* a, const JsonMember* b) {
-    const int c = a->key.compare(b->key);
+    const int c = compare_bytes(a->key, b->key);
     return c < 0 || (c == 0 && std::less<>()(a, b));
   }
 
   static bool keys_in_order(const JsonObject& object) {
     for (std::size_t i = 1; i < object.size(); ++i) {
-      if (object[i].key < object[i - 1].key) return false;
+      if (compare_bytes(object[i].key, object[i - 1].key) < 0) return false;
     }
     return true;
   }
 
   void write_member(const JsonMember& member) {
-    string(member.key);  // a kStringType RawValue at a key position is taken as the key
+    string(member.key);
     encode(member.value);
   }
 
   void string(std::string_view s) {
-    scratch_.clear();
-    append_python_string(scratch_, s);
-    writer_.RawValue(scratch_.data(), scratch_.size(), rapidjson::kStringType);
+    writer_.raw_prefix(rapidjson::kStringType);
+    write_string(out_, s);
   }
 
-  void number(std::string_view text) {
-    writer_.RawValue(text.data(), text.size(), rapidjson::kNumberType);
+  template <class Integer>
+  void integer(Integer value) {
+    writer_.raw_prefix(rapidjson::kNumberType);
+    char* p = out_.reserve(24);
+    out_.commit(std::to_chars(p, p + 24, value).ptr);
   }
 
-  StringSink sink_;
-  Writer writer_;
-  std::string scratch_;  // one escaped key, string or number at a time; reused
+  OutputBuffer out_;
+  LayoutWriter<Writer> writer_;
   std::vector<const JsonMember*> order_;
-  char digits_[24];
+};
+
+// Close to the encoded size (exact for ASCII text without escapes, numbers counted at
+// their widest), so that the output is allocated once instead of growing by copies.
+template <bool kPretty>
+struct SizeEstimate {
+  std::size_t depth = 0;
+
+  // Separator, newline and indentation before each element of a non-empty container.
+  [[nodiscard]] std::size_t per_element() const { return kPretty ? 2 + 2 * (depth + 1) : 1; }
+  [[nodiscard]] std::size_t closing() const { return kPretty ? 1 + 2 * depth : 0; }
+
+  std::size_t operator()(std::nullptr_t) const { return 4; }
+  std::size_t operator()(bool) const { return 5; }
+  std::size_t operator()(std::int64_t) const { return 20; }
+  std::size_t operator()(std::uint64_t) const { return 20; }
+  std::size_t operator()(double) const { return 24; }
+  std::size_t operator()(std::string_view s) const { return s.size() + 2; }
+  std::size_t operator()(const JsonArray& array) {
+    std::size_t size = 2 + closing() + array.size() * per_element();
+    ++depth;
+    for (const Json& element : array) size += std::visit(*this, element.v);
+    --depth;
+    return size;
+  }
+  std::size_t operator()(const JsonObject& object) {
+    std::size_t size = 2 + closing() + object.size() * (per_element() + (kPretty ? 4 : 3));
+    ++depth;
+    for (const JsonMember& member : object) {
+      size += member.key.size() + std::visit(*this, member.value.v);
+    }
+    --depth;
+    return size;
+  }
 };
 
 template <class Writer, bool kSortKeys>
 void append_json(const Json& value, std::string& out) {
+  SizeEstimate<std::is_same_v<Writer, PrettyWriter>> estimate;
+  out.reserve(out.size() + std::visit(estimate, value.v));
   TreeEncoder<Writer, kSortKeys> encoder(out);
   encoder.encode(value);
 }
@@ -198,100 +456,13 @@ void append_json(const Json& value, std::string& out) {
 }  // namespace
 
 void append_python_string(std::string& out, std::string_view utf8) {
-  const auto* p = reinterpret_cast<const unsigned char*>(utf8.data());
-  const auto* const end = p + utf8.size();
-  out.push_back('"');
-  while (p < end) {
-    const auto* const run = p;
-    while (p < end && kEscape[*p] == kCopy) ++p;
-    out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
-    if (p == end) break;
-    const char action = kEscape[*p];
-    if (action == kHex) {
-      append_u_escape(out, *p);
-      ++p;
-    } else if (action != kUtf8) {
-      const char escape[2] = {'\\', action};
-      out.append(escape, 2);
-      ++p;
-    } else {
-      std::uint32_t cp = 0;
-      const std::size_t length = decode_utf8(p, end, cp);
-      if (length == 0) {
-        append_u_escape(out, 0xFFFD);
-        ++p;
-      } else if (cp < 0x10000) {
-        append_u_escape(out, cp);
-        p += length;
-      } else {
-        cp -= 0x10000;
-        append_u_escape(out, 0xD800 + (cp >> 10));
-        append_u_escape(out, 0xDC00 + (cp & 0x3FF));
-        p += length;
-      }
-    }
-  }
-  out.push_back('"');
+  OutputBuffer buffer(out);
+  write_string(buffer, utf8);
 }
 
 void append_python_float(std::string& out, double d) {
-  if (std::isnan(d)) {
-    out += "NaN";
-    return;
-  }
-  if (std::isinf(d)) {
-    out += d > 0 ? "Infinity" : "-Infinity";
-    return;
-  }
-  // Shortest round-trip digits in scientific form: [-]D[.DDD]e(+|-)XX[X].
-  char sci[32];
-  const char* const sci_end =
-      std::to_chars(sci, sci + sizeof sci, d, std::chars_format::scientific).ptr;
-  const char* p = sci;
-  const bool negative = *p == '-';
-  if (negative) ++p;
-  char digits[20];
-  int digit_count = 0;
-  for (; *p != 'e'; ++p) {
-    if (*p != '.') digits[digit_count++] = *p;
-  }
-  ++p;  // 'e'
-  int exponent = 0;
-  std::from_chars(*p == '+' ? p + 1 : p, sci_end, exponent);
-
-  // CPython's repr layout (format_float_short with 'r'): the point goes after `point`
-  // digits; exponent form when that is below -3 or above 16.
-  char text[40];
-  char* q = text;
-  if (negative) *q++ = '-';
-  const int point = exponent + 1;
-  if (exponent < -4 || exponent >= 16) {
-    *q++ = digits[0];
-    if (digit_count > 1) {
-      *q++ = '.';
-      q = std::copy(digits + 1, digits + digit_count, q);
-    }
-    *q++ = 'e';
-    *q++ = exponent < 0 ? '-' : '+';
-    const int magnitude = exponent < 0 ? -exponent : exponent;
-    if (magnitude < 10) *q++ = '0';
-    q = std::to_chars(q, text + sizeof text, magnitude).ptr;
-  } else if (point <= 0) {
-    *q++ = '0';
-    *q++ = '.';
-    q = std::fill_n(q, -point, '0');
-    q = std::copy(digits, digits + digit_count, q);
-  } else if (point < digit_count) {
-    q = std::copy(digits, digits + point, q);
-    *q++ = '.';
-    q = std::copy(digits + point, digits + digit_count, q);
-  } else {
-    q = std::copy(digits, digits + digit_count, q);
-    q = std::fill_n(q, point - digit_count, '0');
-    *q++ = '.';
-    *q++ = '0';
-  }
-  out.append(text, static_cast<std::size_t>(q - text));
+  char text[kMaxFloatLength];
+  out.append(text, write_float(text, d));
 }
 
 void append_python_json(const Json& value, std::string& out) {

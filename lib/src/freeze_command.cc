@@ -1,7 +1,10 @@
 #include "hpfreeze/freeze_command.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
+#include "hpfreeze/depfile.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
@@ -16,7 +19,45 @@ Expected<JsonDocument> load_document(const std::string& path) {
   return parse_json_document(input->display_name, std::move(input->bytes));
 }
 
+Diagnostic depfile_usage_error(const FreezeRequest& request, std::string message) {
+  return make_io_error(*request.depfile_path, std::move(message));
+}
+
+// The depfile text, or the usage errors that prevent one.
+Expected<std::string> render_freeze_depfile(const FreezeRequest& request) {
+  Diagnostics errors;
+  if (request.output_path == "-") {
+    errors.push_back(
+        depfile_usage_error(request, "--depfile needs an output file, but -o is '-' (stdout)"));
+  }
+  const std::pair<const char*, const std::string*> inputs[] = {
+      {"--plan", &request.plan_path},
+      {"--model", &request.model_path},
+      {"--base", request.base_path ? &*request.base_path : nullptr}};
+  for (const auto& [flag, path] : inputs) {
+    if (path != nullptr && *path == "-") {
+      errors.push_back(depfile_usage_error(
+          request, std::string("--depfile needs input files, but ") + flag + " is '-' (stdin)"));
+    }
+  }
+  if (!errors.empty()) return errors;
+  Expected<std::string> text = render_depfile(request.output_path, freeze_input_paths(request));
+  if (!text) {
+    for (Diagnostic& d : text.errors()) {
+      d.file = *request.depfile_path;
+      d.error_class = ErrorClass::kIo;
+    }
+  }
+  return text;
+}
+
 }  // namespace
+
+std::vector<std::string> freeze_input_paths(const FreezeRequest& request) {
+  std::vector<std::string> paths{request.plan_path, request.model_path};
+  if (request.base_path) paths.push_back(*request.base_path);
+  return paths;
+}
 
 bool CommandResult::failed() const {
   return std::any_of(diagnostics.begin(), diagnostics.end(),
@@ -71,6 +112,14 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request) {
 
 CommandResult run_freeze(const FreezeRequest& request) {
   CommandResult result;
+  std::optional<Expected<std::string>> depfile;
+  if (request.depfile_path) {
+    depfile = render_freeze_depfile(request);
+    if (!*depfile) {
+      result.diagnostics = std::move(depfile->errors());
+      return result;
+    }
+  }
   Expected<RenderedMeta> rendered = render_meta(request);
   if (!rendered) {
     result.diagnostics = std::move(rendered.errors());
@@ -83,6 +132,15 @@ CommandResult run_freeze(const FreezeRequest& request) {
   if (!written) {
     result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
                               written.errors().end());
+    return result;
+  }
+  if (depfile) {
+    // Rewritten every time: ninja deletes a depfile once it has read it.
+    Expected<WriteOutcome> dep_written = write_output(*request.depfile_path, **depfile, {});
+    if (!dep_written) {
+      result.diagnostics.insert(result.diagnostics.end(), dep_written.errors().begin(),
+                                dep_written.errors().end());
+    }
   }
   return result;
 }

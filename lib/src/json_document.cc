@@ -1,6 +1,7 @@
 #include "hpfreeze/json_document.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cstdint>
@@ -357,17 +358,23 @@ class SyntaxScanner {
   std::optional<SyntaxError> error_;
 };
 
-struct DuplicateKey {
-  std::string pointer;  // of the repeated key's value
-  std::string_view key;
+// A problem simdjson lets through.
+struct DomProblem {
+  enum class Kind { kDuplicateKey, kTooDeep };
+  Kind kind;
+  std::string pointer;   // duplicate key: of the repeated key's value
+  std::string_view key;  // duplicate key
 };
 
-// Finds the first key, in document order, that repeats an earlier key of the same object.
-// One iterative pass over the DOM: small objects compare keys pairwise, large ones use an
-// open-addressing table, so a million-key object costs a million hash probes.
-class DuplicateKeyFinder {
+// Finds the first problem, in document order, that the DOM parse accepts: a key repeating an
+// earlier key of the same object, or a container at nesting level kMaxJsonDepth + 1 (simdjson
+// gets one more level than we allow because it counts a scalar in the innermost container as
+// a level; only an empty container can get that deep). One iterative pass over the DOM:
+// small objects compare keys pairwise, large ones use an open-addressing table, so a
+// million-key object costs a million hash probes.
+class DomChecker {
  public:
-  std::optional<DuplicateKey> find(element root) {
+  std::optional<DomProblem> find(element root) {
     enter(root);
     while (!stack_.empty()) {
       Frame& frame = stack_.back();
@@ -377,11 +384,14 @@ class DuplicateKeyFinder {
           continue;
         }
         frame.key = frame.object_it.key();
-        if (is_repeated(frame)) return DuplicateKey{current_pointer(), frame.key};
+        if (is_repeated(frame)) {
+          return DomProblem{DomProblem::Kind::kDuplicateKey, current_pointer(), frame.key};
+        }
         keys_.push_back(frame.key);
         const element value = frame.object_it.value();
         ++frame.object_it;
-        enter(value);  // may reallocate stack_: `frame` is not used after this
+        // May reallocate stack_: `frame` is not used after this.
+        if (!enter(value)) return DomProblem{DomProblem::Kind::kTooDeep, {}, {}};
       } else {
         if (frame.array_it == frame.array_end) {
           stack_.pop_back();
@@ -390,7 +400,7 @@ class DuplicateKeyFinder {
         const element value = *frame.array_it;
         ++frame.array_it;
         ++frame.index;
-        enter(value);
+        if (!enter(value)) return DomProblem{DomProblem::Kind::kTooDeep, {}, {}};
       }
     }
     return std::nullopt;
@@ -399,6 +409,9 @@ class DuplicateKeyFinder {
  private:
   static constexpr std::size_t kPairwiseLimit = 16;
   static constexpr std::size_t kNoTable = static_cast<std::size_t>(-1);
+  // Keys hashed ahead of their insertion so that their slots are already being fetched: a
+  // large table does not fit in cache and each probe would otherwise wait for memory.
+  static constexpr std::size_t kLookahead = 16;
 
   struct Frame {
     simdjson::dom::object::iterator object_it;
@@ -416,28 +429,40 @@ class DuplicateKeyFinder {
   struct KeyTable {
     std::vector<std::uint64_t> slots;
     std::size_t used = 0;
+    simdjson::dom::object::iterator ahead;  // next key to hash
+    simdjson::dom::object::iterator end;
+    std::array<std::uint64_t, kLookahead> hashes{};  // of key number n at [n % kLookahead]
+    std::size_t hashed = 0;
   };
 
-  void enter(element e) {
-    if (e.type() == element_type::OBJECT) {
+  // Pushes a frame for a non-empty container; false if `e` is a container nested too deep.
+  bool enter(element e) {
+    const element_type type = e.type();
+    if (type != element_type::OBJECT && type != element_type::ARRAY) return true;
+    if (stack_.size() == kMaxJsonDepth) return false;
+    if (type == element_type::OBJECT) {
       const simdjson::dom::object object = e.get_object().value_unsafe();
       Frame frame;
       frame.object_it = object.begin();
       frame.object_end = object.end();
-      if (frame.object_it == frame.object_end) return;
+      if (frame.object_it == frame.object_end) return true;
       frame.is_object = true;
       frame.first_key = keys_.size();
       // size() saturates at 2^24 - 1; the table grows past that if needed.
-      if (object.size() > kPairwiseLimit) frame.table = open_table(object.size());
+      if (object.size() > kPairwiseLimit) {
+        frame.table = open_table(object);
+        keys_.reserve(keys_.size() + object.size());
+      }
       stack_.push_back(frame);
-    } else if (e.type() == element_type::ARRAY) {
+    } else {
       const simdjson::dom::array array = e.get_array().value_unsafe();
       Frame frame;
       frame.array_it = array.begin();
       frame.array_end = array.end();
-      if (frame.array_it == frame.array_end) return;
+      if (frame.array_it == frame.array_end) return true;
       stack_.push_back(frame);
     }
+    return true;
   }
 
   void leave_object(const Frame& frame) {
@@ -446,12 +471,24 @@ class DuplicateKeyFinder {
     stack_.pop_back();
   }
 
-  std::size_t open_table(std::size_t expected_keys) {
+  std::size_t open_table(const simdjson::dom::object& object) {
     if (open_tables_ == tables_.size()) tables_.emplace_back();
     KeyTable& table = tables_[open_tables_];
-    table.slots.assign(std::bit_ceil(expected_keys * 2), 0);
+    table.slots.assign(std::bit_ceil(object.size() * 2), 0);
     table.used = 0;
+    table.ahead = object.begin();
+    table.end = object.end();
+    table.hashed = 0;
+    while (table.hashed < kLookahead && table.ahead != table.end) hash_ahead(table);
     return open_tables_++;
+  }
+
+  static void hash_ahead(KeyTable& table) {
+    const std::uint64_t hash = std::hash<std::string_view>{}(table.ahead.key());
+    table.hashes[table.hashed % kLookahead] = hash;
+    __builtin_prefetch(&table.slots[static_cast<std::size_t>(hash) & (table.slots.size() - 1)]);
+    ++table.hashed;
+    ++table.ahead;
   }
 
   bool is_repeated(const Frame& frame) {
@@ -462,13 +499,15 @@ class DuplicateKeyFinder {
     }
     KeyTable& table = tables_[frame.table];
     if ((table.used + 1) * 2 > table.slots.size()) grow(table, frame.first_key);
-    const std::uint64_t hash = std::hash<std::string_view>{}(key);
+    const std::size_t number = keys_.size() - frame.first_key;
+    const std::uint64_t hash = table.hashes[number % kLookahead];
+    if (table.ahead != table.end) hash_ahead(table);  // overwrites the entry just read
     const std::uint64_t tag = hash & 0xffff'ffff'0000'0000u;
     const std::size_t mask = table.slots.size() - 1;
     for (std::size_t i = static_cast<std::size_t>(hash) & mask;; i = (i + 1) & mask) {
       const std::uint64_t slot = table.slots[i];
       if (slot == 0) {
-        table.slots[i] = tag | (keys_.size() - frame.first_key + 1);
+        table.slots[i] = tag | (number + 1);
         ++table.used;
         return false;
       }
@@ -510,6 +549,16 @@ class DuplicateKeyFinder {
   std::size_t open_tables_ = 0;
 };
 
+// The input is known to be invalid: say where. `fallback` is the message for the case the
+// scanner disagrees (which would be a bug in it), reported without a position.
+Diagnostic locate_syntax_error(const std::string& name, std::string_view bytes,
+                               std::string fallback) {
+  if (auto syntax = SyntaxScanner(bytes).find_first_error()) {
+    return syntax_error(name, bytes, syntax->offset, std::move(syntax->message));
+  }
+  return make_error(name, {}, std::move(fallback));
+}
+
 }  // namespace
 
 std::pair<std::size_t, std::size_t> line_column(std::string_view bytes, std::size_t offset) {
@@ -542,19 +591,19 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
   bytes.resize(size);
 
   auto parser = std::make_unique<simdjson::dom::parser>();
-  if (const auto error = parser->allocate(size, kMaxJsonDepth); error) {
+  if (const auto error = parser->allocate(size, kMaxJsonDepth + 1); error) {
     return make_error(std::move(display_name), {}, simdjson::error_message(error));
   }
   element root;
   if (const auto error = parser->parse(bytes.data(), size, false).get(root); error) {
-    if (auto syntax = SyntaxScanner(bytes).find_first_error()) {
-      return syntax_error(display_name, bytes, syntax->offset, std::move(syntax->message));
-    }
-    return make_error(std::move(display_name), {}, simdjson::error_message(error));
+    return locate_syntax_error(display_name, bytes, simdjson::error_message(error));
   }
-  if (auto duplicate = DuplicateKeyFinder().find(root)) {
-    return make_error(std::move(display_name), std::move(duplicate->pointer),
-                      "duplicate key " + quote_for_diagnostic(duplicate->key));
+  if (auto problem = DomChecker().find(root)) {
+    if (problem->kind == DomProblem::Kind::kDuplicateKey) {
+      return make_error(std::move(display_name), std::move(problem->pointer),
+                        "duplicate key " + quote_for_diagnostic(problem->key));
+    }
+    return locate_syntax_error(display_name, bytes, "nesting too deep");
   }
   return JsonDocument(std::move(display_name), std::move(bytes), std::move(parser), root);
 }

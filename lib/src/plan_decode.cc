@@ -331,10 +331,17 @@ class Decoder {
     switch (kind) {
       case FieldKind::kPlacementMap:
         return std::nullopt;  // handled by params()
-      case FieldKind::kNamedPlacements:
+      case FieldKind::kNamedPlacements: {
         if (!truthy(e)) return SpecValue{SpecObject{}};
-        expect_object(e, pointer);
+        simdjson::dom::object o = expect_object(e, pointer);
+        for (auto [key, value] : o) {
+          if (tag_of_key(key) != Tag::kNone) {
+            fail(pointer, "expected an object of named placements, got a typed " +
+                              std::string(key) + " value");
+          }
+        }
         return spec_value(e, pointer);
+      }
       case FieldKind::kValueToDict:
         return spec_value(e, pointer);
       case FieldKind::kNameList:
@@ -490,7 +497,7 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
     }
-    if (!modules || modules->is_null()) fail("", "missing required key 'modules'");
+    if (!modules) fail("", "missing required key 'modules'");
     simdjson::dom::object module_object = expect_object(*modules, "/modules");
     plan.modules.reserve(module_object.size());
     for (auto [fqn, spec] : module_object) {
@@ -561,7 +568,7 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
     }
-    if (!modules || modules->is_null()) fail("", "missing required key 'modules'");
+    if (!modules) fail("", "missing required key 'modules'");
     simdjson::dom::object module_object = expect_object(*modules, "/modules");
     model.modules.reserve(module_object.size());
     for (auto [fqn, cls] : module_object) {

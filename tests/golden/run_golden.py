@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -55,13 +56,18 @@ def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
     if (case / "args").is_file():
         argv += (case / "args").read_text(encoding="utf-8").split()
     try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, env=env,
-                              timeout=TIMEOUT_SECONDS, check=False)
-    except subprocess.TimeoutExpired:
-        return f"timed out after {TIMEOUT_SECONDS} s"
+        # Own process group, so a timeout also ends any child still holding the pipes.
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, start_new_session=True)
     except OSError as exc:
         return f"cannot run {argv[0]}: {exc}"
-    stderr = proc.stderr.decode("utf-8", errors="replace")
+    try:
+        stdout, stderr_bytes = proc.communicate(timeout=TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return f"timed out after {TIMEOUT_SECONDS} s"
+    stderr = stderr_bytes.decode("utf-8", errors="replace")
     first_stderr = stderr.strip().splitlines()[0] if stderr.strip() else "(empty stderr)"
 
     if expected_err.exists():
@@ -70,8 +76,8 @@ def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
             return "malformed case: expected.err is empty"
         if proc.returncode != 1:
             return f"exit code {proc.returncode}, expected 1 (stderr: {first_stderr})"
-        if proc.stdout:
-            return f"stdout not empty on failure ({len(proc.stdout)} bytes)"
+        if stdout:
+            return f"stdout not empty on failure ({len(stdout)} bytes)"
         if wanted[0] not in stderr:
             return f"stderr lacks {wanted[0]!r}: {stderr.strip()!r}"
         return None
@@ -79,8 +85,8 @@ def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
     if proc.returncode != 0:
         return f"exit code {proc.returncode}, expected 0 (stderr: {first_stderr})"
     expected = expected_json.read_bytes()
-    if proc.stdout != expected:
-        return first_difference(proc.stdout, expected)
+    if stdout != expected:
+        return first_difference(stdout, expected)
     if (case / "expected.warn").is_file():
         for wanted_warning in text_lines(case / "expected.warn"):
             if wanted_warning not in stderr:

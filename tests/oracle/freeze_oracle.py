@@ -532,7 +532,8 @@ class PlanDecoder:
                 return self.placement_object(value, pointer)
             for key in value:
                 if key != tag:
-                    raise self.error(pointer_child(pointer, key), f"unexpected key {key!r} beside {tag}")
+                    raise self.error(pointer_child(pointer, key),
+                                     f"unexpected key {key!r} beside {tag}")
             inner = value[tag]
             if tag == "$target":
                 if not isinstance(inner, dict):
@@ -612,7 +613,7 @@ class PlanDecoder:
 class ModuleSpec:
     fqn: str
     pointer: str
-    values: dict[str, Any]                 # attribute -> raw plain JSON (null = absent)
+    values: dict[str, Any]  # attribute -> decoded value (typed objects resolved); null = absent
     params: dict[str, dict[str, Placement]] | None = None
 
 
@@ -711,7 +712,8 @@ def decode_spec(fqn: str, spec: Any, decoder: PlanDecoder) -> ModuleSpec:
     return result
 
 
-def decode_params(raw: Any, pointer: str, decoder: PlanDecoder) -> dict[str, dict[str, Placement]]:
+def decode_params(raw: Any, pointer: str,
+                  decoder: PlanDecoder) -> dict[str, dict[str, Placement]]:
     if not isinstance(raw, dict) or any(t in raw for t in TYPE_TAGS):
         raise OracleError(decoder.file, pointer, "params must be an object of parameter names")
     params: dict[str, dict[str, Placement]] = {}
@@ -754,7 +756,8 @@ def decode_model(doc: Any, file: str) -> Model:
             _require_object(info, file, p, "a parameter")
             for key in info:
                 if key not in ("shape", "dtype", "requires_grad"):
-                    raise OracleError(file, pointer_child(p, key), f"unknown parameter field {key!r}")
+                    raise OracleError(file, pointer_child(p, key),
+                                      f"unknown parameter field {key!r}")
             if "shape" not in info:
                 raise OracleError(file, p, "missing required key 'shape'")
             shape = info["shape"]
@@ -762,10 +765,12 @@ def decode_model(doc: Any, file: str) -> Model:
                 raise OracleError(file, p + "/shape", "shape must be an array")
             for k, extent in enumerate(shape):
                 if not _is_int(extent) or extent < 0:
-                    raise OracleError(file, f"{p}/shape/{k}", "an extent must be a non-negative integer")
+                    raise OracleError(file, f"{p}/shape/{k}",
+                                      "an extent must be a non-negative integer")
             if info.get("dtype") is not None and not isinstance(info["dtype"], str):
                 raise OracleError(file, p + "/dtype", "dtype must be a string")
-            if info.get("requires_grad") is not None and not isinstance(info["requires_grad"], bool):
+            grad = info.get("requires_grad")
+            if grad is not None and not isinstance(grad, bool):
                 raise OracleError(file, p + "/requires_grad", "requires_grad must be a boolean")
             parameters[fqn] = list(shape)
     return Model(dict(modules), parameters)
@@ -962,7 +967,8 @@ def verify(plan: Plan, parameters: dict[str, list[int]], plan_file: str):
             for placement in axes.values():
                 if placement.has_dim and not -rank <= placement.dim < rank:
                     raise OracleError(plan_file, placement.pointer,
-                                      f"dim {placement.dim} is out of range for {fqn!r} of rank {rank}")
+                                      f"dim {placement.dim} is out of range for {fqn!r} "
+                                      f"of rank {rank}")
     for k, pair in enumerate(plan.tied_pairs):
         for j, name in enumerate(pair):
             if name not in parameters:

@@ -31,10 +31,26 @@ std::string py_string(std::string_view utf8) {
   return out;
 }
 
+std::string in_quotes(std::string_view text) {
+  std::string out = "\"";
+  out += text;
+  out += '"';
+  return out;
+}
+
 std::string py_float(double d) {
   std::string out;
   append_python_float(out, d);
   return out;
+}
+
+// The outputs are large: report where they part instead of printing both.
+::testing::AssertionResult same_bytes(const std::string& actual, const std::string& expected) {
+  if (actual == expected) return ::testing::AssertionSuccess();
+  const auto diff = std::mismatch(actual.begin(), actual.end(), expected.begin(), expected.end());
+  return ::testing::AssertionFailure()
+         << "sizes " << actual.size() << " vs " << expected.size() << ", first difference at byte "
+         << (diff.first - actual.begin());
 }
 
 TEST(EncodePythonJson, Scalars) {
@@ -163,15 +179,6 @@ TEST(EncodePythonJson, AppendsToExistingContent) {
   EXPECT_EQ(out, "prefix:{\n  \"a\": 2,\n  \"b\": 1\n}[\n  \"\\u00e9\"\n]");
 }
 
-// The outputs are large: report where they part instead of printing both.
-::testing::AssertionResult same_bytes(const std::string& actual, const std::string& expected) {
-  if (actual == expected) return ::testing::AssertionSuccess();
-  const auto diff = std::mismatch(actual.begin(), actual.end(), expected.begin(), expected.end());
-  return ::testing::AssertionFailure()
-         << "sizes " << actual.size() << " vs " << expected.size() << ", first difference at byte "
-         << (diff.first - actual.begin());
-}
-
 TEST(EncodePythonJson, DeepNesting) {
   constexpr int kDepth = 1024;
   Json value = arr({});
@@ -179,14 +186,19 @@ TEST(EncodePythonJson, DeepNesting) {
   std::string expected;
   for (int i = 0; i < kDepth - 1; ++i) expected += std::string(2 * i, ' ') + "[\n";
   expected += std::string(2 * (kDepth - 1), ' ') + "[]";
-  for (int i = kDepth - 2; i >= 0; --i) expected += "\n" + std::string(2 * i, ' ') + "]";
+  for (int i = kDepth - 2; i >= 0; --i) {
+    expected += '\n';
+    expected.append(2 * static_cast<std::size_t>(i), ' ');
+    expected += ']';
+  }
   EXPECT_TRUE(same_bytes(encode_python_json(value), expected));
 
   Json nested = obj({});
   for (int i = 1; i < kDepth; ++i) nested = obj({{"k", std::move(nested)}});
   std::string compact;
   for (int i = 1; i < kDepth; ++i) compact += "{\"k\":";
-  compact += "{}" + std::string(kDepth - 1, '}');
+  compact += "{}";
+  compact.append(kDepth - 1, '}');
   EXPECT_TRUE(same_bytes(encode_compact_json(nested), compact));
 }
 
@@ -210,7 +222,7 @@ TEST(AppendPythonString, PrintableAsciiUnchanged) {
   for (int c = 0x20; c < 0x7F; ++c) {
     if (c != '"' && c != '\\') printable.push_back(static_cast<char>(c));
   }
-  EXPECT_EQ(py_string(printable), "\"" + printable + "\"");
+  EXPECT_EQ(py_string(printable), in_quotes(printable));
   EXPECT_EQ(py_string("a/b</script>&'"), R"("a/b</script>&'")");
 }
 
@@ -252,10 +264,36 @@ TEST(AppendPythonString, InvalidUtf8BecomesReplacementPerByte) {
 
 TEST(AppendPythonString, LongRunsAndAppending) {
   const std::string run(1000, 'a');
-  EXPECT_EQ(py_string(run + "\n" + run), "\"" + run + "\\n" + run + "\"");
+  EXPECT_EQ(py_string(run + "\n" + run), in_quotes(run + "\\n" + run));
   std::string out = "x";
   append_python_string(out, "y");
   EXPECT_EQ(out, "x\"y\"");
+}
+
+// Long strings are escaped in pieces; sequences and escapes must survive the seams.
+TEST(AppendPythonString, LongStringsAcrossChunkSeams) {
+  const std::string emoji = "\xF0\x9F\x98\x80";
+  std::string text;
+  std::string expected;
+  for (int i = 0; i < 5000; ++i) {
+    text += emoji;
+    expected += R"(\ud83d\ude00)";
+  }
+  for (std::size_t shift = 4088; shift < 4100; ++shift) {
+    const std::string mixed = std::string(shift, 'a') + emoji + "\n" + text + "\x7f";
+    EXPECT_TRUE(same_bytes(
+        py_string(mixed),
+        in_quotes(std::string(shift, 'a') + R"(\ud83d\ude00\n)" + expected + R"(\u007f)")))
+        << shift;
+    // A sequence cut short at the very end still gives one replacement per byte.
+    EXPECT_TRUE(same_bytes(py_string(std::string(shift, 'b') + "\xF0\x9F\x98"),
+                           in_quotes(std::string(shift, 'b') + R"(\ufffd\ufffd\ufffd)")))
+        << shift;
+  }
+  std::string controls(10000, '\x01');
+  std::string escaped_controls;
+  for (int i = 0; i < 10000; ++i) escaped_controls += R"(\u0001)";
+  EXPECT_TRUE(same_bytes(py_string(controls), in_quotes(escaped_controls)));
 }
 
 TEST(AppendPythonFloat, FixedNotation) {

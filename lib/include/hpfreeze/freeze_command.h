@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/freeze.h"
@@ -15,8 +16,14 @@ struct FreezeRequest {
   std::optional<std::string> base_path;  // "-" for stdin
   std::string output_path = "-";         // "-" for stdout
   bool if_changed = false;
+  // Also write a Make-syntax depfile "OUT: PLAN MODEL [BASE]" here (hpfreeze/depfile.h),
+  // after the output and only when it succeeded, even when if_changed left OUT alone.
+  std::optional<std::string> depfile_path;
   FreezeOptions options;
 };
+
+// The files a freeze reads, in command-line order: plan, model, then base when given.
+std::vector<std::string> freeze_input_paths(const FreezeRequest& request);
 
 struct CommandResult {
   Diagnostics diagnostics;  // warnings and errors, in the order they arose
@@ -31,7 +38,10 @@ struct RenderedMeta {
 };
 Expected<RenderedMeta> render_meta(const FreezeRequest& request);
 
-// render_meta, then the atomic write of the output (or stdout).
+// render_meta, then the atomic write of the output (or stdout), then the depfile. A
+// depfile needs -o FILE and file inputs (no '-') whose paths make syntax can express;
+// these usage errors come first, before any input is read, with ErrorClass::kIo so that
+// they map to exit status 2 like every other failure to write.
 CommandResult run_freeze(const FreezeRequest& request);
 
 }  // namespace hpfreeze

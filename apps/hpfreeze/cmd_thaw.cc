@@ -1,0 +1,42 @@
+// `hpfreeze thaw META [-o PLAN] [--model-out MODEL]`
+#include <memory>
+
+#include "cli.h"
+#include "hpfreeze/thaw_command.h"
+
+namespace hpfreeze::cli {
+
+namespace {
+
+Runner register_thaw(CLI::App& app) {
+  auto request = std::make_shared<ThawRequest>();
+  auto model = std::make_shared<std::string>();
+  app.add_option("meta", request->meta_path, "The codegen_meta.json to thaw; '-' for stdin")
+      ->required();
+  app.add_option("-o,--output", request->plan_path,
+                 "Plan dump (hpfreeze.plan/v1), written atomically; '-' for stdout (default)");
+  app.add_option("--model-out", *model,
+                 "Also write a model tree dump (hpfreeze.model/v1) built from boundary_classes; "
+                 "'-' for stdout");
+  return [request, model, &app]() -> int {
+    if (app.count("--model-out") > 0) request->model_path = *model;
+    if (request->model_path && *request->model_path == request->plan_path) {
+      report(make_error({}, {},
+                        request->plan_path == "-"
+                            ? "-o and --model-out cannot both be '-' (stdout)"
+                            : "-o and --model-out name the same file"));
+      return kExitTrouble;
+    }
+    const CommandResult result = run_thaw(*request);
+    report(result.diagnostics);
+    if (result.io_failed()) return kExitTrouble;
+    return result.failed() ? kExitRejected : kExitOk;
+  };
+}
+
+const bool registered [[maybe_unused]] = add_command(
+    {"thaw", "Turn a codegen_meta.json back into a plan dump (the inverse of freeze)", 60,
+     &register_thaw});
+
+}  // namespace
+}  // namespace hpfreeze::cli

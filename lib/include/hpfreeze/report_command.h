@@ -1,0 +1,115 @@
+#pragma once
+// `hpfreeze report`: what a frozen plan puts on one rank, and whether it divides at all.
+//
+// From a codegen_meta.json (its param_plan, mesh_dim_names and parallel_dims) and a model
+// tree dump (shapes and dtypes), compute for every planned parameter the shard held by the
+// rank at coordinate 0 of every mesh axis (the largest shard under ceil chunking) and add
+// up the bytes. Problems in the inputs become findings; the report is still produced.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/json.h"
+#include "hpfreeze/plan.h"
+
+namespace hpfreeze {
+
+struct MeshAxis {
+  std::string name;
+  std::uint64_t size = 1;
+  friend bool operator==(const MeshAxis& a, const MeshAxis& b) = default;
+};
+
+// Parses the value of --mesh: `AXIS=N[,AXIS=N...]`, axis names [A-Za-z_][A-Za-z0-9_]*, each
+// at most once, sizes decimal integers >= 1 that fit in 63 bits. The error message (no file,
+// no pointer) says what is wrong and quotes the offending item; it is a usage error.
+Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text);
+
+// Bytes per element of a model-tree dtype string (SPEC of issue 8: bfloat16/bf16/float16/
+// half 2, float32/float 4, float64/double 8, int8/uint8/bool/float8_* 1, int16 2, int32 4,
+// int64 8; a leading "torch." is ignored). nullopt for anything else.
+std::optional<std::uint64_t> dtype_size(std::string_view dtype);
+
+// "512 B", "1.5 KiB", "29.9 GiB": binary units, one decimal, rounded half away from zero;
+// the unit is the largest that keeps the rounded value below 1024.
+std::string format_bytes(std::uint64_t bytes);
+
+enum class MeshSource { kFlag, kParallelDims, kNone };
+
+struct ParamReport {
+  std::string fqn;
+  std::string boundary;
+  std::vector<std::uint64_t> shape;
+  std::vector<std::uint64_t> local_shape;
+  std::optional<std::string> dtype;  // as the model tree spells it; nullopt when missing
+  std::string placements;            // "tp=S(0) ep=R", in the order they were applied
+  std::uint64_t rank0_bytes = 0;
+  std::uint64_t full_bytes = 0;
+  bool replicated = false;  // no Shard/StridedShard on a mesh axis of size > 1
+};
+
+struct BoundaryReport {
+  std::string fqn;
+  std::uint64_t rank0_bytes = 0;
+  std::size_t params = 0;
+};
+
+struct UncoveredParam {
+  std::string fqn;
+  std::vector<std::uint64_t> shape;
+  std::optional<std::string> dtype;
+  std::uint64_t bytes = 0;  // full size
+};
+
+struct Report {
+  std::vector<MeshAxis> mesh;  // sorted by axis name
+  MeshSource mesh_source = MeshSource::kNone;
+  std::vector<std::string> axis_order;  // order placements are applied: every axis seen
+  std::uint64_t rank0_bytes = 0;
+  std::uint64_t replicated_bytes = 0;
+  std::uint64_t unsharded_bytes = 0;
+  std::uint64_t uncovered_bytes = 0;
+  std::size_t replicated_params = 0;
+  std::vector<ParamReport> params;          // rank0_bytes descending, then FQN
+  std::vector<BoundaryReport> boundaries;   // rank0_bytes descending, then FQN
+  std::vector<UncoveredParam> uncovered;    // bytes descending, then FQN
+  Diagnostics findings;                     // errors, then warnings, then notes
+
+  [[nodiscard]] bool has_errors() const;
+};
+
+// Builds the report. `meta` is the parsed codegen_meta.json (views into its document),
+// `meta_file` its display name; `mesh` is the --mesh value, nullopt to read parallel_dims.
+Report build_report(const Json& meta, const std::string& meta_file, const ModelTree& model,
+                    const std::optional<std::vector<MeshAxis>>& mesh);
+
+// The readable table; params and boundaries lists are cut to `top` entries.
+std::string render_report_text(const Report& report, std::size_t top);
+
+// One JSON object (indent 2, trailing newline): mesh, the four totals, every boundary,
+// params (cut to `top` when given, else all) and findings.
+std::string render_report_json(const Report& report, std::optional<std::size_t> top);
+
+struct ReportRequest {
+  std::string meta_path;   // "-" for stdin
+  std::string model_path;  // "-" for stdin
+  std::optional<std::vector<MeshAxis>> mesh;
+  bool json = false;
+  std::optional<std::size_t> top;  // text default 10; JSON default all
+};
+
+struct ReportOutput {
+  std::string output;       // bytes for stdout; empty when the inputs could not be read
+  Diagnostics diagnostics;  // for stderr: read/decode errors, or the findings (at most
+                            // kMaxReportedErrors, then one line counting the rest)
+  bool failed = false;      // some error: exit 1, or 2 when an error is of class kIo
+};
+
+ReportOutput run_report(const ReportRequest& request);
+
+}  // namespace hpfreeze

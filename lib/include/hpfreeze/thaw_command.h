@@ -1,0 +1,56 @@
+#pragma once
+// `hpfreeze thaw`: the inverse of freeze. A codegen_meta.json becomes a plan dump
+// (hpfreeze.plan/v1) and, on request, a model tree dump (hpfreeze.model/v1) such that
+// freezing them again reproduces the meta's param_plan, injections, frozen_sharded_params,
+// tied_pairs, special_handlers and mesh_dim_names byte for byte, for every meta freeze
+// can write. docs/cli/thaw.md lists what cannot round-trip.
+
+#include <optional>
+#include <string>
+
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/freeze_command.h"
+#include "hpfreeze/json.h"
+#include "hpfreeze/placement.h"
+
+namespace hpfreeze {
+
+// {"$placement": "Shard", "dim": d, "uneven_shard": u} and the like; every field written.
+// A Partial's reduce_op views into the placement's own view.
+Json placement_to_dump(const Placement& p);
+
+// Inverse of freeze's value_to_dict, for named placements and value_to_dict fields:
+// - a string that is a placement in canonical form becomes a typed placement; any other
+//   string (a callable's name, "SS( 0 , 2 )", "S(x)") stays a string;
+// - an object with a `_target_` key, or with a `$placement`/`$target`/`$callable` key
+//   (which a dump would read as a typed value), becomes {"$target": object}, copied as is;
+// - other objects and arrays are converted member by member; anything else is copied.
+Json thaw_value(const Json& value);
+
+struct ThawOptions {
+  bool model = false;  // also build the model tree dump
+};
+
+struct ThawedPlan {
+  Json plan;             // the plan dump; views into the meta and static strings
+  std::optional<Json> model;  // the model tree dump, when requested
+  Diagnostics warnings;  // what will not round-trip
+};
+
+// Errors (kRejected) for metas that no plan dump can express: a non-object meta or
+// param_plan entry, a params leaf that is not a placement, a field of the wrong type for
+// its kind, an unknown or misplaced field, a '$'-tagged key inside a plain field.
+Expected<ThawedPlan> thaw_meta(const Json& meta, const std::string& file,
+                               const ThawOptions& options);
+
+struct ThawRequest {
+  std::string meta_path;                  // "-" for stdin
+  std::string plan_path = "-";            // "-" for stdout
+  std::optional<std::string> model_path;  // "-" for stdout
+};
+
+// Reads the meta, thaws it, writes the plan dump and then the model dump (each atomically,
+// encode_plain_json plus a final newline). Nothing is written when thawing fails.
+CommandResult run_thaw(const ThawRequest& request);
+
+}  // namespace hpfreeze

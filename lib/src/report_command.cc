@@ -1,0 +1,840 @@
+#include "hpfreeze/report_command.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "hpfreeze/encode.h"
+#include "hpfreeze/freeze.h"
+#include "hpfreeze/io.h"
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/placement.h"
+
+namespace hpfreeze {
+namespace {
+
+constexpr std::uint64_t kMaxMeshSize = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t kDefaultTextTop = 10;
+
+bool is_name_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+
+bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+// Product of the dims times `unit`; false on overflow. A zero dim makes it 0 whatever the rest.
+bool checked_volume(const std::vector<std::uint64_t>& shape, std::uint64_t unit,
+                    std::uint64_t& out) {
+  if (std::find(shape.begin(), shape.end(), std::uint64_t{0}) != shape.end()) {
+    out = 0;
+    return true;
+  }
+  std::uint64_t acc = unit;
+  for (std::uint64_t d : shape) {
+    if (!checked_mul(acc, d, acc)) return false;
+  }
+  out = acc;
+  return true;
+}
+
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  out += ']';
+  return out;
+}
+
+std::string plural(std::size_t n, std::string_view word) {
+  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
+}
+
+std::string parameter_pointer(std::string_view fqn) { return pointer_join("/parameters", fqn); }
+
+Diagnostic make_note(std::string file, std::string pointer, std::string message) {
+  Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
+  d.severity = Severity::kNote;
+  return d;
+}
+
+struct AxisPlan {
+  std::string_view axis;
+  std::string_view text;  // the canonical string as the meta spells it
+  Placement placement;
+};
+
+struct PlannedParam {
+  std::string fqn;
+  std::string_view boundary;
+  std::string_view name;
+  std::string pointer;  // of the param's axes object in the meta
+  std::vector<AxisPlan> axes;
+};
+
+// Sum that sticks at the maximum and remembers that it did.
+struct Total {
+  std::uint64_t value = 0;
+  bool overflowed = false;
+  void add(std::uint64_t v) {
+    if (__builtin_add_overflow(value, v, &value)) {
+      value = std::numeric_limits<std::uint64_t>::max();
+      overflowed = true;
+    }
+  }
+};
+
+class ReportBuilder {
+ public:
+  ReportBuilder(const Json& meta, const std::string& meta_file, const ModelTree& model)
+      : meta_(meta), meta_file_(meta_file), model_(model) {}
+
+  Report build(const std::optional<std::vector<MeshAxis>>& mesh) {
+    if (!meta_.is_object()) {
+      error(meta_file_, "", "the meta is not a JSON object");
+      return finish();
+    }
+    read_mesh_dim_names();
+    read_mesh(mesh);
+    read_param_plan();
+    order_axes();
+    note_idle_axes();
+    for (const PlannedParam& p : planned_) measure(p);
+    measure_uncovered();
+    totals_and_warnings();
+    return finish();
+  }
+
+ private:
+  void error(const std::string& file, std::string pointer, std::string message) {
+    report_.findings.push_back(make_error(file, std::move(pointer), std::move(message)));
+  }
+  void warning(const std::string& file, std::string pointer, std::string message) {
+    report_.findings.push_back(make_warning(file, std::move(pointer), std::move(message)));
+  }
+
+  void read_mesh_dim_names() {
+    const Json* names = meta_.find("mesh_dim_names");
+    if (names == nullptr || names->is_null()) return;
+    bool ok = names->is_array();
+    if (ok) {
+      for (const Json& n : names->as_array()) ok = ok && n.is_string();
+    }
+    if (!ok) {
+      error(meta_file_, "/mesh_dim_names",
+            "expected an array of strings or null; axes are applied in name order");
+      return;
+    }
+    for (const Json& n : names->as_array()) mesh_dim_names_.push_back(n.as_string());
+  }
+
+  void read_mesh(const std::optional<std::vector<MeshAxis>>& mesh) {
+    if (mesh) {
+      report_.mesh_source = MeshSource::kFlag;
+      for (const MeshAxis& a : *mesh) sizes_[a.name] = a.size;
+    } else {
+      read_parallel_dims();
+    }
+    for (const auto& [name, size] : sizes_) report_.mesh.push_back(MeshAxis{name, size});
+  }
+
+  void read_parallel_dims() {
+    const Json* dims = meta_.find("parallel_dims");
+    if (dims != nullptr && !dims->is_null() && !dims->is_object()) {
+      error(meta_file_, "/parallel_dims", "expected an object of <axis>_size integers");
+      dims = nullptr;
+    }
+    if (dims != nullptr && dims->is_object()) {
+      report_.mesh_source = MeshSource::kParallelDims;
+      constexpr std::string_view kSuffix = "_size";
+      for (const JsonMember& m : dims->as_object()) {
+        if (m.key.size() <= kSuffix.size() || !m.key.ends_with(kSuffix)) continue;
+        const std::string axis(m.key.substr(0, m.key.size() - kSuffix.size()));
+        std::uint64_t size = 0;
+        if (const auto* i = std::get_if<std::int64_t>(&m.value.v); i != nullptr && *i >= 1) {
+          size = static_cast<std::uint64_t>(*i);
+        }
+        if (size == 0) {
+          warning(meta_file_, pointer_join("/parallel_dims", m.key),
+                  "ignored: expected an integer >= 1; axis '" + axis + "' counts as size 1");
+          continue;
+        }
+        sizes_[axis] = size;
+      }
+    }
+    if (sizes_.empty()) {
+      warning(meta_file_, dims != nullptr ? "/parallel_dims" : "",
+              "no mesh sizes: the meta has no <axis>_size in parallel_dims and --mesh was not "
+              "given; every axis counts as size 1");
+    }
+  }
+
+  void read_param_plan() {
+    const Json* plan = meta_.find("param_plan");
+    if (plan == nullptr || !plan->is_object()) {
+      error(meta_file_, plan == nullptr ? "" : "/param_plan",
+            plan == nullptr ? "the meta has no param_plan"
+                            : "expected an object: boundary -> module plan");
+      return;
+    }
+    std::unordered_map<std::string, std::string> seen;  // FQN -> pointer of its first plan
+    for (const JsonMember& b : plan->as_object()) {
+      const std::string boundary_pointer = pointer_join("/param_plan", b.key);
+      if (!b.value.is_object()) {
+        error(meta_file_, boundary_pointer, "expected an object");
+        continue;
+      }
+      const Json* params = b.value.find("params");
+      if (params == nullptr || params->is_null()) continue;
+      const std::string params_pointer = pointer_join(boundary_pointer, "params");
+      if (!params->is_object()) {
+        error(meta_file_, params_pointer, "expected an object: param name -> axis -> placement");
+        continue;
+      }
+      if (!params->as_object().empty()) {
+        boundary_index_.emplace(b.key, report_.boundaries.size());
+        report_.boundaries.push_back(BoundaryReport{std::string(b.key), 0, 0});
+      }
+      for (const JsonMember& p : params->as_object()) {
+        PlannedParam planned{join_fqn(b.key, p.key), b.key, p.key,
+                             pointer_join(params_pointer, p.key), {}};
+        planned_keys_.insert(planned.fqn);
+        ++report_.boundaries[boundary_index_.at(b.key)].params;
+        if (!read_axes(p.value, planned)) continue;
+        if (auto [it, fresh] = seen.emplace(planned.fqn, planned.pointer); !fresh) {
+          warning(meta_file_, planned.pointer,
+                  "parameter " + quote_for_diagnostic(planned.fqn) + " is already planned at " +
+                      it->second + "; counted once");
+          continue;
+        }
+        planned_.push_back(std::move(planned));
+      }
+    }
+  }
+
+  bool read_axes(const Json& value, PlannedParam& planned) {
+    if (!value.is_object()) {
+      error(meta_file_, planned.pointer, "expected an object: axis -> placement string");
+      return false;
+    }
+    bool ok = true;
+    for (const JsonMember& a : value.as_object()) {
+      const std::string pointer = pointer_join(planned.pointer, a.key);
+      if (!a.value.is_string()) {
+        error(meta_file_, pointer, "expected a placement string");
+        ok = false;
+        continue;
+      }
+      Expected<Placement> placement = parse_placement(a.value.as_string());
+      if (!placement) {
+        error(meta_file_, pointer, placement.errors().front().message);
+        ok = false;
+        continue;
+      }
+      planned.axes.push_back(AxisPlan{a.key, a.value.as_string(), *placement});
+      if (first_use_.emplace(a.key, pointer).second) axes_seen_.push_back(a.key);
+    }
+    return ok;
+  }
+
+  // mesh_dim_names first, in their order; every other axis of a placement after them, by name.
+  void order_axes() {
+    for (std::string_view n : mesh_dim_names_) {
+      if (axis_rank_.emplace(n, axis_rank_.size()).second) report_.axis_order.emplace_back(n);
+    }
+    std::vector<std::string_view> rest;
+    for (std::string_view a : axes_seen_) {
+      if (!axis_rank_.contains(a)) rest.push_back(a);
+    }
+    std::sort(rest.begin(), rest.end());
+    for (std::string_view a : rest) {
+      axis_rank_.emplace(a, axis_rank_.size());
+      report_.axis_order.emplace_back(a);
+    }
+  }
+
+  std::uint64_t axis_size(std::string_view axis) const {
+    auto it = sizes_.find(std::string(axis));
+    return it == sizes_.end() ? 1 : it->second;
+  }
+
+  std::string_view mesh_origin() const {
+    return report_.mesh_source == MeshSource::kFlag ? "--mesh" : "parallel_dims";
+  }
+
+  void note_idle_axes() {
+    for (std::string_view axis : axes_seen_) {
+      auto it = sizes_.find(std::string(axis));
+      const std::string quoted = quote_for_diagnostic(axis);
+      if (it == sizes_.end()) {
+        report_.findings.push_back(
+            make_note(meta_file_, first_use_.at(axis),
+                      "axis " + quoted + " is not in the mesh (" + std::string(mesh_origin()) +
+                          "); its placements change nothing"));
+      } else if (it->second == 1) {
+        report_.findings.push_back(make_note(
+            meta_file_, first_use_.at(axis),
+            "axis " + quoted + " has size 1; its placements change nothing"));
+      }
+    }
+  }
+
+  // The dtype's element size; a missing dtype counts as bfloat16. nullopt (with an error
+  // finding) when the dtype is unknown.
+  std::optional<std::uint64_t> element_size(std::string_view fqn, const ModelParameter& p) {
+    if (!p.dtype) {
+      if (missing_dtype_count_++ == 0) first_missing_dtype_ = std::string(fqn);
+      return 2;
+    }
+    std::optional<std::uint64_t> size = dtype_size(*p.dtype);
+    if (!size) {
+      error(model_.file, pointer_join(parameter_pointer(fqn), "dtype"),
+            "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
+                quote_for_diagnostic(*p.dtype));
+    }
+    return size;
+  }
+
+  bool full_bytes(std::string_view fqn, const ModelParameter& p, std::uint64_t unit,
+                  std::uint64_t& out) {
+    if (checked_volume(p.shape, unit, out)) return true;
+    error(model_.file, parameter_pointer(fqn),
+          "parameter " + quote_for_diagnostic(fqn) + " of shape " + shape_text(p.shape) + " and " +
+              std::to_string(unit) + "-byte elements needs more than 2^64-1 bytes");
+    return false;
+  }
+
+  std::string size_phrase(std::uint64_t local, std::uint64_t full) const {
+    if (local == full) return "(size " + std::to_string(local) + ")";
+    return "(local size " + std::to_string(local) + " of " + std::to_string(full) + ")";
+  }
+
+  void measure(const PlannedParam& planned) {
+    const ModelParameter* info = model_.find_parameter(planned.fqn);
+    if (info == nullptr) {
+      error(meta_file_, planned.pointer,
+            "parameter " + quote_for_diagnostic(planned.fqn) + " is not in the model (" +
+                model_.file + ")");
+      return;
+    }
+    const std::optional<std::uint64_t> unit = element_size(planned.fqn, *info);
+    std::uint64_t full = 0;
+    if (!unit || !full_bytes(planned.fqn, *info, *unit, full)) return;
+
+    std::vector<const AxisPlan*> axes;
+    for (const AxisPlan& a : planned.axes) axes.push_back(&a);
+    std::sort(axes.begin(), axes.end(), [this](const AxisPlan* x, const AxisPlan* y) {
+      return axis_rank_.at(x->axis) < axis_rank_.at(y->axis);
+    });
+
+    ParamReport out;
+    out.fqn = planned.fqn;
+    out.boundary = std::string(planned.boundary);
+    out.shape = info->shape;
+    out.local_shape = info->shape;
+    if (info->dtype) out.dtype = std::string(*info->dtype);
+    out.replicated = true;
+    for (const AxisPlan* a : axes) {
+      if (!out.placements.empty()) out.placements += ' ';
+      out.placements += std::string(a->axis) + "=" + std::string(a->text);
+      apply(planned, *a, out);
+    }
+    out.full_bytes = full;
+    checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
+    report_.boundaries[boundary_index_.at(planned.boundary)].rank0_bytes += out.rank0_bytes;
+    report_.params.push_back(std::move(out));
+  }
+
+  // Applies one axis's placement to out.local_shape. A dim that does not divide is an error
+  // and is then chunked with ceil, so the totals stay an upper bound.
+  void apply(const PlannedParam& planned, const AxisPlan& a, ParamReport& out) {
+    const Placement& p = a.placement;
+    if (!p.has_dim()) return;
+    const std::string pointer = pointer_join(planned.pointer, a.axis);
+    const std::string who = "parameter " + quote_for_diagnostic(planned.fqn);
+    const std::string where = std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis);
+    const auto rank = static_cast<std::uint64_t>(out.shape.size());
+    const auto dim = static_cast<std::uint64_t>(p.dim);  // parse_placement gives dim >= 0
+    if (dim >= rank) {
+      error(meta_file_, pointer,
+            who + " has " + plural(rank, "dim") + "; " + where + " shards dim " +
+                std::to_string(dim));
+      return;
+    }
+    const std::uint64_t n = axis_size(a.axis);
+    if (n == 1) return;
+    out.replicated = false;
+    const std::uint64_t s = out.local_shape[dim];
+    const std::string dim_text =
+        who + " dim " + std::to_string(dim) + " " + size_phrase(s, out.shape[dim]);
+    const std::string on_axis = where + " of size " + std::to_string(n);
+    if (p.kind == PlacementKind::kShard) {
+      if (!p.uneven_shard && s % n != 0) {
+        error(meta_file_, pointer,
+              dim_text + " is not divisible by " + std::to_string(n) + ": " + on_axis);
+      }
+      out.local_shape[dim] = ceil_div(s, n);
+      return;
+    }
+    const auto f = static_cast<std::uint64_t>(p.split_factor);
+    if (s % f != 0) {
+      error(meta_file_, pointer,
+            dim_text + " is not divisible by the split factor " + std::to_string(f) + ": " +
+                on_axis);
+      out.local_shape[dim] = ceil_div(s, n);
+      return;
+    }
+    std::uint64_t nf = 0;
+    const bool nf_fits = checked_mul(n, f, nf);
+    // s is a multiple of f, so f * ceil(s / (f * n)) = f * ceil((s / f) / n).
+    const std::uint64_t local = f * ceil_div(s / f, n);
+    if (!p.uneven_shard && (nf_fits ? s % nf != 0 : s != 0)) {
+      error(meta_file_, pointer,
+            dim_text + " is not divisible by " + std::to_string(n) + " x " + std::to_string(f) +
+                (nf_fits ? " = " + std::to_string(nf) : std::string()) + ": " + on_axis);
+    }
+    out.local_shape[dim] = local;
+  }
+
+  // Covered: the FQN itself or one of its dotted prefixes is a planned key.
+  bool is_covered(std::string_view fqn) const {
+    while (true) {
+      if (planned_keys_.contains(std::string(fqn))) return true;
+      const std::size_t dot = fqn.rfind('.');
+      if (dot == std::string_view::npos) return false;
+      fqn = fqn.substr(0, dot);
+    }
+  }
+
+  void measure_uncovered() {
+    for (const auto& [fqn, info] : model_.parameters) {
+      if (is_covered(fqn)) continue;
+      const std::optional<std::uint64_t> unit = element_size(fqn, info);
+      std::uint64_t bytes = 0;
+      if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
+      UncoveredParam u{std::string(fqn), info.shape, std::nullopt, bytes};
+      if (info.dtype) u.dtype = std::string(*info.dtype);
+      report_.uncovered.push_back(std::move(u));
+    }
+  }
+
+  void totals_and_warnings() {
+    Total rank0;
+    Total replicated;
+    Total unsharded;
+    Total uncovered;
+    for (const ParamReport& p : report_.params) {
+      rank0.add(p.rank0_bytes);
+      unsharded.add(p.full_bytes);
+      if (p.replicated) {
+        replicated.add(p.rank0_bytes);
+        ++report_.replicated_params;
+      }
+    }
+    for (const UncoveredParam& u : report_.uncovered) uncovered.add(u.bytes);
+    const std::pair<const char*, Total*> totals[] = {{"rank0_bytes", &rank0},
+                                                     {"replicated_bytes", &replicated},
+                                                     {"unsharded_bytes", &unsharded},
+                                                     {"uncovered_bytes", &uncovered}};
+    for (const auto& [name, total] : totals) {
+      if (total->overflowed) {
+        error(meta_file_, "",
+              std::string(name) + " exceeds 2^64-1 bytes; it is reported as 2^64-1");
+      }
+    }
+    report_.rank0_bytes = rank0.value;
+    report_.replicated_bytes = replicated.value;
+    report_.unsharded_bytes = unsharded.value;
+    report_.uncovered_bytes = uncovered.value;
+
+    if (missing_dtype_count_ > 0) {
+      warning(model_.file, parameter_pointer(first_missing_dtype_),
+              std::to_string(missing_dtype_count_) + " parameter" +
+                  (missing_dtype_count_ == 1 ? " has" : "s have") +
+                  " no dtype, counted as bfloat16 (2 bytes); the first is " +
+                  quote_for_diagnostic(first_missing_dtype_));
+    }
+    if (!report_.uncovered.empty()) {
+      const std::size_t n = report_.uncovered.size();
+      warning(model_.file, "",
+              std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
+                  " not covered by any planned key (" + format_bytes(report_.uncovered_bytes) +
+                  " at full size); " + (n == 1 ? "it stays" : "they stay") +
+                  " whole on every rank");
+    }
+  }
+
+  Report finish() {
+    auto by_bytes = [](const auto& a, const auto& b) {
+      if (a.rank0_bytes != b.rank0_bytes) return a.rank0_bytes > b.rank0_bytes;
+      return a.fqn < b.fqn;
+    };
+    std::sort(report_.params.begin(), report_.params.end(), by_bytes);
+    std::sort(report_.boundaries.begin(), report_.boundaries.end(), by_bytes);
+    std::sort(report_.uncovered.begin(), report_.uncovered.end(),
+              [](const UncoveredParam& a, const UncoveredParam& b) {
+                if (a.bytes != b.bytes) return a.bytes > b.bytes;
+                return a.fqn < b.fqn;
+              });
+    std::stable_sort(report_.findings.begin(), report_.findings.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) {
+                       return static_cast<int>(a.severity) < static_cast<int>(b.severity);
+                     });
+    return std::move(report_);
+  }
+
+  const Json& meta_;
+  const std::string& meta_file_;
+  const ModelTree& model_;
+  Report report_;
+  std::vector<std::string_view> mesh_dim_names_;
+  std::map<std::string, std::uint64_t> sizes_;
+  std::vector<PlannedParam> planned_;
+  std::unordered_set<std::string> planned_keys_;
+  std::unordered_map<std::string_view, std::size_t> boundary_index_;
+  std::vector<std::string_view> axes_seen_;                    // first-use order
+  std::unordered_map<std::string_view, std::string> first_use_;  // axis -> pointer
+  std::unordered_map<std::string_view, std::size_t> axis_rank_;
+  std::size_t missing_dtype_count_ = 0;
+  std::string first_missing_dtype_;
+};
+
+// ---- text rendering ----
+
+enum class Align { kLeft, kRight };
+
+// Columns padded to their widest cell; the last column is not padded (no trailing blanks).
+std::string render_table(const std::vector<Align>& align,
+                         const std::vector<std::vector<std::string>>& rows,
+                         std::string_view indent) {
+  std::vector<std::size_t> width(align.size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::size_t pad = width[i] - row[i].size();
+      const bool last = i + 1 == row.size();
+      if (i != 0) line += "  ";
+      if (align[i] == Align::kRight) line.append(pad, ' ');
+      line += row[i];
+      if (align[i] == Align::kLeft && !last) line.append(pad, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+std::string mesh_line(const Report& r) {
+  std::string out = "mesh:";
+  if (r.mesh.empty()) {
+    out += " none, every axis counts as size 1";
+  } else {
+    for (const MeshAxis& a : r.mesh) out += " " + a.name + "=" + std::to_string(a.size);
+    out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
+  }
+  out += '\n';
+  if (!r.axis_order.empty()) {
+    out += "placement order:";
+    for (std::size_t i = 0; i < r.axis_order.size(); ++i) {
+      out += (i == 0 ? " " : ", ") + r.axis_order[i];
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+// "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
+std::string count_of(std::size_t shown, std::size_t total, std::string_view order) {
+  const std::string head = shown == total ? "all " + std::to_string(total)
+                                          : "top " + std::to_string(shown) + " of " +
+                                                std::to_string(total);
+  return " (" + head + ", " + std::string(order) + "):\n";
+}
+
+}  // namespace
+
+Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
+  auto fail = [](std::string message) -> Expected<std::vector<MeshAxis>> {
+    return make_error({}, {}, std::move(message));
+  };
+  if (text.empty()) return fail("expected AXIS=N[,AXIS=N...], got an empty value");
+  std::vector<MeshAxis> axes;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (item.empty()) {
+      return fail("empty item in " + quote_for_diagnostic(text) + "; expected AXIS=N[,AXIS=N...]");
+    }
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return fail(quote_for_diagnostic(item) + " is not AXIS=N");
+    }
+    const std::string_view name = item.substr(0, eq);
+    const std::string_view size = item.substr(eq + 1);
+    if (name.empty() || !is_name_start(name.front()) ||
+        !std::all_of(name.begin(), name.end(), is_name_char)) {
+      return fail(quote_for_diagnostic(item) +
+                  ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
+    }
+    std::uint64_t value = 0;
+    bool digits = !size.empty();
+    bool too_large = false;
+    for (char c : size) {
+      if (c < '0' || c > '9') {
+        digits = false;
+        break;
+      }
+      if (!checked_mul(value, 10, value) || __builtin_add_overflow(value, c - '0', &value) ||
+          value > kMaxMeshSize) {
+        too_large = true;
+      }
+    }
+    if (!digits || value == 0) {
+      return fail(quote_for_diagnostic(item) + ": the size must be a decimal integer >= 1");
+    }
+    if (too_large) {
+      return fail(quote_for_diagnostic(item) + ": the size is larger than 2^63-1");
+    }
+    for (const MeshAxis& a : axes) {
+      if (a.name == name) return fail("axis " + quote_for_diagnostic(name) + " is given twice");
+    }
+    axes.push_back(MeshAxis{std::string(name), value});
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return axes;
+}
+
+std::optional<std::uint64_t> dtype_size(std::string_view dtype) {
+  if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
+  if (dtype.starts_with("float8_") && dtype.size() > 7) return 1;
+  static constexpr std::pair<std::string_view, std::uint64_t> kSizes[] = {
+      {"bfloat16", 2}, {"bf16", 2},  {"float16", 2}, {"half", 2},   {"float32", 4},
+      {"float", 4},    {"float64", 8}, {"double", 8}, {"int8", 1},   {"uint8", 1},
+      {"bool", 1},     {"int16", 2}, {"int32", 4},   {"int64", 8}};
+  for (const auto& [name, size] : kSizes) {
+    if (name == dtype) return size;
+  }
+  return std::nullopt;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  std::uint64_t tenths = 0;
+  std::size_t k = 0;
+  for (; k < std::size(kUnits); ++k) {
+    const std::uint64_t unit = std::uint64_t{1} << (10 * (k + 1));
+    const std::uint64_t q = bytes / unit;
+    const std::uint64_t r10 = (bytes % unit) * 10;  // < 10 * 2^60: fits
+    const std::uint64_t rem = r10 % unit;
+    tenths = q * 10 + r10 / unit + (rem >= unit - rem ? 1 : 0);
+    if (tenths < 10240) break;
+  }
+  k = std::min(k, std::size(kUnits) - 1);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " " +
+         std::string(kUnits[k]);
+}
+
+bool Report::has_errors() const {
+  return std::any_of(findings.begin(), findings.end(),
+                     [](const Diagnostic& d) { return d.severity == Severity::kError; });
+}
+
+Report build_report(const Json& meta, const std::string& meta_file, const ModelTree& model,
+                    const std::optional<std::vector<MeshAxis>>& mesh) {
+  return ReportBuilder(meta, meta_file, model).build(mesh);
+}
+
+std::string render_report_text(const Report& r, std::size_t top) {
+  std::string out = mesh_line(r);
+  out += '\n';
+  const std::size_t planned = r.params.size();
+  const std::size_t uncovered = r.uncovered.size();
+  std::uint64_t total = r.rank0_bytes;
+  if (__builtin_add_overflow(total, r.uncovered_bytes, &total)) {
+    total = std::numeric_limits<std::uint64_t>::max();
+  }
+  auto row = [](std::string label, std::size_t count, std::uint64_t bytes) {
+    return std::vector<std::string>{std::move(label), std::to_string(count), format_bytes(bytes),
+                                    std::to_string(bytes)};
+  };
+  out += render_table({Align::kLeft, Align::kRight, Align::kRight, Align::kRight},
+                      {{"", "PARAMS", "BYTES", "EXACT"},
+                       row("rank 0, planned params", planned, r.rank0_bytes),
+                       row("  of which replicated", r.replicated_params, r.replicated_bytes),
+                       row("planned params at full size", planned, r.unsharded_bytes),
+                       row("uncovered params (whole on every rank)", uncovered, r.uncovered_bytes),
+                       row("rank 0 total", planned + uncovered, total)},
+                      "");
+
+  const std::size_t nb = std::min(top, r.boundaries.size());
+  if (nb > 0) {
+    out += "\nboundaries" + count_of(nb, r.boundaries.size(), "by rank-0 bytes");
+    std::vector<std::vector<std::string>> rows{{"BYTES", "PARAMS", "BOUNDARY"}};
+    for (std::size_t i = 0; i < nb; ++i) {
+      const BoundaryReport& b = r.boundaries[i];
+      rows.push_back({format_bytes(b.rank0_bytes), std::to_string(b.params),
+                      b.fqn.empty() ? "(root)" : b.fqn});
+    }
+    out += render_table({Align::kRight, Align::kRight, Align::kLeft}, rows, "  ");
+    if (nb < r.boundaries.size()) {
+      std::uint64_t rest = 0;
+      for (std::size_t i = nb; i < r.boundaries.size(); ++i) rest += r.boundaries[i].rank0_bytes;
+      out += "  ... " + std::to_string(r.boundaries.size() - nb) + " more, " + format_bytes(rest) +
+             "\n";
+    }
+  }
+
+  const std::size_t np = std::min(top, r.params.size());
+  if (np > 0) {
+    out += "\nparams" + count_of(np, r.params.size(), "by rank-0 bytes");
+    std::vector<std::vector<std::string>> rows{
+        {"BYTES", "DTYPE", "SHAPE", "LOCAL", "PLACEMENTS", "PARAM"}};
+    for (std::size_t i = 0; i < np; ++i) {
+      const ParamReport& p = r.params[i];
+      rows.push_back({format_bytes(p.rank0_bytes), p.dtype.value_or("-"), shape_text(p.shape),
+                      shape_text(p.local_shape), p.placements.empty() ? "-" : p.placements,
+                      p.fqn});
+    }
+    out += render_table(
+        {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft},
+        rows, "  ");
+  }
+
+  const std::size_t nu = std::min(top, r.uncovered.size());
+  if (nu > 0) {
+    out += "\nuncovered params" + count_of(nu, r.uncovered.size(), "by bytes");
+    std::vector<std::vector<std::string>> rows{{"BYTES", "DTYPE", "SHAPE", "PARAM"}};
+    for (std::size_t i = 0; i < nu; ++i) {
+      const UncoveredParam& u = r.uncovered[i];
+      rows.push_back({format_bytes(u.bytes), u.dtype.value_or("-"), shape_text(u.shape), u.fqn});
+    }
+    out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
+  }
+
+  std::size_t counts[3] = {0, 0, 0};
+  for (const Diagnostic& d : r.findings) ++counts[static_cast<int>(d.severity)];
+  if (!r.findings.empty()) {
+    out += "\nfindings: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
+           ", " + plural(counts[2], "note") + " (on stderr; notes with -v)\n";
+  }
+  return out;
+}
+
+std::string render_report_json(const Report& r, std::optional<std::size_t> top) {
+  auto shape_json = [](const std::vector<std::uint64_t>& shape) {
+    JsonArray a;
+    for (std::uint64_t d : shape) a.emplace_back(d);
+    return Json(std::move(a));
+  };
+  JsonObject mesh;
+  for (const MeshAxis& a : r.mesh) mesh.push_back({a.name, Json(a.size)});
+  JsonArray boundaries;
+  for (const BoundaryReport& b : r.boundaries) {
+    boundaries.emplace_back(JsonObject{{"fqn", Json(std::string_view(b.fqn))},
+                                       {"rank0_bytes", Json(b.rank0_bytes)}});
+  }
+  JsonArray params;
+  const std::size_t np = std::min(top.value_or(r.params.size()), r.params.size());
+  for (std::size_t i = 0; i < np; ++i) {
+    const ParamReport& p = r.params[i];
+    params.emplace_back(JsonObject{
+        {"fqn", Json(std::string_view(p.fqn))},
+        {"shape", shape_json(p.shape)},
+        {"dtype", p.dtype ? Json(std::string_view(*p.dtype)) : Json()},
+        {"local_shape", shape_json(p.local_shape)},
+        {"rank0_bytes", Json(p.rank0_bytes)}});
+  }
+  JsonArray findings;
+  for (const Diagnostic& d : r.findings) {
+    const char* severity = d.severity == Severity::kError     ? "error"
+                           : d.severity == Severity::kWarning ? "warning"
+                                                              : "note";
+    findings.emplace_back(JsonObject{{"severity", Json(severity)},
+                                     {"pointer", Json(std::string_view(d.pointer))},
+                                     {"message", Json(std::string_view(d.message))}});
+  }
+  const Json doc(JsonObject{{"mesh", Json(std::move(mesh))},
+                            {"rank0_bytes", Json(r.rank0_bytes)},
+                            {"replicated_bytes", Json(r.replicated_bytes)},
+                            {"unsharded_bytes", Json(r.unsharded_bytes)},
+                            {"uncovered_bytes", Json(r.uncovered_bytes)},
+                            {"boundaries", Json(std::move(boundaries))},
+                            {"params", Json(std::move(params))},
+                            {"findings", Json(std::move(findings))}});
+  return encode_plain_json(doc) + "\n";
+}
+
+ReportOutput run_report(const ReportRequest& request) {
+  ReportOutput result;
+  auto load = [&result](const std::string& path) -> std::optional<JsonDocument> {
+    Expected<InputFile> input = read_input(path);
+    if (!input) {
+      result.diagnostics.insert(result.diagnostics.end(), input.errors().begin(),
+                                input.errors().end());
+      return std::nullopt;
+    }
+    Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
+    if (!doc) {
+      result.diagnostics.insert(result.diagnostics.end(), doc.errors().begin(), doc.errors().end());
+      return std::nullopt;
+    }
+    return std::move(*doc);
+  };
+  // Both inputs are read before either is judged, so every unreadable file shows up at once.
+  std::optional<JsonDocument> meta_doc = load(request.meta_path);
+  std::optional<JsonDocument> model_doc = load(request.model_path);
+  result.failed = !result.diagnostics.empty();
+  if (result.failed) return result;
+
+  Expected<ModelTree> model = decode_model_tree(*model_doc);
+  if (!model) {
+    result.diagnostics = std::move(model.errors());
+    result.failed = true;
+    return result;
+  }
+  if (!model->has_parameters) {
+    result.diagnostics.push_back(make_error(
+        model->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
+    result.failed = true;
+    return result;
+  }
+
+  const Json meta = json_from_dom(meta_doc->root());
+  Report report = build_report(meta, meta_doc->name(), *model, request.mesh);
+  result.output = request.json ? render_report_json(report, request.top)
+                               : render_report_text(report, request.top.value_or(kDefaultTextTop));
+  result.failed = report.has_errors();
+  if (report.findings.size() > kMaxReportedErrors) {
+    const std::size_t rest = report.findings.size() - kMaxReportedErrors;
+    Diagnostic more = report.findings[kMaxReportedErrors];
+    more.file.clear();
+    more.pointer.clear();
+    more.message = std::to_string(rest) + " more finding" + (rest == 1 ? "" : "s") +
+                   " not shown (--json lists them all)";
+    report.findings.resize(kMaxReportedErrors);
+    report.findings.push_back(std::move(more));
+  }
+  result.diagnostics = std::move(report.findings);
+  return result;
+}
+
+}  // namespace hpfreeze

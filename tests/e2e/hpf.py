@@ -1,0 +1,24 @@
+"""Shared helpers for the end-to-end tests: run the real binary with a scrubbed environment."""
+import os
+import subprocess
+
+BINARY = os.environ["HPFREEZE_BINARY"]
+TESTDATA = os.environ["HPFREEZE_TESTDATA_DIR"]
+SOURCE = os.environ.get("HPFREEZE_SOURCE_DIR", os.path.dirname(TESTDATA))
+
+
+def env(**extra):
+    e = {k: v for k, v in os.environ.items() if k != "SPDLOG_LEVEL"}
+    e["NO_COLOR"] = "1"
+    e.update(extra)
+    return e
+
+
+def run(*args, stdin=None, extra_env=None, cwd=None, timeout=60):
+    """Runs hpfreeze; returns CompletedProcess with bytes stdout/stderr."""
+    return subprocess.run([BINARY, *args], input=stdin, capture_output=True, timeout=timeout,
+                          env=env(**(extra_env or {})), cwd=cwd)
+
+
+def case(name, *parts):
+    return os.path.join(TESTDATA, "cases", name, *parts)

@@ -1,0 +1,157 @@
+"""`hpfreeze freeze --depfile`: the Make-syntax rule make and ninja read (docs/cli/freeze.md).
+
+Expected depfile texts are written out by hand from GCC's escaping rules (plus `\\:`).
+"""
+import os
+import shutil
+import tempfile
+import unittest
+
+from hpf import case, run
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class Depfile(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        for name in ("plan.json", "model.json", "base.json"):
+            shutil.copy(case("tiny-base", name), os.path.join(self.dir, name))
+        self.expected = read(case("tiny-base", "expected.json"))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def freeze(self, *args, stdin=None):
+        return run("freeze", *args, cwd=self.dir, stdin=stdin)
+
+    def test_rule_names_output_as_given_and_every_input(self):
+        os.mkdir(self.path("out"))
+        r = self.freeze("--plan", "plan.json", "--model", "./model.json", "--base", "base.json",
+                        "-o", "out//meta.json", "--depfile", "out/meta.json.d")
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+        self.assertEqual(read(self.path("out", "meta.json")), self.expected)
+        self.assertEqual(read(self.path("out", "meta.json.d")),
+                         b"out//meta.json: plan.json ./model.json base.json\n")
+
+    def test_without_base_and_with_absolute_paths(self):
+        out = self.path("meta.json")
+        r = self.freeze("--plan", self.path("plan.json"), "--model", self.path("model.json"),
+                        "-o", out, "--depfile", "meta.d")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(read(self.path("meta.d")).decode(),
+                         f"{out}: {self.path('plan.json')} {self.path('model.json')}\n")
+
+    def test_special_characters_are_escaped(self):
+        os.rename(self.path("plan.json"), self.path("my plan#1.json"))
+        os.rename(self.path("model.json"), self.path("mo$del:v1.json"))
+        os.rename(self.path("base.json"), self.path("b\\ ase.json"))
+        r = self.freeze("--plan", "my plan#1.json", "--model", "mo$del:v1.json",
+                        "--base", "b\\ ase.json", "-o", "o t.json", "--depfile", "o t.d")
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(read(self.path("o t.d")),
+                         b"o\\ t.json: my\\ plan\\#1.json mo$$del\\:v1.json b\\\\\\ ase.json\n")
+
+    def test_same_file_twice_is_listed_once(self):
+        r = self.freeze("--plan", "plan.json", "--model", "model.json", "--base", "plan.json",
+                        "-o", "m.json", "--depfile", "m.d")
+        # The plan is no base meta (it has no `covered` problem either): only the list matters.
+        self.assertEqual(read(self.path("m.d")), b"m.json: plan.json model.json\n", r.stderr)
+
+    def test_written_even_when_if_changed_leaves_the_output_alone(self):
+        args = ("--plan", "plan.json", "--model", "model.json", "-o", "m.json", "--if-changed",
+                "--depfile", "m.d")
+        self.assertEqual(self.freeze(*args).returncode, 0)
+        os.utime(self.path("m.json"), (1_000_000, 1_000_000))
+        os.remove(self.path("m.d"))
+        r = self.freeze(*args)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(os.stat(self.path("m.json")).st_mtime, 1_000_000)
+        self.assertEqual(read(self.path("m.d")), b"m.json: plan.json model.json\n")
+        self.assertEqual(sorted(os.listdir(self.dir)),
+                         ["base.json", "m.d", "m.json", "model.json", "plan.json"])
+
+    def test_an_existing_depfile_is_replaced_whole(self):
+        with open(self.path("m.d"), "w") as f:
+            f.write("stale: rule with a much longer text than the new one\n" * 10)
+        r = self.freeze("--plan", "plan.json", "--model", "model.json", "-o", "m.json",
+                        "--depfile", "m.d")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(read(self.path("m.d")), b"m.json: plan.json model.json\n")
+
+    def test_stdin_or_stdout_is_a_usage_error_and_nothing_is_read_or_written(self):
+        cases = [
+            (("--plan", "-", "--model", "model.json", "-o", "m.json"),
+             "--depfile needs input files, but --plan is '-' (stdin)"),
+            (("--plan", "plan.json", "--model", "-", "-o", "m.json"),
+             "--depfile needs input files, but --model is '-' (stdin)"),
+            (("--plan", "plan.json", "--model", "model.json", "--base", "-", "-o", "m.json"),
+             "--depfile needs input files, but --base is '-' (stdin)"),
+            (("--plan", "plan.json", "--model", "model.json", "-o", "-"),
+             "--depfile needs an output file, but -o is '-' (stdout)"),
+            (("--plan", "plan.json", "--model", "model.json"),
+             "--depfile needs an output file, but -o is '-' (stdout)"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                r = self.freeze(*args, "--depfile", "m.d", stdin=read(self.path("plan.json")))
+                self.assertEqual((r.returncode, r.stdout, r.stderr.decode()),
+                                 (2, b"", f"hpfreeze: error: m.d: {message}\n"))
+                self.assertFalse(os.path.exists(self.path("m.d")))
+                self.assertFalse(os.path.exists(self.path("m.json")))
+
+    def test_both_stdin_and_stdout_report_both(self):
+        r = self.freeze("--plan", "-", "--model", "model.json", "--depfile", "m.d", stdin=b"{}")
+        self.assertEqual((r.returncode, r.stderr.decode()), (2, (
+            "hpfreeze: error: m.d: --depfile needs an output file, but -o is '-' (stdout)\n"
+            "hpfreeze: error: m.d: --depfile needs input files, but --plan is '-' (stdin)\n")))
+
+    def test_a_path_with_a_newline_is_refused_before_anything_is_written(self):
+        r = self.freeze("--plan", "plan.json", "--model", "model.json", "-o", "a\nb.json",
+                        "--depfile", "m.d")
+        self.assertEqual((r.returncode, r.stderr.decode()), (2, (
+            "hpfreeze: error: m.d: cannot write 'a\\nb.json' to a depfile: make syntax has no "
+            "newline or carriage return\n")))
+        self.assertEqual(sorted(os.listdir(self.dir)), ["base.json", "model.json", "plan.json"])
+
+    def test_no_depfile_when_the_freeze_fails(self):
+        with open(self.path("m.d"), "w") as f:
+            f.write("old\n")
+        with open(self.path("bad.json"), "w") as f:
+            f.write('{"modules": {"x": {"params": {"w": {"tp": "Shrad(0)"}}}}}')
+        r = self.freeze("--plan", "bad.json", "--model", "model.json", "-o", "m.json",
+                        "--depfile", "m.d")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(read(self.path("m.d")), b"old\n")
+        self.assertFalse(os.path.exists(self.path("m.json")))
+
+    def test_no_depfile_when_the_output_cannot_be_written(self):
+        r = self.freeze("--plan", "plan.json", "--model", "model.json", "-o", "nodir/m.json",
+                        "--depfile", "m.d")
+        self.assertEqual(r.returncode, 2)
+        self.assertFalse(os.path.exists(self.path("m.d")))
+
+    def test_depfile_that_cannot_be_written_is_an_io_error(self):
+        r = self.freeze("--plan", "plan.json", "--model", "model.json", "--base", "base.json",
+                        "-o", "m.json", "--depfile", "nodir/m.d")
+        self.assertEqual((r.returncode, r.stderr.decode()), (
+            2, "hpfreeze: error: nodir/m.d: cannot write: No such file or directory\n"))
+        # The output itself was complete and is kept; the build system reruns the rule
+        # because the command failed.
+        self.assertEqual(read(self.path("m.json")), self.expected)
+
+    def test_help_lists_the_flag(self):
+        r = run("freeze", "--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(b"--depfile", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

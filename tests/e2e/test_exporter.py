@@ -1,0 +1,547 @@
+"""python/hpfreeze_export.py: live plan + model (stand-ins with upstream's class names and
+attributes) -> dumps -> `hpfreeze freeze` -> the expected bytes of a golden case.
+
+The expected bytes are testdata/cases/<case>/expected.json, written from the SPEC rules
+by the golden corpus, never by hpfreeze or the exporter.
+"""
+import ast
+import enum
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+from hpf import SOURCE, case, run
+
+sys.path.insert(0, os.path.join(SOURCE, "python"))
+import hpfreeze_export as hx  # noqa: E402
+from standins.planner import (MeshAxisName, ModuleShardingSpec, Partial,  # noqa: E402
+                              Placement, RaggedShard, Replicate, Shard, ShardingPlan,
+                              StridedShard, Target)
+from standins.torch_like import (ModuleList, Parameter, float32, make,  # noqa: E402
+                                 module_class)
+
+TP, CP, EP = MeshAxisName.TP, MeshAxisName.CP, MeshAxisName.EP
+
+
+class PlainAxis(enum.Enum):  # not a str: distinct from "tp" as a dict key
+    TP = "tp"
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def spec(**fields):
+    """A ModuleShardingSpec; init=False fields (leading underscore) set afterwards."""
+    late = {k: fields.pop(k) for k in list(fields) if k.startswith("_")}
+    s = ModuleShardingSpec(**fields)
+    for k, v in late.items():
+        setattr(s, k, v)
+    return s
+
+
+def linear(out_features, in_features, bias=False):
+    members = {"weight": Parameter(out_features, in_features)}
+    if bias:
+        members["bias"] = Parameter(out_features)
+    return make("Linear", **members)
+
+
+# --- moe-qwen-2l, rebuilt as the planner would hold it -----------------------------------
+
+def qwen_moe_plan():
+    def tp_ep(tp, ep=None):
+        return {TP: tp, EP: ep if ep is not None else Replicate()}
+
+    modules = {
+        "model.embed_tokens": spec(params={"weight": tp_ep(Shard(0))},
+                                   out_src={"output": tp_ep(Partial("sum"))}),
+    }
+    for i in range(2):
+        attn_params = {}
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            attn_params[f"{proj}.weight"] = tp_ep(Shard(0))
+            attn_params[f"{proj}.bias"] = tp_ep(Shard(0))
+        attn_params["o_proj.weight"] = tp_ep(Shard(1))
+        modules[f"model.layers.{i}.self_attn"] = spec(
+            params=attn_params,
+            out_src={"output": tp_ep(Partial())},
+            out_dst={"output": tp_ep(Replicate())},
+            tp_divide_attrs=("num_heads", "num_key_value_heads"),
+            is_boundary=True)
+        modules[f"model.layers.{i}.mlp"] = spec(
+            params={
+                "experts.gate_up_proj": tp_ep(StridedShard(2, 2), Shard(0)),
+                "experts.down_proj": tp_ep(Shard(1), Shard(0)),
+                "gate.weight": tp_ep(Replicate()),
+                "shared_expert.gate_proj.weight": tp_ep(Shard(0)),
+                "shared_expert.up_proj.weight": tp_ep(Shard(0)),
+                "shared_expert.down_proj.weight": tp_ep(Shard(1)),
+            },
+            in_src={"hidden_states": tp_ep(Replicate())},
+            out_src={"output": tp_ep(Partial("sum"), Partial("sum")),
+                     "router_logits": tp_ep(Replicate())},
+            out_dst={"output": tp_ep(Replicate())},
+            out_names=["output", "router_logits"],
+            is_boundary=True,
+            local_compute_fn=Target("hyper_parallel.models.qwen2_moe.ep_local_compute",
+                                    capacity_factor=1.25, drop_tokens=False, num_experts=8),
+            _deferred_bias_params=[],
+            _ep_stack={"gate_up_proj": "experts.gate_up_proj",
+                       "down_proj": "experts.down_proj"},
+            _ep_size=8,
+            _tp_local_attr_plan={"num_heads": Shard(0)})
+    modules["lm_head"] = spec(params={"weight": tp_ep(Shard(0))}, is_boundary=True)
+    return ShardingPlan(modules=modules, tied_pairs=[], special_handlers={},
+                        mesh_dim_names=(TP, EP))
+
+
+QWEN_META = {
+    "codegen_version": "0.1.1",
+    "signature": "f" * 64,
+    "yaml_path": "configs/qwen2_moe.yaml",
+    "yaml_sha256": "0" * 64,
+    "source": {"architecture": "Qwen2MoeForCausalLM", "model_type": "qwen2_moe"},
+    "parallel_dims": {"tp_size": 2, "ep_size": 8, "cp_size": 1, "pp_size": 1, "dp_size": 4},
+    "model_name": "Qwen2_Moe",
+    "model_class": "Qwen2MoeForCausalLM",
+}
+
+
+def qwen_moe_model():
+    hidden, vocab, experts, moe_inter, shared_inter = 2048, 151936, 8, 1408, 5632
+
+    def layer():
+        attn = make("Qwen2MoeAttention", q_proj=linear(hidden, hidden, bias=True),
+                    k_proj=linear(hidden, hidden, bias=True),
+                    v_proj=linear(hidden, hidden, bias=True), o_proj=linear(hidden, hidden))
+        mlp = make("Qwen2MoeSparseMoeBlock",
+                   experts=make("Qwen2MoeExperts",
+                                gate_up_proj=Parameter(experts, hidden, 2 * moe_inter),
+                                down_proj=Parameter(experts, moe_inter, hidden)),
+                   gate=linear(experts, hidden),
+                   shared_expert=make("Qwen2MoeMLP", gate_proj=linear(shared_inter, hidden),
+                                      up_proj=linear(shared_inter, hidden),
+                                      down_proj=linear(hidden, shared_inter)))
+        return make("Qwen2MoeDecoderLayer", self_attn=attn, mlp=mlp)
+
+    inner = make("Qwen2MoeModel", embed_tokens=make("Embedding",
+                                                    weight=Parameter(vocab, hidden)))
+    inner.layers = ModuleList([layer(), layer()])
+    return make("Qwen2MoeForCausalLM", model=inner, lm_head=linear(vocab, hidden))
+
+
+# --- dense-llama-2l ----------------------------------------------------------------------
+
+def llama_plan():
+    def tp(p):
+        return {TP: p}
+
+    def tp_cp(t, c):
+        return {TP: t, CP: c}
+
+    modules = {
+        "model.embed_tokens": spec(params={"weight": tp(Shard(0))},
+                                   out_src={"output": tp(Partial())},
+                                   out_dst={"output": tp(Replicate())},
+                                   out_names=["output"], is_boundary=True),
+    }
+    for i in range(2):
+        modules[f"model.layers.{i}.self_attn"] = spec(
+            params={"q_proj.weight": tp_cp(Shard(0), Replicate()),
+                    "k_proj.weight": tp_cp(Shard(0), Replicate()),
+                    "v_proj.weight": tp_cp(Shard(0), Replicate()),
+                    "o_proj.weight": tp_cp(Shard(1), Replicate())},
+            in_src={"hidden_states": tp_cp(Shard(1), Shard(1))},
+            in_dst={"hidden_states": tp_cp(Replicate(), Shard(1))},
+            out_src={"output": tp_cp(Partial("sum"), Shard(1))},
+            out_dst={"output": tp_cp(Shard(1), Shard(1))},
+            out_names=("output", "attn_weights"),
+            tp_divide_attrs=["num_heads", "num_key_value_heads"],
+            is_boundary=True,
+            inner_wrapper=Target("hyper_parallel.distributed.cp.ring_attention", causal=True,
+                                 softmax_scale=0.08838834764831843),
+            inner_target="attention_interface",
+            _needs_cp_attn=True,
+            _is_terminal=False)
+        modules[f"model.layers.{i}.mlp"] = spec(
+            params={"gate_proj.weight": tp(Shard(0)), "up_proj.weight": tp(Shard(0)),
+                    "down_proj.weight": tp(Shard(1))},
+            in_src={"x": tp(Shard(1))},
+            in_dst={"x": tp(Replicate())},
+            out_src={"output": tp(Partial())},
+            out_dst={"output": tp(Shard(1))},
+            out_names=["output"],
+            is_boundary=True)
+    modules["lm_head"] = spec(params={"weight": tp(Shard(0))},
+                              out_src={"output": tp(Shard(2))}, is_boundary=True,
+                              region_dispatch="vocab_parallel")
+    modules["model.norm"] = spec(params={"weight": tp(Replicate())}, is_boundary=False)
+    return ShardingPlan(modules=modules, tied_pairs=[],
+                        special_handlers={"model.embed_tokens.weight":
+                                          "vocab_parallel_embedding"},
+                        mesh_dim_names=[TP, CP])
+
+
+def llama_model():
+    hidden, vocab, kv, inter = 4096, 128256, 1024, 14336
+
+    def norm():
+        return make("LlamaRMSNorm", weight=Parameter(hidden, dtype=float32))
+
+    def layer():
+        attn = make("LlamaAttention", q_proj=linear(hidden, hidden), k_proj=linear(kv, hidden),
+                    v_proj=linear(kv, hidden), o_proj=linear(hidden, hidden))
+        mlp = make("LlamaMLP", gate_proj=linear(inter, hidden), up_proj=linear(inter, hidden),
+                   down_proj=linear(hidden, inter))
+        return make("LlamaDecoderLayer", self_attn=attn, mlp=mlp, input_layernorm=norm(),
+                    post_attention_layernorm=norm())
+
+    inner = make("LlamaModel", embed_tokens=make("Embedding", weight=Parameter(vocab, hidden)),
+                 norm=norm())
+    inner.layers = ModuleList([layer(), layer()])
+    return make("LlamaForCausalLM", model=inner, lm_head=linear(vocab, hidden))
+
+
+def normalized_plan(dump):
+    """The dump as a hand-written plan.json would say it: no nulls, no default fields."""
+    def strip(value):
+        if isinstance(value, dict):
+            out = {k: strip(v) for k, v in value.items() if v is not None}
+            if out.get("$placement") in ("Shard", "StridedShard") and out["uneven_shard"] is False:
+                del out["uneven_shard"]
+            return out
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    out = strip(dump)
+    for flag in ("sequence_parallel", "loss_parallel"):
+        if out.get(flag) is False:
+            del out[flag]
+    return out
+
+
+class Fixture(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def freeze(self, plan, model, *extra):
+        return run("freeze", "--plan", plan, "--model", model, *extra)
+
+    def export_and_freeze(self, plan, model, meta=None):
+        hx.write_dumps(plan, model, self.path("plan.json"), self.path("model.json"), meta=meta)
+        return self.freeze(self.path("plan.json"), self.path("model.json"))
+
+
+class EndToEnd(Fixture):
+    def test_qwen_moe_freezes_to_the_golden_bytes(self):
+        r = self.export_and_freeze(qwen_moe_plan(), qwen_moe_model(), meta=QWEN_META)
+        self.assertEqual(r.stderr, b"")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stdout, read(case("moe-qwen-2l", "expected.json")))
+
+    def test_llama_freezes_to_the_golden_bytes(self):
+        r = self.export_and_freeze(llama_plan(), llama_model())
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(r.stdout, read(case("dense-llama-2l", "expected.json")))
+
+    def test_dumps_say_what_the_golden_inputs_say(self):
+        self.assertEqual(normalized_plan(hx.plan_to_dump(qwen_moe_plan(), QWEN_META)),
+                         load(case("moe-qwen-2l", "plan.json")))
+        self.assertEqual(normalized_plan(hx.plan_to_dump(llama_plan())),
+                         load(case("dense-llama-2l", "plan.json")))
+        expected = load(case("dense-llama-2l", "model.json"))
+        for entry in expected["parameters"].values():
+            entry["requires_grad"] = True
+        self.assertEqual(hx.model_to_dump(llama_model()), expected)
+
+    def test_dump_files_are_ascii_json_with_a_final_newline(self):
+        hx.write_dumps(qwen_moe_plan(), qwen_moe_model(), self.path("p.json"),
+                       self.path("m.json"))
+        for name in ("p.json", "m.json"):
+            data = read(self.path(name))
+            self.assertTrue(data.endswith(b"}\n"))
+            data.decode("ascii")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["m.json", "p.json"])
+
+
+class Placements(Fixture):
+    def leaf(self, placement):
+        plan = ShardingPlan(modules={"m": spec(params={"w": {TP: placement}})})
+        return hx.plan_to_dump(plan)["modules"]["m"]["params"]["w"]["tp"]
+
+    def test_each_placement_type(self):
+        self.assertEqual(self.leaf(Shard(1)),
+                         {"$placement": "Shard", "dim": 1, "uneven_shard": False})
+        self.assertEqual(self.leaf(Shard(0, uneven_shard=True)),
+                         {"$placement": "Shard", "dim": 0, "uneven_shard": True})
+        # StridedShard subclasses Shard: it must not come out as a plain Shard.
+        self.assertEqual(self.leaf(StridedShard(2, 4)),
+                         {"$placement": "StridedShard", "dim": 2, "split_factor": 4,
+                          "uneven_shard": False})
+        self.assertEqual(self.leaf(Replicate()), {"$placement": "Replicate"})
+        self.assertEqual(self.leaf(Partial("avg")), {"$placement": "Partial", "reduce_op": "avg"})
+        self.assertEqual(self.leaf(Partial()), {"$placement": "Partial", "reduce_op": "sum"})
+        self.assertEqual(self.leaf("S(0)"), "S(0)")  # canonical strings pass through
+
+    def test_ragged_shard_is_refused(self):
+        with self.assertRaises(hx.ExportError) as e:
+            self.leaf(RaggedShard(0, (1, 2)))
+        self.assertEqual(str(e.exception), "/modules/m/params/w/tp: placement RaggedShard has "
+                                           "no canonical string form and cannot be frozen")
+
+    def test_unknown_placement_subclass_is_refused(self):
+        class Interleaved(Placement):
+            pass
+
+        with self.assertRaises(hx.ExportError) as e:
+            self.leaf(Interleaved())
+        self.assertEqual(str(e.exception),
+                         "/modules/m/params/w/tp: unknown placement type 'Interleaved' "
+                         "(expected Shard, StridedShard, Replicate or Partial)")
+
+    def test_bad_placement_attributes(self):
+        with self.assertRaises(hx.ExportError) as e:
+            self.leaf(Shard("0"))
+        self.assertEqual(str(e.exception),
+                         "/modules/m/params/w/tp: dim must be an integer, got str")
+        with self.assertRaises(hx.ExportError) as e:
+            self.leaf(Shard(True))
+        self.assertEqual(str(e.exception),
+                         "/modules/m/params/w/tp: dim must be an integer, got bool")
+        with self.assertRaises(hx.ExportError) as e:
+            self.leaf(Partial(""))
+        self.assertEqual(str(e.exception),
+                         "/modules/m/params/w/tp: reduce_op must be a non-empty string, got ''")
+
+    def test_negative_real_dim_reaches_hpfreeze_which_warns(self):
+        plan = ShardingPlan(modules={"lm_head": spec(params={"weight": {TP: Shard(-1)}})})
+        model = make("M", lm_head=linear(8, 4))
+        r = self.export_and_freeze(plan, model)
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(b'"lm_head.weight"', r.stdout)
+        self.assertIn(b"warning", r.stderr)
+
+
+class Values(Fixture):
+    def test_mesh_axis_enums_become_their_values(self):
+        self.assertEqual(str(TP), "MeshAxisName.TP")  # why .value is needed at all
+        plan = ShardingPlan(modules={"m": spec(in_src={"x": {TP: Replicate(), CP: Shard(1)}},
+                                               region_dispatch=EP)},
+                            mesh_dim_names=(TP, CP))
+        dump = hx.plan_to_dump(plan)
+        self.assertEqual(dump["mesh_dim_names"], ["tp", "cp"])
+        self.assertEqual(list(dump["modules"]["m"]["in_src"]["x"]), ["tp", "cp"])
+        self.assertEqual(dump["modules"]["m"]["region_dispatch"], "ep")
+        self.assertIs(type(dump["mesh_dim_names"][0]), str)
+
+    def test_targets_callables_tuples(self):
+        def moe_local_compute():
+            pass
+
+        plan = ShardingPlan(modules={"m": spec(
+            inner_wrapper=Target("pkg.wrap", sizes=(1, 2), axis=TP),
+            local_compute_fn=moe_local_compute,
+            inner_out_src=[(Shard(0), len), lambda: 0])})
+        m = hx.plan_to_dump(plan)["modules"]["m"]
+        self.assertEqual(m["inner_wrapper"],
+                         {"$target": {"_target_": "pkg.wrap", "sizes": [1, 2], "axis": "tp"}})
+        self.assertEqual(m["local_compute_fn"], {"$callable": "moe_local_compute"})
+        self.assertEqual(m["inner_out_src"],
+                         [[{"$placement": "Shard", "dim": 0, "uneven_shard": False},
+                           {"$callable": "len"}], {"$callable": "<lambda>"}])
+
+    def test_every_dataclass_field_by_attribute_name_in_order(self):
+        m = hx.plan_to_dump(ShardingPlan(modules={"m": spec()}))["modules"]["m"]
+        self.assertEqual(list(m), [f for f in ModuleShardingSpec.__dataclass_fields__])
+        self.assertIn("_head_count_owner", m)  # an init=False field
+        self.assertTrue(all(v is None for v in m.values()))
+
+    def test_init_false_field_never_assigned_is_null(self):
+        import dataclasses
+
+        @dataclasses.dataclass
+        class LateSpec:
+            params: dict
+            _ep_size: int = dataclasses.field(init=False)  # no default, never assigned
+
+        m = hx.plan_to_dump(ShardingPlan(modules={"m": LateSpec({})}))["modules"]["m"]
+        self.assertEqual(m, {"params": {}, "_ep_size": None})
+
+    def test_unknown_spec_field_is_exported_and_hpfreeze_refuses_it(self):
+        import dataclasses
+
+        @dataclasses.dataclass
+        class NewerSpec(ModuleShardingSpec):
+            _shiny_new_field: int = 3
+
+        plan = ShardingPlan(modules={"m": NewerSpec(params={"w": {TP: Replicate()}})})
+        r = self.export_and_freeze(plan, make("M", m=make("Inner", w=Parameter(2))))
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.decode(), "hpfreeze: error: " + self.path("plan.json") +
+                         ": /modules/m/_shiny_new_field: unknown module-spec field "
+                         "'_shiny_new_field'\n")
+
+    def test_unexportable_values_name_their_path(self):
+        cases = [
+            (spec(out_names={"a"}), "/modules/m/out_names: cannot export a value of type set"),
+            (spec(_ep_size=2**64), "/modules/m/_ep_size: integer 18446744073709551616 does "
+                                   "not fit in 64 bits"),
+            (spec(_ep_stack={"x": float("nan")}), "/modules/m/_ep_stack/x: nan is not a JSON "
+                                                  "number"),
+            (spec(_ep_stack={"$target": "x"}), "/modules/m/_ep_stack: a plain mapping may not "
+                                               "use the key '$target' (it would read as a "
+                                               "typed value)"),
+            (spec(_ep_stack={PlainAxis.TP: 1, "tp": 2}), "/modules/m/_ep_stack: two keys both "
+                                                         "export as 'tp'"),
+            (spec(_ep_stack={(1, 2): 1}), "/modules/m/_ep_stack: mapping key (1, 2) is not a "
+                                          "string"),
+            (spec(inner_wrapper=Target("t", p=Shard(0))),
+             "/modules/m/inner_wrapper/$target/p: expected plain data, got placement Shard"),
+            (object(), "/modules/m: expected a dataclass instance as module spec, got object"),
+        ]
+        for s, message in cases:
+            with self.subTest(message=message):
+                with self.assertRaises(hx.ExportError) as e:
+                    hx.plan_to_dump(ShardingPlan(modules={"m": s}))
+                self.assertEqual(str(e.exception), message)
+
+    def test_pointer_escapes_slash_and_tilde(self):
+        with self.assertRaises(hx.ExportError) as e:
+            hx.plan_to_dump(ShardingPlan(modules={"a/b~c": spec(_ep_stack={"k": {1}})}))
+        self.assertEqual(str(e.exception),
+                         "/modules/a~1b~0c/_ep_stack/k: cannot export a value of type set")
+
+    def test_plan_level_fields(self):
+        plan = ShardingPlan(modules={}, tied_pairs=[("a.weight", "b.weight")],
+                            special_handlers={"a.weight": "h"}, mesh_dim_names=[],
+                            sequence_parallel=True)
+        self.assertEqual(hx.plan_to_dump(plan, meta={"signature": "s"}), {
+            "format": "hpfreeze.plan/v1", "mesh_dim_names": [],
+            "tied_pairs": [["a.weight", "b.weight"]], "special_handlers": {"a.weight": "h"},
+            "sequence_parallel": True, "loss_parallel": False, "meta": {"signature": "s"},
+            "modules": {}})
+
+    def test_a_plan_without_optional_attributes(self):
+        class Bare:
+            modules = {"": spec(is_boundary=True)}
+
+        self.assertEqual(list(hx.plan_to_dump(Bare())), ["format", "modules"])
+        with self.assertRaises(hx.ExportError) as e:
+            hx.plan_to_dump(object())
+        self.assertEqual(str(e.exception), "/modules: plan.modules must be a dict, got NoneType")
+
+
+class Models(Fixture):
+    def test_tied_weights_appear_under_both_names(self):
+        shared = Parameter(16, 4)
+        model = make("Tiny", embed=make("Embedding", weight=shared),
+                     head=make("Linear", weight=shared))
+        model.extra = Parameter(3, dtype=float32, requires_grad=False)
+        dump = hx.model_to_dump(model)
+        self.assertEqual(dump, {
+            "format": "hpfreeze.model/v1",
+            "modules": {"": "Tiny", "embed": "Embedding", "head": "Linear"},
+            "parameters": {
+                "extra": {"shape": [3], "dtype": "float32", "requires_grad": False},
+                "embed.weight": {"shape": [16, 4], "dtype": "bfloat16", "requires_grad": True},
+                "head.weight": {"shape": [16, 4], "dtype": "bfloat16", "requires_grad": True}}})
+        # With both names present, hpfreeze can check the tied pair against the model.
+        plan = ShardingPlan(modules={"head": spec(params={"weight": {TP: Shard(0)}})},
+                            tied_pairs=[("embed.weight", "head.weight")])
+        r = self.export_and_freeze(plan, model)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+
+    def test_shared_module_appears_under_both_names(self):
+        block = make("Block", w=Parameter(2))
+        dump = hx.model_to_dump(make("Root", a=block, b=block))
+        self.assertEqual(dump["modules"], {"": "Root", "a": "Block", "b": "Block"})
+        self.assertEqual(list(dump["parameters"]), ["a.w", "b.w"])
+
+    def test_look_alike_without_remove_duplicate(self):
+        class OldStyle:
+            def named_modules(self):
+                yield "", self
+
+            def named_parameters(self):
+                yield "w", Parameter(5)
+
+        self.assertEqual(hx.model_to_dump(OldStyle()), {
+            "format": "hpfreeze.model/v1", "modules": {"": "OldStyle"},
+            "parameters": {"w": {"shape": [5], "dtype": "bfloat16", "requires_grad": True}}})
+
+    def test_unreadable_shape(self):
+        class Lazy:
+            dtype = None
+            requires_grad = True
+
+            @property
+            def shape(self):
+                raise ValueError("uninitialized")
+
+        model = module_class("M")()
+        model._parameters["w"] = Lazy()
+        with self.assertRaises(hx.ExportError) as e:
+            hx.model_to_dump(model)
+        self.assertEqual(str(e.exception), "/parameters/w: cannot read the shape: uninitialized")
+
+
+class Writing(Fixture):
+    def test_identical_dumps_leave_files_and_mtimes_alone(self):
+        p, m = self.path("plan.json"), self.path("model.json")
+        hx.write_dumps(llama_plan(), llama_model(), p, m)
+        os.utime(p, (1_000_000, 1_000_000))
+        os.utime(m, (1_000_000, 1_000_000))
+        hx.write_dumps(llama_plan(), llama_model(), p, m)
+        self.assertEqual((os.stat(p).st_mtime, os.stat(m).st_mtime), (1_000_000, 1_000_000))
+        hx.write_dumps(qwen_moe_plan(), llama_model(), p, m)
+        self.assertNotEqual(os.stat(p).st_mtime, 1_000_000)
+        self.assertEqual(os.stat(m).st_mtime, 1_000_000)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["model.json", "plan.json"])
+
+    def test_export_error_writes_nothing(self):
+        bad = ShardingPlan(modules={"m": spec(params={"w": {TP: RaggedShard(0, ())}})})
+        with self.assertRaises(hx.ExportError):
+            hx.write_dumps(bad, llama_model(), self.path("plan.json"), self.path("model.json"))
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_new_files_get_the_umask_mode(self):
+        hx.write_dumps(llama_plan(), llama_model(), self.path("p.json"), self.path("m.json"))
+        umask = os.umask(0)
+        os.umask(umask)
+        self.assertEqual(os.stat(self.path("p.json")).st_mode & 0o777, 0o666 & ~umask)
+
+
+class Source(unittest.TestCase):
+    def test_parses_as_python_3_9_and_imports_only_the_standard_library(self):
+        path = os.path.join(SOURCE, "python", "hpfreeze_export.py")
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), feature_version=(3, 9))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                imported.add((node.module or "").split(".")[0])
+        self.assertEqual(imported - set(sys.stdlib_module_names), set())
+        self.assertNotIn("torch", imported)
+
+
+if __name__ == "__main__":
+    unittest.main()

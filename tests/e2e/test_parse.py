@@ -1,0 +1,124 @@
+"""`hpfreeze parse` end to end: conformance lines, stdin mode, --json, --check, exit codes."""
+import json
+import os
+import unittest
+
+from hpf import TESTDATA, run
+
+
+class ParseConformance(unittest.TestCase):
+    def test_every_public_case_as_argument(self):
+        with open(os.path.join(TESTDATA, "placements.jsonl"), encoding="utf-8") as f:
+            cases = [json.loads(line) for line in f if line.strip()]
+        self.assertGreaterEqual(len(cases), 24)
+        for c in cases:
+            r = run("parse", "--", c["input"])
+            if c["canonical"] is None:
+                self.assertEqual(r.returncode, 1, c)
+                self.assertEqual(r.stdout, b"", c)
+                self.assertEqual(r.stderr.count(b"\n"), 1, c)
+                self.assertTrue(r.stderr.startswith(b"hpfreeze: error: argument 1: "), r.stderr)
+            else:
+                self.assertEqual(r.returncode, 0, (c, r.stderr))
+                self.assertEqual(r.stdout.decode(), c["canonical"] + "\n")
+                self.assertEqual(r.stderr, b"")
+
+    def test_every_valid_case_through_stdin_in_order(self):
+        with open(os.path.join(TESTDATA, "placements.jsonl"), encoding="utf-8") as f:
+            cases = [json.loads(line) for line in f if line.strip()]
+        valid = [c for c in cases if c["canonical"] is not None]
+        r = run("parse", stdin="".join(c["input"] + "\n" for c in valid).encode())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.decode().splitlines(), [c["canonical"] for c in valid])
+
+
+class ParseCommandLine(unittest.TestCase):
+    def test_arguments_in_order_with_errors_named_by_position(self):
+        r = run("parse", "S(0)", "S(x)", "R", "SS(0,0)")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stdout, b"S(0)\nR\n")
+        self.assertEqual(
+            r.stderr.decode(),
+            "hpfreeze: error: argument 2: invalid placement 'S(x)': dim 'x' is not an integer\n"
+            "hpfreeze: error: argument 4: invalid placement 'SS(0,0)': split_factor must be >= 1, "
+            "got 0\n")
+
+    def test_stdin_lines_errors_name_the_line(self):
+        r = run("parse", stdin=b"R\r\nShard(0)\n\nS(1)")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stdout, b"R\nS(1)\n")
+        lines = r.stderr.decode().splitlines()
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[0].startswith("hpfreeze: error: <stdin>:2: invalid placement 'Shard(0)'"))
+        self.assertEqual(lines[1], "hpfreeze: error: <stdin>:3: invalid placement '': empty string")
+
+    def test_empty_stdin_prints_nothing(self):
+        r = run("parse", stdin=b"")
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+
+    def test_json_lines(self):
+        r = run("parse", "--json", "S(0)", "SS( 1 , 2 )", "R", "P(avg)", "S(-2)")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        objs = [json.loads(line) for line in r.stdout.decode().splitlines()]
+        self.assertEqual(objs, [
+            {"$placement": "Shard", "dim": 0, "uneven_shard": False, "canonical": "S(0)"},
+            {"$placement": "StridedShard", "dim": 1, "split_factor": 2, "uneven_shard": False,
+             "canonical": "SS(1,2)"},
+            {"$placement": "Replicate", "canonical": "R"},
+            {"$placement": "Partial", "reduce_op": "avg", "canonical": "P(avg)"},
+            {"$placement": "Shard", "dim": 1, "uneven_shard": True, "canonical": "S(-2)"},
+        ])
+
+    def test_check_fails_on_non_canonical_but_still_prints(self):
+        r = run("parse", "--check", "S(0)", "S(+0)", "SS( 0 , 2 )")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stdout, b"S(0)\nS(0)\nSS(0,2)\n")
+        self.assertEqual(
+            r.stderr.decode(),
+            "hpfreeze: error: argument 2: placement 'S(+0)' is not canonical (canonical form: "
+            "'S(0)')\n"
+            "hpfreeze: error: argument 3: placement 'SS( 0 , 2 )' is not canonical (canonical "
+            "form: 'SS(0,2)')\n")
+        r = run("parse", "--check", "S(0)", "R", "SS(-1,4)")
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+
+    def test_usage_errors_exit_2(self):
+        for args in (["parse", "--bogus"], ["nosuchcommand"], [], ["freeze", "--plan"]):
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertEqual(r.stdout, b"", args)
+            self.assertTrue(r.stderr.startswith(b"hpfreeze: error: "), (args, r.stderr))
+
+    def test_version_and_help_on_stdout(self):
+        r = run("--version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout.decode(), r"^hpfreeze \d+\.\d+\.\d+\n$")
+        r = run("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(b"parse", r.stdout)
+        self.assertIn(b"freeze", r.stdout)
+        r = run("parse", "--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(b"--check", r.stdout)
+
+    def test_quiet_silences_errors_but_not_the_exit_code(self):
+        r = run("-q", "-q", "parse", "S(x)")
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (1, b"", b""))
+
+    def test_spdlog_level_env_and_no_color(self):
+        r = run("parse", "S(x)", extra_env={"SPDLOG_LEVEL": "off"})
+        self.assertEqual((r.returncode, r.stderr), (1, b""))
+        r = run("parse", "S(x)")
+        self.assertNotIn(b"\x1b[", r.stderr)
+
+    def test_stdout_full_is_an_io_error(self):
+        with open("/dev/full", "wb") as full:
+            import subprocess
+            from hpf import BINARY, env
+            p = subprocess.run([BINARY, "parse", "R"], stdout=full, stderr=subprocess.PIPE, env=env())
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"hpfreeze: error: ", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
