@@ -36,7 +36,7 @@ void report(const Diagnostics& ds);
 // Exit code for a failed library call: 2 when any error was an I/O failure, else 1.
 int exit_code_for(const Diagnostics& errors);
 
-// Configures the stderr logger: -v/-q counts win over SPDLOG_LEVEL, default `warning`.
+// Configures the stderr logger: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
 void setup_logging(int verbose, int quiet);
 
 }  // namespace hpfreeze::cli

@@ -1,8 +1,4 @@
 // `hpfreeze check META [--model MODEL] [--json]`
-#include <fmt/core.h>
-#include <spdlog/spdlog.h>
-
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -13,19 +9,6 @@
 namespace hpfreeze::cli {
 
 namespace {
-
-// Notes are findings of this command, not chatter: they show whenever warnings do. spdlog has
-// no "note" level (its info level is hidden by default), so they are written here in the
-// same `hpfreeze: <level>: ...` form.
-void print_finding(const Diagnostic& d) {
-  if (d.severity != Severity::kNote) {
-    report(d);
-    return;
-  }
-  if (!spdlog::default_logger()->should_log(spdlog::level::warn)) return;
-  fmt::print(stderr, "hpfreeze: note: {}\n", d.location_and_message());
-  std::fflush(stderr);
-}
 
 Runner register_check(CLI::App& app) {
   struct Flags {
@@ -60,7 +43,7 @@ Runner register_check(CLI::App& app) {
         return kExitTrouble;
       }
     } else {
-      for (const Diagnostic& d : result.findings) print_finding(d);
+      report(result.findings);
     }
     return result.has_errors() ? kExitRejected : kExitOk;
   };

@@ -161,6 +161,7 @@ class SyntaxScanner {
     return false;
   }
 
+  // true, false or null; any other word (NaN, Infinity, True) fails at its first byte.
   bool scan_literal() {
     const char c = s_[pos_];
     const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
@@ -591,6 +592,7 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
   bytes.resize(size);
 
   auto parser = std::make_unique<simdjson::dom::parser>();
+  // One level more than we allow: simdjson counts scalars as a level (see DomChecker).
   if (const auto error = parser->allocate(size, kMaxJsonDepth + 1); error) {
     return make_error(std::move(display_name), {}, simdjson::error_message(error));
   }

@@ -17,6 +17,16 @@ PLAN = case("moe-qwen-2l", "plan.json")
 MODEL = case("moe-qwen-2l", "model.json")
 
 
+class BundledExample(unittest.TestCase):
+    def test_readme_example_prints_the_expected_meta(self):
+        from hpf import TESTDATA
+        example = os.path.join(TESTDATA, "example")
+        r = run("freeze", "--plan", os.path.join(example, "plan.json"), "--model",
+                os.path.join(example, "model.json"))
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(r.stdout, read(os.path.join(example, "expected.json")))
+
+
 class FreezeOutput(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()

@@ -104,6 +104,9 @@ class ParseCommandLine(unittest.TestCase):
     def test_quiet_silences_errors_but_not_the_exit_code(self):
         r = run("-q", "-q", "parse", "S(x)")
         self.assertEqual((r.returncode, r.stdout, r.stderr), (1, b"", b""))
+        r = run("-q", "parse", "S(x)")
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(r.stderr.startswith(b"hpfreeze: error: "))
 
     def test_spdlog_level_env_and_no_color(self):
         r = run("parse", "S(x)", extra_env={"SPDLOG_LEVEL": "off"})

@@ -138,6 +138,27 @@ TEST(EncodePythonJson, KeysSortedByCodePoint) {
             "}");
 }
 
+// Keys of 8 bytes and more, differing early or late within a word.
+TEST(EncodePythonJson, LongKeysSortedByCodePoint) {
+  const Json value = obj({
+      {"model.layers.9.mlp", i64(5)},
+      {"aaaaaaba", i64(3)},
+      {"model.layers.10.mlp", i64(4)},
+      {"aaaaaaa\xC3\xA9", i64(2)},
+      {"aaaaaaab", i64(1)},
+      {"aaaaaaaz", i64(0)},
+  });
+  EXPECT_EQ(encode_python_json(value),
+            "{\n"
+            "  \"aaaaaaab\": 1,\n"
+            "  \"aaaaaaaz\": 0,\n"
+            "  \"aaaaaaa\\u00e9\": 2,\n"
+            "  \"aaaaaaba\": 3,\n"
+            "  \"model.layers.10.mlp\": 4,\n"
+            "  \"model.layers.9.mlp\": 5\n"
+            "}");
+}
+
 TEST(EncodePythonJson, KeysSortedAtEveryLevel) {
   const Json value = obj({
       {"b", obj({{"y", i64(1)}, {"x", i64(2)}})},

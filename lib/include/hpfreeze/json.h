@@ -26,16 +26,17 @@ struct Json {
                              std::string_view, JsonArray, JsonObject>;
   Value v;
 
-  Json() : v(nullptr) {}
-  Json(std::nullptr_t) : v(nullptr) {}               // NOLINT
-  Json(bool b) : v(b) {}                             // NOLINT
-  Json(std::int64_t i) : v(i) {}                     // NOLINT
-  Json(std::uint64_t u) : v(u) {}                    // NOLINT
-  Json(double d) : v(d) {}                           // NOLINT
-  Json(std::string_view s) : v(s) {}                 // NOLINT
-  Json(const char* s) : v(std::string_view(s)) {}    // NOLINT
-  Json(JsonArray a) : v(std::move(a)) {}             // NOLINT
-  Json(JsonObject o) : v(std::move(o)) {}            // NOLINT
+  // Defined below JsonMember: constructing the variant needs JsonMember complete (clang).
+  Json();
+  Json(std::nullptr_t);      // NOLINT
+  Json(bool b);              // NOLINT
+  Json(std::int64_t i);      // NOLINT
+  Json(std::uint64_t u);     // NOLINT
+  Json(double d);            // NOLINT
+  Json(std::string_view s);  // NOLINT
+  Json(const char* s);       // NOLINT
+  Json(JsonArray a);         // NOLINT
+  Json(JsonObject o);        // NOLINT
 
   [[nodiscard]] bool is_null() const { return std::holds_alternative<std::nullptr_t>(v); }
   [[nodiscard]] bool is_bool() const { return std::holds_alternative<bool>(v); }
@@ -67,6 +68,17 @@ struct JsonMember {
   Json value;
   friend bool operator==(const JsonMember& a, const JsonMember& b) = default;
 };
+
+inline Json::Json() : v(nullptr) {}
+inline Json::Json(std::nullptr_t) : v(nullptr) {}
+inline Json::Json(bool b) : v(b) {}
+inline Json::Json(std::int64_t i) : v(i) {}
+inline Json::Json(std::uint64_t u) : v(u) {}
+inline Json::Json(double d) : v(d) {}
+inline Json::Json(std::string_view s) : v(s) {}
+inline Json::Json(const char* s) : v(std::string_view(s)) {}
+inline Json::Json(JsonArray a) : v(std::move(a)) {}
+inline Json::Json(JsonObject o) : v(std::move(o)) {}
 
 // Owns strings created while building values (canonical placement strings, joined FQNs).
 // Views handed out stay valid for the arena's lifetime; equal strings are not shared.
