@@ -18,8 +18,7 @@ Runner register_report(CLI::App& app) {
     std::string top;
   };
   auto flags = std::make_shared<Flags>();
-  app.add_option("meta", flags->request.meta_path, "codegen_meta.json; '-' for stdin")
-      ->required();
+  app.add_option("meta", flags->request.meta_path, "codegen_meta.json; '-' for stdin")->required();
   app.add_option("--model", flags->request.model_path,
                  "Model tree dump (hpfreeze.model/v1) with parameter shapes; '-' for stdin")
       ->required();
@@ -38,8 +37,8 @@ Runner register_report(CLI::App& app) {
                  "List this many params and boundaries (default: 10; with --json, all params)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
-            const bool digits = !text.empty() && text.find_first_not_of("0123456789") ==
-                                                     std::string::npos;
+            const bool digits =
+                !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
             return digits ? std::string() : "expected a non-negative integer, got '" + text + "'";
           },
           "K"));
@@ -76,9 +75,9 @@ Runner register_report(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] = add_command(
-    {"report", "Report per-rank parameter memory of a frozen plan and check it divides", 70,
-     &register_report});
+const bool registered [[maybe_unused]] =
+    add_command({"report", "Report per-rank parameter memory of a frozen plan and check it divides",
+                 70, &register_report});
 
 }  // namespace
 }  // namespace hpfreeze::cli

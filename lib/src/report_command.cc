@@ -20,9 +20,7 @@ namespace {
 constexpr std::uint64_t kMaxMeshSize = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kDefaultTextTop = 10;
 
-bool is_name_start(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
+bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
 bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
@@ -77,7 +75,6 @@ struct AxisPlan {
 struct PlannedParam {
   std::string fqn;
   std::string_view boundary;
-  std::string_view name;
   std::string pointer;  // of the param's axes object in the meta
   std::vector<AxisPlan> axes;
 };
@@ -206,8 +203,8 @@ class ReportBuilder {
         report_.boundaries.push_back(BoundaryReport{std::string(b.key), 0, 0});
       }
       for (const JsonMember& p : params->as_object()) {
-        PlannedParam planned{join_fqn(b.key, p.key), b.key, p.key,
-                             pointer_join(params_pointer, p.key), {}};
+        PlannedParam planned{
+            join_fqn(b.key, p.key), b.key, pointer_join(params_pointer, p.key), {}};
         planned_keys_.insert(planned.fqn);
         ++report_.boundaries[boundary_index_.at(b.key)].params;
         if (!read_axes(p.value, planned)) continue;
@@ -277,14 +274,14 @@ class ReportBuilder {
       auto it = sizes_.find(std::string(axis));
       const std::string quoted = quote_for_diagnostic(axis);
       if (it == sizes_.end()) {
+        report_.findings.push_back(make_note(meta_file_, first_use_.at(axis),
+                                             "axis " + quoted + " is not in the mesh (" +
+                                                 std::string(mesh_origin()) +
+                                                 "); its placements change nothing"));
+      } else if (it->second == 1) {
         report_.findings.push_back(
             make_note(meta_file_, first_use_.at(axis),
-                      "axis " + quoted + " is not in the mesh (" + std::string(mesh_origin()) +
-                          "); its placements change nothing"));
-      } else if (it->second == 1) {
-        report_.findings.push_back(make_note(
-            meta_file_, first_use_.at(axis),
-            "axis " + quoted + " has size 1; its placements change nothing"));
+                      "axis " + quoted + " has size 1; its placements change nothing"));
       }
     }
   }
@@ -388,9 +385,9 @@ class ReportBuilder {
     }
     const auto f = static_cast<std::uint64_t>(p.split_factor);
     if (s % f != 0) {
-      error(meta_file_, pointer,
-            dim_text + " is not divisible by the split factor " + std::to_string(f) + ": " +
-                on_axis);
+      error(
+          meta_file_, pointer,
+          dim_text + " is not divisible by the split factor " + std::to_string(f) + ": " + on_axis);
       out.local_shape[dim] = ceil_div(s, n);
       return;
     }
@@ -502,7 +499,7 @@ class ReportBuilder {
   std::vector<PlannedParam> planned_;
   std::unordered_set<std::string> planned_keys_;
   std::unordered_map<std::string_view, std::size_t> boundary_index_;
-  std::vector<std::string_view> axes_seen_;                    // first-use order
+  std::vector<std::string_view> axes_seen_;                      // first-use order
   std::unordered_map<std::string_view, std::string> first_use_;  // axis -> pointer
   std::unordered_map<std::string_view, std::size_t> axis_rank_;
   std::size_t missing_dtype_count_ = 0;
@@ -560,9 +557,9 @@ std::string mesh_line(const Report& r) {
 
 // "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
 std::string count_of(std::size_t shown, std::size_t total, std::string_view order) {
-  const std::string head = shown == total ? "all " + std::to_string(total)
-                                          : "top " + std::to_string(shown) + " of " +
-                                                std::to_string(total);
+  const std::string head = shown == total
+                               ? "all " + std::to_string(total)
+                               : "top " + std::to_string(shown) + " of " + std::to_string(total);
   return " (" + head + ", " + std::string(order) + "):\n";
 }
 
@@ -577,8 +574,8 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (item.empty()) {
       return fail("empty item in " + quote_for_diagnostic(text) + "; expected AXIS=N[,AXIS=N...]");
     }
@@ -590,8 +587,7 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
     const std::string_view size = item.substr(eq + 1);
     if (name.empty() || !is_name_start(name.front()) ||
         !std::all_of(name.begin(), name.end(), is_name_char)) {
-      return fail(quote_for_diagnostic(item) +
-                  ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
+      return fail(quote_for_diagnostic(item) + ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
     }
     std::uint64_t value = 0;
     bool digits = !size.empty();
@@ -626,9 +622,9 @@ std::optional<std::uint64_t> dtype_size(std::string_view dtype) {
   if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
   if (dtype.starts_with("float8_") && dtype.size() > 7) return 1;
   static constexpr std::pair<std::string_view, std::uint64_t> kSizes[] = {
-      {"bfloat16", 2}, {"bf16", 2},  {"float16", 2}, {"half", 2},   {"float32", 4},
-      {"float", 4},    {"float64", 8}, {"double", 8}, {"int8", 1},   {"uint8", 1},
-      {"bool", 1},     {"int16", 2}, {"int32", 4},   {"int64", 8}};
+      {"bfloat16", 2}, {"bf16", 2},    {"float16", 2}, {"half", 2}, {"float32", 4},
+      {"float", 4},    {"float64", 8}, {"double", 8},  {"int8", 1}, {"uint8", 1},
+      {"bool", 1},     {"int16", 2},   {"int32", 4},   {"int64", 8}};
   for (const auto& [name, size] : kSizes) {
     if (name == dtype) return size;
   }
@@ -711,12 +707,11 @@ std::string render_report_text(const Report& r, std::size_t top) {
     for (std::size_t i = 0; i < np; ++i) {
       const ParamReport& p = r.params[i];
       rows.push_back({format_bytes(p.rank0_bytes), p.dtype.value_or("-"), shape_text(p.shape),
-                      shape_text(p.local_shape), p.placements.empty() ? "-" : p.placements,
-                      p.fqn});
+                      shape_text(p.local_shape), p.placements.empty() ? "-" : p.placements, p.fqn});
     }
     out += render_table(
-        {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft},
-        rows, "  ");
+        {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft}, rows,
+        "  ");
   }
 
   const std::size_t nu = std::min(top, r.uncovered.size());
@@ -734,7 +729,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
   for (const Diagnostic& d : r.findings) ++counts[static_cast<int>(d.severity)];
   if (!r.findings.empty()) {
     out += "\nfindings: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
-           ", " + plural(counts[2], "note") + " (on stderr; notes with -v)\n";
+           ", " + plural(counts[2], "note") + " (on stderr)\n";
   }
   return out;
 }
@@ -749,19 +744,18 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   for (const MeshAxis& a : r.mesh) mesh.push_back({a.name, Json(a.size)});
   JsonArray boundaries;
   for (const BoundaryReport& b : r.boundaries) {
-    boundaries.emplace_back(JsonObject{{"fqn", Json(std::string_view(b.fqn))},
-                                       {"rank0_bytes", Json(b.rank0_bytes)}});
+    boundaries.emplace_back(
+        JsonObject{{"fqn", Json(std::string_view(b.fqn))}, {"rank0_bytes", Json(b.rank0_bytes)}});
   }
   JsonArray params;
   const std::size_t np = std::min(top.value_or(r.params.size()), r.params.size());
   for (std::size_t i = 0; i < np; ++i) {
     const ParamReport& p = r.params[i];
-    params.emplace_back(JsonObject{
-        {"fqn", Json(std::string_view(p.fqn))},
-        {"shape", shape_json(p.shape)},
-        {"dtype", p.dtype ? Json(std::string_view(*p.dtype)) : Json()},
-        {"local_shape", shape_json(p.local_shape)},
-        {"rank0_bytes", Json(p.rank0_bytes)}});
+    params.emplace_back(JsonObject{{"fqn", Json(std::string_view(p.fqn))},
+                                   {"shape", shape_json(p.shape)},
+                                   {"dtype", p.dtype ? Json(std::string_view(*p.dtype)) : Json()},
+                                   {"local_shape", shape_json(p.local_shape)},
+                                   {"rank0_bytes", Json(p.rank0_bytes)}});
   }
   JsonArray findings;
   for (const Diagnostic& d : r.findings) {

@@ -75,10 +75,10 @@ struct Report {
   std::uint64_t unsharded_bytes = 0;
   std::uint64_t uncovered_bytes = 0;
   std::size_t replicated_params = 0;
-  std::vector<ParamReport> params;          // rank0_bytes descending, then FQN
-  std::vector<BoundaryReport> boundaries;   // rank0_bytes descending, then FQN
-  std::vector<UncoveredParam> uncovered;    // bytes descending, then FQN
-  Diagnostics findings;                     // errors, then warnings, then notes
+  std::vector<ParamReport> params;         // rank0_bytes descending, then FQN
+  std::vector<BoundaryReport> boundaries;  // rank0_bytes descending, then FQN
+  std::vector<UncoveredParam> uncovered;   // bytes descending, then FQN
+  Diagnostics findings;                    // errors, then warnings, then notes
 
   [[nodiscard]] bool has_errors() const;
 };

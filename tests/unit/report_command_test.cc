@@ -1,0 +1,886 @@
+// Tests of `hpfreeze report`: every expected number below is computed by hand from the
+// shapes in the test (the arithmetic is spelled out next to it).
+#include "hpfreeze/report_command.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hpfreeze/json_document.h"
+
+namespace hpfreeze {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+struct ModelParam {
+  std::string fqn;
+  std::string shape;  // JSON array text
+  const char* dtype;  // nullptr: no dtype key
+};
+
+std::string model_json(const std::vector<ModelParam>& params) {
+  std::string out = R"j({"format": "hpfreeze.model/v1", "modules": {"": "M"}, "parameters": {)j";
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += "\"" + params[i].fqn + "\": {\"shape\": " + params[i].shape;
+    if (params[i].dtype != nullptr) out += ", \"dtype\": \"" + std::string(params[i].dtype) + "\"";
+    out += "}";
+  }
+  return out + "}}";
+}
+
+std::vector<MeshAxis> mesh(std::vector<MeshAxis> axes) { return axes; }
+
+Report report_of(const std::string& meta, const std::string& model,
+                 const std::optional<std::vector<MeshAxis>>& mesh_axes) {
+  Expected<JsonDocument> meta_doc = parse_json_document("meta.json", meta);
+  Expected<JsonDocument> model_doc = parse_json_document("model.json", model);
+  if (!meta_doc || !model_doc) {
+    ADD_FAILURE() << "test input is not JSON";
+    return Report{};
+  }
+  Expected<ModelTree> tree = decode_model_tree(*model_doc);
+  if (!tree) {
+    ADD_FAILURE() << tree.errors().front().message;
+    return Report{};
+  }
+  return build_report(json_from_dom(meta_doc->root()), "meta.json", *tree, mesh_axes);
+}
+
+// A meta whose param_plan has one boundary "b" with the given params object text.
+std::string plan_b(const std::string& params) {
+  return R"j({"param_plan": {"b": {"params": )j" + params + "}}}";
+}
+
+std::vector<std::string> findings(const Report& r) {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : r.findings) {
+    const char* sev = d.severity == Severity::kError     ? "error"
+                      : d.severity == Severity::kWarning ? "warning"
+                                                         : "note";
+    out.push_back(std::string(sev) + " " + d.file + " " + d.pointer + ": " + d.message);
+  }
+  return out;
+}
+
+const ParamReport* param(const Report& r, std::string_view fqn) {
+  for (const ParamReport& p : r.params) {
+    if (p.fqn == fqn) return &p;
+  }
+  ADD_FAILURE() << "no param " << fqn;
+  return nullptr;
+}
+
+std::vector<std::uint64_t> local(const Report& r, std::string_view fqn) {
+  const ParamReport* p = param(r, fqn);
+  return p == nullptr ? std::vector<std::uint64_t>{} : p->local_shape;
+}
+
+using Shape = std::vector<std::uint64_t>;
+
+// ---- --mesh ----
+
+TEST(ParseMeshArg, AcceptsAxesInOrder) {
+  Expected<std::vector<MeshAxis>> m = parse_mesh_arg("tp=2,cp=2,ep=8");
+  ASSERT_TRUE(m.ok());
+  EXPECT_THAT(*m, ElementsAre(MeshAxis{"tp", 2}, MeshAxis{"cp", 2}, MeshAxis{"ep", 8}));
+  m = parse_mesh_arg("dp_shard=08,_x1=9223372036854775807");
+  ASSERT_TRUE(m.ok());
+  EXPECT_THAT(*m, ElementsAre(MeshAxis{"dp_shard", 8}, MeshAxis{"_x1", 9223372036854775807u}));
+}
+
+TEST(ParseMeshArg, RejectsBadSyntaxWithAClearMessage) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "expected AXIS=N[,AXIS=N...], got an empty value"},
+      {"tp", "'tp' is not AXIS=N"},
+      {"tp:2", "'tp:2' is not AXIS=N"},
+      {"=2", "'=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
+      {"1tp=2", "'1tp=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
+      {"t-p=2", "'t-p=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
+      {"tp =2", "'tp =2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
+      {"tp=", "'tp=': the size must be a decimal integer >= 1"},
+      {"tp=0", "'tp=0': the size must be a decimal integer >= 1"},
+      {"tp=-2", "'tp=-2': the size must be a decimal integer >= 1"},
+      {"tp=+2", "'tp=+2': the size must be a decimal integer >= 1"},
+      {"tp=2.0", "'tp=2.0': the size must be a decimal integer >= 1"},
+      {"tp= 2", "'tp= 2': the size must be a decimal integer >= 1"},
+      {"tp=2=3", "'tp=2=3': the size must be a decimal integer >= 1"},
+      {"tp=9223372036854775808", "'tp=9223372036854775808': the size is larger than 2^63-1"},
+      {"tp=99999999999999999999999",
+       "'tp=99999999999999999999999': the size is larger than 2^63-1"},
+      {"tp=2,", "empty item in 'tp=2,'; expected AXIS=N[,AXIS=N...]"},
+      {",tp=2", "empty item in ',tp=2'; expected AXIS=N[,AXIS=N...]"},
+      {"tp=2,,cp=2", "empty item in 'tp=2,,cp=2'; expected AXIS=N[,AXIS=N...]"},
+      {"tp=2,cp=2,tp=4", "axis 'tp' is given twice"},
+  };
+  for (const auto& [text, message] : cases) {
+    Expected<std::vector<MeshAxis>> m = parse_mesh_arg(text);
+    ASSERT_FALSE(m.ok()) << text;
+    ASSERT_EQ(m.errors().size(), 1u);
+    EXPECT_EQ(m.errors()[0].message, message) << text;
+    EXPECT_EQ(m.errors()[0].file, "");
+    EXPECT_EQ(m.errors()[0].pointer, "");
+  }
+}
+
+// ---- dtypes and units ----
+
+TEST(DtypeSize, EverySpelling) {
+  const std::vector<std::pair<std::string, std::uint64_t>> sizes = {{"bfloat16", 2},
+                                                                    {"bf16", 2},
+                                                                    {"float16", 2},
+                                                                    {"half", 2},
+                                                                    {"float32", 4},
+                                                                    {"float", 4},
+                                                                    {"float64", 8},
+                                                                    {"double", 8},
+                                                                    {"int8", 1},
+                                                                    {"uint8", 1},
+                                                                    {"bool", 1},
+                                                                    {"float8_e4m3fn", 1},
+                                                                    {"float8_e5m2", 1},
+                                                                    {"float8_e4m3fnuz", 1},
+                                                                    {"int16", 2},
+                                                                    {"int32", 4},
+                                                                    {"int64", 8},
+                                                                    {"torch.bfloat16", 2},
+                                                                    {"torch.float32", 4},
+                                                                    {"torch.bool", 1},
+                                                                    {"torch.float8_e5m2fnuz", 1},
+                                                                    {"torch.int64", 8}};
+  for (const auto& [name, size] : sizes) EXPECT_EQ(dtype_size(name), size) << name;
+}
+
+TEST(DtypeSize, UnknownSpellings) {
+  for (const char* name : {"", "complex64", "Float32", "BF16", "fp16", "uint16", "torch.",
+                           "float8_", "float8", "torch.torch.float32", " float32", "int"}) {
+    EXPECT_EQ(dtype_size(name), std::nullopt) << name;
+  }
+}
+
+TEST(FormatBytes, BinaryUnitsOneDecimal) {
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(1023), "1023 B");
+  EXPECT_EQ(format_bytes(1024), "1.0 KiB");
+  EXPECT_EQ(format_bytes(1075), "1.0 KiB");  // 1.0498
+  EXPECT_EQ(format_bytes(1076), "1.1 KiB");  // 1.0508
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_bytes(1048524), "1023.9 KiB");  // 1023.949
+  EXPECT_EQ(format_bytes(1048575), "1.0 MiB");     // 1023.999 KiB would print as 1024.0
+  EXPECT_EQ(format_bytes(std::uint64_t{3} << 29), "1.5 GiB");
+  EXPECT_EQ(format_bytes(16060186624), "15.0 GiB");  // Llama-3-8B in bfloat16
+  EXPECT_EQ(format_bytes(std::uint64_t{5} << 40), "5.0 TiB");
+  EXPECT_EQ(format_bytes(std::uint64_t{1} << 50), "1.0 PiB");
+  EXPECT_EQ(format_bytes(18446744073709551615u), "16.0 EiB");
+}
+
+// ---- placements ----
+
+TEST(BuildReport, ShardEven) {
+  const Report r =
+      report_of(plan_b(R"j({"w": {"tp": "S(0)"}, "v": {"tp": "S(1)"}})j"),
+                model_json({{"b.w", "[12, 8]", "bfloat16"}, {"b.v", "[6, 20]", "float32"}}),
+                mesh({{"tp", 4}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_EQ(local(r, "b.w"), (Shape{3, 8}));  // 12 / 4
+  EXPECT_EQ(local(r, "b.v"), (Shape{6, 5}));  // 20 / 4
+  EXPECT_EQ(r.rank0_bytes, 3u * 8 * 2 + 6 * 5 * 4);
+  EXPECT_EQ(r.unsharded_bytes, 12u * 8 * 2 + 6 * 20 * 4);
+  EXPECT_EQ(r.replicated_bytes, 0u);
+  EXPECT_EQ(r.replicated_params, 0u);
+  ASSERT_EQ(r.params.size(), 2u);
+  EXPECT_EQ(r.params[0].fqn, "b.v");  // 120 bytes before 48
+  EXPECT_EQ(r.params[0].rank0_bytes, 120u);
+  EXPECT_EQ(r.params[0].full_bytes, 480u);
+  EXPECT_EQ(r.params[0].placements, "tp=S(1)");
+  EXPECT_EQ(r.params[0].dtype, "float32");
+  EXPECT_EQ(r.params[1].fqn, "b.w");
+  EXPECT_EQ(r.params[1].rank0_bytes, 48u);
+  ASSERT_EQ(r.boundaries.size(), 1u);
+  EXPECT_EQ(r.boundaries[0].fqn, "b");
+  EXPECT_EQ(r.boundaries[0].rank0_bytes, 168u);
+  EXPECT_EQ(r.boundaries[0].params, 2u);
+  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 4}));
+  EXPECT_EQ(r.mesh_source, MeshSource::kFlag);
+}
+
+TEST(BuildReport, ShardUnevenTakesTheCeiling) {
+  // S(-1) is Shard(0, uneven), S(-2) is Shard(1, uneven).
+  const Report r =
+      report_of(plan_b(R"j({"a": {"tp": "S(-1)"}, "b": {"tp": "S(-2)"}, "c": {"tp": "S(-1)"},)j"
+                       R"j( "d": {"tp": "S(-1)"}, "e": {"tp": "S(0)"}})j"),
+                model_json({{"b.a", "[10, 3]", "bfloat16"},
+                            {"b.b", "[3, 10]", "bfloat16"},
+                            {"b.c", "[2, 5]", "bfloat16"},
+                            {"b.d", "[0, 5]", "bfloat16"},
+                            {"b.e", "[0, 5]", "bfloat16"}}),
+                mesh({{"tp", 4}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_EQ(local(r, "b.a"), (Shape{3, 3}));  // ceil(10 / 4)
+  EXPECT_EQ(local(r, "b.b"), (Shape{3, 3}));
+  EXPECT_EQ(local(r, "b.c"), (Shape{1, 5}));  // ceil(2 / 4)
+  EXPECT_EQ(local(r, "b.d"), (Shape{0, 5}));
+  EXPECT_EQ(local(r, "b.e"), (Shape{0, 5}));  // 0 divides by anything
+  EXPECT_EQ(r.rank0_bytes, (9u + 9 + 5) * 2);
+  EXPECT_EQ(r.unsharded_bytes, (30u + 30 + 10) * 2);
+}
+
+TEST(BuildReport, ShardEvenThatDoesNotDivideIsAnError) {
+  const Report r = report_of(plan_b(R"j({"w": {"tp": "S(0)"}})j"),
+                             model_json({{"b.w", "[10, 8]", "bfloat16"}}), mesh({{"tp", 4}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("error meta.json /param_plan/b/params/w/tp: parameter 'b.w' dim 0 "
+                          "(size 10) is not divisible by 4: S(0) on axis 'tp' of size 4"));
+  EXPECT_TRUE(r.has_errors());
+  EXPECT_EQ(local(r, "b.w"), (Shape{3, 8}));  // still counted, as ceil(10 / 4)
+  EXPECT_EQ(r.rank0_bytes, 3u * 8 * 2);
+}
+
+TEST(BuildReport, StridedShardEvenAndUneven) {
+  const Report r =
+      report_of(plan_b(R"j({"even": {"tp": "SS(0,2)"}, "uneven": {"tp": "SS(-1,2)"},)j"
+                       R"j( "exact": {"tp": "SS(-1,2)"}, "inner": {"tp": "SS(-2,3)"}})j"),
+                model_json({{"b.even", "[12, 8]", "bfloat16"},
+                            {"b.uneven", "[10, 1]", "bfloat16"},
+                            {"b.exact", "[16, 1]", "bfloat16"},
+                            {"b.inner", "[2, 9]", "bfloat16"}}),
+                mesh({{"tp", 3}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_EQ(local(r, "b.even"), (Shape{4, 8}));    // 12 % 2 == 0, 12 % 6 == 0: 12 / 3
+  EXPECT_EQ(local(r, "b.uneven"), (Shape{4, 1}));  // 2 * ceil(10 / 6) = 4 (plain ceil gives 4)
+  EXPECT_EQ(local(r, "b.exact"), (Shape{6, 1}));   // 2 * ceil(16 / 6) = 6 (plain ceil: 6)
+  EXPECT_EQ(local(r, "b.inner"), (Shape{2, 3}));   // 3 * ceil(9 / 9) = 3
+}
+
+TEST(BuildReport, StridedShardUnevenDiffersFromPlainCeil) {
+  const Report r = report_of(plan_b(R"j({"w": {"tp": "SS(-1,2)"}})j"),
+                             model_json({{"b.w", "[10]", "bfloat16"}}), mesh({{"tp", 4}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_EQ(local(r, "b.w"), (Shape{4}));  // 2 * ceil(10 / 8) = 4, where ceil(10 / 4) = 3
+}
+
+TEST(BuildReport, StridedShardThatDoesNotDivide) {
+  const Report r = report_of(
+      plan_b(R"j({"nf": {"tp": "SS(0,2)"}, "f": {"tp": "SS(0,5)"}, "fu": {"tp": "SS(-1,5)"},)j"
+             R"j( "ok": {"tp": "SS(-1,2)"}})j"),
+      model_json({{"b.nf", "[12, 8]", "bfloat16"},
+                  {"b.f", "[12, 8]", "bfloat16"},
+                  {"b.fu", "[12]", "bfloat16"},
+                  {"b.ok", "[12]", "bfloat16"}}),
+      mesh({{"tp", 4}}));
+  EXPECT_THAT(
+      findings(r),
+      ElementsAre("error meta.json /param_plan/b/params/nf/tp: parameter 'b.nf' dim 0 (size 12) "
+                  "is not divisible by 4 x 2 = 8: SS(0,2) on axis 'tp' of size 4",
+                  "error meta.json /param_plan/b/params/f/tp: parameter 'b.f' dim 0 (size 12) "
+                  "is not divisible by the split factor 5: SS(0,5) on axis 'tp' of size 4",
+                  "error meta.json /param_plan/b/params/fu/tp: parameter 'b.fu' dim 0 (size 12) "
+                  "is not divisible by the split factor 5: SS(-1,5) on axis 'tp' of size 4"));
+  EXPECT_EQ(local(r, "b.nf"), (Shape{4, 8}));  // counted as 2 * ceil(12 / 8)
+  EXPECT_EQ(local(r, "b.f"), (Shape{3, 8}));   // counted as ceil(12 / 4)
+  EXPECT_EQ(local(r, "b.fu"), (Shape{3}));
+  EXPECT_EQ(local(r, "b.ok"), (Shape{4}));  // uneven: 2 * ceil(12 / 8), no divisibility rule
+}
+
+TEST(BuildReport, ReplicateAndPartialChangeNothing) {
+  const Report r = report_of(
+      plan_b(R"j({"r": {"tp": "R"}, "p": {"tp": "P(sum)"}, "q": {"tp": "P(avg)", "cp": "R"},)j"
+             R"j( "s": {"tp": "R", "cp": "S(0)"}, "none": {}})j"),
+      model_json({{"b.r", "[4, 4]", "bfloat16"},
+                  {"b.p", "[4, 4]", "bfloat16"},
+                  {"b.q", "[4, 4]", "bfloat16"},
+                  {"b.s", "[4, 4]", "bfloat16"},
+                  {"b.none", "[4]", "float32"}}),
+      mesh({{"tp", 2}, {"cp", 2}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_EQ(local(r, "b.r"), (Shape{4, 4}));
+  EXPECT_EQ(local(r, "b.p"), (Shape{4, 4}));
+  EXPECT_EQ(local(r, "b.q"), (Shape{4, 4}));
+  EXPECT_EQ(local(r, "b.s"), (Shape{2, 4}));
+  EXPECT_EQ(local(r, "b.none"), (Shape{4}));
+  EXPECT_EQ(param(r, "b.none")->placements, "");
+  EXPECT_EQ(r.replicated_params, 4u);
+  EXPECT_EQ(r.replicated_bytes, 3u * 32 + 16);
+  EXPECT_EQ(r.rank0_bytes, 3u * 32 + 16 + 16);
+  EXPECT_EQ(r.unsharded_bytes, 4u * 32 + 16);
+}
+
+TEST(BuildReport, SeveralAxesShardTheSameDimInMeshDimNamesOrder) {
+  const std::string params =
+      R"j({"x": {"tp": "S(0)", "cp": "S(0)"}, "y": {"tp": "S(0)", "cp": "S(0)"}})j";
+  const std::string model =
+      model_json({{"b.x", "[16, 4]", "bfloat16"}, {"b.y", "[12, 4]", "bfloat16"}});
+  const auto cp_tp = mesh({{"cp", 2}, {"tp", 4}});
+
+  const Report ct = report_of(
+      R"j({"mesh_dim_names": ["cp", "tp"], "param_plan": {"b": {"params": )j" + params + "}}}",
+      model, cp_tp);
+  EXPECT_EQ(local(ct, "b.x"), (Shape{2, 4}));  // 16 / 2 / 4
+  EXPECT_EQ(local(ct, "b.y"), (Shape{2, 4}));  // 12 / 2 = 6, ceil(6 / 4) = 2
+  EXPECT_THAT(findings(ct),
+              ElementsAre("error meta.json /param_plan/b/params/y/tp: parameter 'b.y' dim 0 "
+                          "(local size 6 of 12) is not divisible by 4: S(0) on axis 'tp' of "
+                          "size 4"));
+  EXPECT_EQ(param(ct, "b.x")->placements, "cp=S(0) tp=S(0)");
+  EXPECT_THAT(ct.axis_order, ElementsAre("cp", "tp"));
+
+  const Report tc = report_of(
+      R"j({"mesh_dim_names": ["tp", "cp"], "param_plan": {"b": {"params": )j" + params + "}}}",
+      model, cp_tp);
+  EXPECT_EQ(local(tc, "b.y"), (Shape{2, 4}));  // 12 / 4 = 3, ceil(3 / 2) = 2
+  EXPECT_THAT(findings(tc),
+              ElementsAre("error meta.json /param_plan/b/params/y/cp: parameter 'b.y' dim 0 "
+                          "(local size 3 of 12) is not divisible by 2: S(0) on axis 'cp' of "
+                          "size 2"));
+  EXPECT_EQ(param(tc, "b.x")->placements, "tp=S(0) cp=S(0)");
+
+  // No mesh_dim_names: axes in name order, so cp before tp.
+  const Report sorted =
+      report_of(R"j({"mesh_dim_names": null, "param_plan": {"b": {"params": )j" + params + "}}}",
+                model, cp_tp);
+  EXPECT_EQ(findings(sorted), findings(ct));
+  EXPECT_THAT(sorted.axis_order, ElementsAre("cp", "tp"));
+}
+
+TEST(BuildReport, OrderOfAxesMattersForStridedShards) {
+  const std::string params = R"j({"w": {"tp": "SS(-1,2)", "cp": "S(-1)"}})j";
+  const std::string model = model_json({{"b.w", "[10, 1]", "bfloat16"}});
+  const auto m = mesh({{"cp", 2}, {"tp", 2}});
+  const Report tp_first = report_of(
+      R"j({"mesh_dim_names": ["tp", "cp"], "param_plan": {"b": {"params": )j" + params + "}}}",
+      model, m);
+  EXPECT_THAT(findings(tp_first), IsEmpty());
+  EXPECT_EQ(local(tp_first, "b.w"), (Shape{3, 1}));  // 2 * ceil(10 / 4) = 6, ceil(6 / 2) = 3
+  const Report cp_first = report_of(
+      R"j({"mesh_dim_names": ["cp", "tp"], "param_plan": {"b": {"params": )j" + params + "}}}",
+      model, m);
+  EXPECT_THAT(findings(cp_first),
+              ElementsAre("error meta.json /param_plan/b/params/w/tp: parameter 'b.w' dim 0 "
+                          "(local size 5 of 10) is not divisible by the split factor 2: "
+                          "SS(-1,2) on axis 'tp' of size 2"));
+  EXPECT_EQ(local(cp_first, "b.w"), (Shape{3, 1}));  // ceil(10 / 2) = 5, then ceil(5 / 2)
+}
+
+TEST(BuildReport, AxesOutsideMeshDimNamesComeAfterThemByName) {
+  const Report r = report_of(R"j({"mesh_dim_names": ["tp"], "param_plan": {"b": {"params": )j"
+                             R"j({"w": {"ep": "S(0)", "tp": "S(1)", "cp": "R"}}}}})j",
+                             model_json({{"b.w", "[8, 4]", "bfloat16"}}),
+                             mesh({{"ep", 8}, {"tp", 2}, {"cp", 2}}));
+  EXPECT_THAT(r.axis_order, ElementsAre("tp", "cp", "ep"));
+  EXPECT_EQ(param(r, "b.w")->placements, "tp=S(1) cp=R ep=S(0)");
+  EXPECT_EQ(local(r, "b.w"), (Shape{1, 2}));
+  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 2}, MeshAxis{"ep", 8}, MeshAxis{"tp", 2}));
+}
+
+TEST(BuildReport, AxesNotInTheMeshAndOfSizeOneChangeNothingWithOneNoteEach) {
+  const Report r = report_of(
+      plan_b(
+          R"j({"a": {"tp": "S(0)", "ep": "S(0)", "cp": "S(0)"}, "b": {"ep": "S(1)", "cp": "R"}})j"),
+      model_json({{"b.a", "[8, 2]", "bfloat16"}, {"b.b", "[8, 2]", "bfloat16"}}),
+      mesh({{"tp", 2}, {"cp", 1}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("note meta.json /param_plan/b/params/a/ep: axis 'ep' is not in the mesh "
+                          "(--mesh); its placements change nothing",
+                          "note meta.json /param_plan/b/params/a/cp: axis 'cp' has size 1; its "
+                          "placements change nothing"));
+  EXPECT_FALSE(r.has_errors());
+  EXPECT_EQ(local(r, "b.a"), (Shape{4, 2}));
+  EXPECT_EQ(local(r, "b.b"), (Shape{8, 2}));
+  EXPECT_EQ(r.replicated_params, 1u);  // b.b: its only shard is on an absent axis
+  EXPECT_EQ(r.replicated_bytes, 32u);
+}
+
+TEST(BuildReport, NoteNamesParallelDimsWhenTheMeshComesFromThere) {
+  const Report r = report_of(
+      R"j({"parallel_dims": {"tp_size": 2}, "param_plan": {"b": {"params": {"w": {"ep": "S(0)"}}}}})j",
+      model_json({{"b.w", "[8]", "bfloat16"}}), std::nullopt);
+  EXPECT_THAT(findings(r), ElementsAre("note meta.json /param_plan/b/params/w/ep: axis 'ep' is "
+                                       "not in the mesh (parallel_dims); its placements change "
+                                       "nothing"));
+}
+
+TEST(BuildReport, DimOutOfRangeIsAnError) {
+  const Report r = report_of(plan_b(R"j({"w": {"tp": "S(1)"}, "s": {"tp": "SS(0,2)"}})j"),
+                             model_json({{"b.w", "[4]", "bfloat16"}, {"b.s", "[]", "bfloat16"}}),
+                             mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("error meta.json /param_plan/b/params/w/tp: parameter 'b.w' has 1 dim; "
+                          "S(1) on axis 'tp' shards dim 1",
+                          "error meta.json /param_plan/b/params/s/tp: parameter 'b.s' has 0 dims; "
+                          "SS(0,2) on axis 'tp' shards dim 0"));
+  EXPECT_EQ(local(r, "b.w"), (Shape{4}));
+  EXPECT_EQ(local(r, "b.s"), (Shape{}));
+  EXPECT_EQ(param(r, "b.s")->rank0_bytes, 2u);  // a scalar holds one element
+}
+
+// ---- dtypes ----
+
+TEST(BuildReport, EveryDtypeSize) {
+  const std::vector<std::pair<const char*, std::uint64_t>> dtypes = {
+      {"bfloat16", 2},       {"bf16", 2},         {"float16", 2},       {"half", 2},
+      {"float32", 4},        {"float", 4},        {"float64", 8},       {"double", 8},
+      {"int8", 1},           {"uint8", 1},        {"bool", 1},          {"int16", 2},
+      {"int32", 4},          {"int64", 8},        {"float8_e4m3fn", 1}, {"float8_e5m2", 1},
+      {"torch.bfloat16", 2}, {"torch.float64", 8}};
+  std::string params = "{";
+  std::vector<ModelParam> model;
+  std::uint64_t expected = 0;
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    const std::string name = "p" + std::to_string(i);
+    params += (i == 0 ? "\"" : ", \"") + name + "\": {\"tp\": \"S(0)\"}";
+    model.push_back({"b." + name, "[6, 5]", dtypes[i].first});
+    expected += 3 * 5 * dtypes[i].second;
+  }
+  params += "}";
+  const Report r = report_of(plan_b(params), model_json(model), mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    EXPECT_EQ(param(r, "b.p" + std::to_string(i))->rank0_bytes, 15 * dtypes[i].second)
+        << dtypes[i].first;
+  }
+  EXPECT_EQ(r.rank0_bytes, expected);
+  EXPECT_EQ(r.unsharded_bytes, 2 * expected);
+}
+
+TEST(BuildReport, MissingDtypeIsBfloat16WithOneWarning) {
+  const Report r = report_of(
+      plan_b(R"j({"a": {"tp": "R"}, "c": {"tp": "R"}})j"),
+      model_json({{"b.a", "[4]", nullptr}, {"b.c", "[3]", nullptr}, {"b.u", "[5]", nullptr}}),
+      mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("warning model.json /parameters/b.a: 3 parameters have no dtype, "
+                          "counted as bfloat16 (2 bytes); the first is 'b.a'",
+                          "warning model.json : 1 model parameter is not covered by any planned "
+                          "key (10 B at full size); it stays whole on every rank"));
+  EXPECT_EQ(r.rank0_bytes, 14u);
+  EXPECT_EQ(r.uncovered_bytes, 10u);
+  EXPECT_EQ(param(r, "b.a")->dtype, std::nullopt);
+}
+
+TEST(BuildReport, UnknownDtypeIsAnErrorAndTheParamIsLeftOut) {
+  const Report r = report_of(
+      plan_b(R"j({"a": {"tp": "R"}, "c": {"tp": "R"}})j"),
+      model_json(
+          {{"b.a", "[4]", "complex64"}, {"b.c", "[3]", "float32"}, {"b.u", "[5]", "torch.cfloat"}}),
+      mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("error model.json /parameters/b.a/dtype: parameter 'b.a' has unknown "
+                          "dtype 'complex64'",
+                          "error model.json /parameters/b.u/dtype: parameter 'b.u' has unknown "
+                          "dtype 'torch.cfloat'"));
+  ASSERT_EQ(r.params.size(), 1u);
+  EXPECT_EQ(r.rank0_bytes, 12u);
+  EXPECT_EQ(r.uncovered_bytes, 0u);
+  EXPECT_THAT(r.uncovered, IsEmpty());
+}
+
+// ---- coverage ----
+
+TEST(BuildReport, UncoveredParamsAndPrefixCoverage) {
+  const Report r =
+      report_of(R"j({"param_plan": {"": {"params": {"lm_head.weight": {"tp": "S(0)"}}},)j"
+                R"j( "b": {"params": {"w": {"tp": "S(0)"}}},)j"
+                R"j( "m": {"params": {"experts": {"ep": "S(0)"}}}}})j",
+                model_json({{"b.w", "[4, 2]", "bfloat16"},
+                            {"b.extra", "[4, 4]", "float32"},
+                            {"lm_head.weight", "[8, 2]", "bfloat16"},
+                            {"m.experts.0.w", "[2, 2]", "bfloat16"},
+                            {"m.expertsX.w", "[2, 2]", "bfloat16"}}),
+                mesh({{"tp", 2}, {"ep", 2}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("error meta.json /param_plan/m/params/experts: parameter 'm.experts' is "
+                          "not in the model (model.json)",
+                          "warning model.json : 2 model parameters are not covered by any planned "
+                          "key (72 B at full size); they stay whole on every rank"));
+  ASSERT_EQ(r.uncovered.size(), 2u);
+  EXPECT_EQ(r.uncovered[0].fqn, "b.extra");
+  EXPECT_EQ(r.uncovered[0].bytes, 64u);
+  EXPECT_EQ(r.uncovered[0].shape, (Shape{4, 4}));
+  EXPECT_EQ(r.uncovered[1].fqn, "m.expertsX.w");  // a prefix only counts up to a dot
+  EXPECT_EQ(r.uncovered_bytes, 72u);
+  EXPECT_EQ(local(r, "lm_head.weight"), (Shape{4, 2}));  // root boundary: no leading dot
+  EXPECT_EQ(r.rank0_bytes, 8u + 16);
+  ASSERT_EQ(r.boundaries.size(), 3u);
+  EXPECT_EQ(r.boundaries[0].fqn, "");
+  EXPECT_EQ(r.boundaries[0].rank0_bytes, 16u);
+  EXPECT_EQ(r.boundaries[1].fqn, "b");
+  EXPECT_EQ(r.boundaries[2].fqn, "m");  // its one param is missing: 0 bytes
+  EXPECT_EQ(r.boundaries[2].rank0_bytes, 0u);
+  EXPECT_EQ(r.boundaries[2].params, 1u);
+}
+
+// ---- sizes that do not fit ----
+
+TEST(BuildReport, LargeParamsUseCheckedArithmetic) {
+  const Report r =
+      report_of(plan_b(R"j({"huge": {"tp": "S(0)"}, "big": {"tp": "R"}, "zero": {"tp": "R"}})j"),
+                model_json({{"b.huge", "[1099511627776]", "float64"},  // 2^40 elements
+                            {"b.big", "[4611686018427387904, 4]", "float32"},
+                            {"b.zero", "[0, 4611686018427387904, 16]", "float64"}}),
+                mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("error model.json /parameters/b.big: parameter 'b.big' of shape "
+                          "[4611686018427387904, 4] and 4-byte elements needs more than 2^64-1 "
+                          "bytes"));
+  EXPECT_EQ(param(r, "b.huge")->full_bytes, 8796093022208u);   // 2^43
+  EXPECT_EQ(param(r, "b.huge")->rank0_bytes, 4398046511104u);  // 2^42
+  EXPECT_EQ(param(r, "b.zero")->rank0_bytes, 0u);
+  EXPECT_EQ(r.params.size(), 2u);
+  EXPECT_EQ(r.unsharded_bytes, 8796093022208u);
+}
+
+TEST(BuildReport, TotalsThatOverflowAreErrors) {
+  const Report r = report_of(plan_b(R"j({"a": {}, "c": {}})j"),
+                             model_json({{"b.a", "[1152921504606846976]", "int64"},  // 2^63 bytes
+                                         {"b.c", "[1152921504606846976]", "int64"}}),
+                             mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r),
+              ElementsAre("error meta.json : rank0_bytes exceeds 2^64-1 bytes; it is reported as "
+                          "2^64-1",
+                          "error meta.json : replicated_bytes exceeds 2^64-1 bytes; it is reported "
+                          "as 2^64-1",
+                          "error meta.json : unsharded_bytes exceeds 2^64-1 bytes; it is reported "
+                          "as 2^64-1"));
+  EXPECT_EQ(r.rank0_bytes, 18446744073709551615u);
+}
+
+// ---- mesh sources ----
+
+TEST(BuildReport, MeshFromParallelDims) {
+  const Report r = report_of(
+      R"j({"parallel_dims": {"tp_size": 2, "cp_size": 1, "ep_size": "8", "dp_size": 2.0,)j"
+      R"j( "pp_size": 0, "etp_size": true, "xp_size": 18446744073709551615, "_size": 3,)j"
+      R"j( "sequence_parallel": true, "size": 4}, "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j",
+      model_json({{"b.w", "[4]", "bfloat16"}}), std::nullopt);
+  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 1}, MeshAxis{"tp", 2}));
+  EXPECT_EQ(r.mesh_source, MeshSource::kParallelDims);
+  EXPECT_THAT(
+      findings(r),
+      ElementsAre("warning meta.json /parallel_dims/ep_size: ignored: expected an integer >= 1; "
+                  "axis 'ep' counts as size 1",
+                  "warning meta.json /parallel_dims/dp_size: ignored: expected an integer >= 1; "
+                  "axis 'dp' counts as size 1",
+                  "warning meta.json /parallel_dims/pp_size: ignored: expected an integer >= 1; "
+                  "axis 'pp' counts as size 1",
+                  "warning meta.json /parallel_dims/etp_size: ignored: expected an integer >= 1; "
+                  "axis 'etp' counts as size 1",
+                  "warning meta.json /parallel_dims/xp_size: ignored: expected an integer >= 1; "
+                  "axis 'xp' counts as size 1"));
+  EXPECT_EQ(local(r, "b.w"), (Shape{2}));
+}
+
+TEST(BuildReport, MeshFlagReplacesParallelDims) {
+  const Report r = report_of(
+      R"j({"parallel_dims": {"tp_size": 2, "cp_size": "x"}, "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j",
+      model_json({{"b.w", "[8]", "bfloat16"}}), mesh({{"tp", 8}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 8}));
+  EXPECT_EQ(local(r, "b.w"), (Shape{1}));
+}
+
+TEST(BuildReport, NoMeshAtAll) {
+  const std::string model = model_json({{"b.w", "[8]", "bfloat16"}});
+  const Report none = report_of(plan_b(R"j({"w": {"tp": "S(0)"}})j"), model, std::nullopt);
+  EXPECT_EQ(none.mesh_source, MeshSource::kNone);
+  EXPECT_THAT(findings(none),
+              ElementsAre("warning meta.json : no mesh sizes: the meta has no <axis>_size in "
+                          "parallel_dims and --mesh was not given; every axis counts as size 1",
+                          "note meta.json /param_plan/b/params/w/tp: axis 'tp' is not in the mesh "
+                          "(parallel_dims); its placements change nothing"));
+  const Report empty =
+      report_of(R"j({"parallel_dims": {}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j",
+                model, std::nullopt);
+  EXPECT_EQ(findings(empty)[0],
+            "warning meta.json /parallel_dims: no mesh sizes: the meta has no <axis>_size in "
+            "parallel_dims and --mesh was not given; every axis counts as size 1");
+  const Report wrong =
+      report_of(R"j({"parallel_dims": [2], "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j",
+                model, std::nullopt);
+  EXPECT_EQ(findings(wrong)[0],
+            "error meta.json /parallel_dims: expected an object of <axis>_size integers");
+}
+
+// ---- malformed metas ----
+
+TEST(BuildReport, MalformedMetaPartsAreErrorFindings) {
+  const Report r = report_of(
+      R"j({"mesh_dim_names": "tp", "param_plan": {"a": {"params": {"b.w": {"tp": "S(0)"}}},)j"
+      R"j( "a.b": {"params": {"w": {"tp": "S(0)"}}}, "c": 3, "d": {"params": []},)j"
+      R"j( "e": {"params": null}, "f": {"params": {"s": "S(0)", "n": {"tp": 0},)j"
+      R"j( "x": {"tp": "Shard(0)"}}}, "g": {}}})j",
+      model_json({{"a.b.w", "[4]", "bfloat16"},
+                  {"f.s", "[4]", "bfloat16"},
+                  {"f.n", "[4]", "bfloat16"},
+                  {"f.x", "[4]", "bfloat16"}}),
+      mesh({{"tp", 2}}));
+  EXPECT_THAT(
+      findings(r),
+      ElementsAre(
+          "error meta.json /mesh_dim_names: expected an array of strings or null; axes are "
+          "applied in name order",
+          "error meta.json /param_plan/c: expected an object",
+          "error meta.json /param_plan/d/params: expected an object: param name -> axis -> "
+          "placement",
+          "error meta.json /param_plan/f/params/s: expected an object: axis -> placement string",
+          "error meta.json /param_plan/f/params/n/tp: expected a placement string",
+          "error meta.json /param_plan/f/params/x/tp: invalid placement 'Shard(0)': unknown form, "
+          "expected R, S(dim), SS(dim,factor) or P(reduce_op)",
+          "warning meta.json /param_plan/a.b/params/w: parameter 'a.b.w' is already planned at "
+          "/param_plan/a/params/b.w; counted once"));
+  ASSERT_EQ(r.params.size(), 1u);
+  EXPECT_EQ(r.rank0_bytes, 4u);
+  EXPECT_THAT(r.uncovered, IsEmpty());  // every key covers its param, even a rejected one
+}
+
+TEST(BuildReport, MetaWithoutParamPlan) {
+  const std::string model = model_json({{"w", "[4]", "bfloat16"}});
+  EXPECT_THAT(findings(report_of("[]", model, mesh({{"tp", 2}}))),
+              ElementsAre("error meta.json : the meta is not a JSON object"));
+  EXPECT_THAT(findings(report_of("{}", model, mesh({{"tp", 2}}))),
+              ElementsAre("error meta.json : the meta has no param_plan",
+                          "warning model.json : 1 model parameter is not covered by any planned "
+                          "key (8 B at full size); it stays whole on every rank"));
+  EXPECT_EQ(findings(report_of(R"j({"param_plan": []})j", model, mesh({{"tp", 2}})))[0],
+            "error meta.json /param_plan: expected an object: boundary -> module plan");
+}
+
+// ---- rendering ----
+
+Report small_report() {
+  return report_of(
+      R"j({"mesh_dim_names": ["tp"], "param_plan": {"a": {"params": {"x": {"tp": "S(0)"}}},)j"
+      R"j( "b": {"params": {"w": {"tp": "S(0)"}, "r": {"tp": "R"}}}}})j",
+      model_json({{"b.w", "[4, 2]", "bfloat16"},
+                  {"b.r", "[2]", "float32"},
+                  {"a.x", "[2]", nullptr},
+                  {"c.u", "[3]", "int8"}}),
+      mesh({{"tp", 2}}));
+}
+
+TEST(RenderReport, Json) {
+  // b.w: [2, 2] x 2 = 8; b.r: 2 x 4 = 8 (replicated); a.x: [1] x 2 = 2; c.u uncovered: 3.
+  EXPECT_EQ(render_report_json(small_report(), std::nullopt), R"j({
+  "mesh": {
+    "tp": 2
+  },
+  "rank0_bytes": 18,
+  "replicated_bytes": 8,
+  "unsharded_bytes": 28,
+  "uncovered_bytes": 3,
+  "boundaries": [
+    {
+      "fqn": "b",
+      "rank0_bytes": 16
+    },
+    {
+      "fqn": "a",
+      "rank0_bytes": 2
+    }
+  ],
+  "params": [
+    {
+      "fqn": "b.r",
+      "shape": [
+        2
+      ],
+      "dtype": "float32",
+      "local_shape": [
+        2
+      ],
+      "rank0_bytes": 8
+    },
+    {
+      "fqn": "b.w",
+      "shape": [
+        4,
+        2
+      ],
+      "dtype": "bfloat16",
+      "local_shape": [
+        2,
+        2
+      ],
+      "rank0_bytes": 8
+    },
+    {
+      "fqn": "a.x",
+      "shape": [
+        2
+      ],
+      "dtype": null,
+      "local_shape": [
+        1
+      ],
+      "rank0_bytes": 2
+    }
+  ],
+  "findings": [
+    {
+      "severity": "warning",
+      "pointer": "/parameters/a.x",
+      "message": "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is 'a.x'"
+    },
+    {
+      "severity": "warning",
+      "pointer": "",
+      "message": "1 model parameter is not covered by any planned key (3 B at full size); it stays whole on every rank"
+    }
+  ]
+}
+)j");
+}
+
+TEST(RenderReport, JsonTopCutsParamsOnly) {
+  const std::string out = render_report_json(small_report(), 1);
+  EXPECT_NE(out.find(R"j("fqn": "b.r")j"), std::string::npos);
+  EXPECT_EQ(out.find(R"j("fqn": "b.w")j"), std::string::npos);
+  EXPECT_NE(out.find(R"j("fqn": "a",)j"), std::string::npos);  // boundaries stay complete
+  EXPECT_NE(render_report_json(small_report(), 0).find("\"params\": []"), std::string::npos);
+}
+
+TEST(RenderReport, Text) {
+  EXPECT_EQ(render_report_text(small_report(), 10),
+            "mesh: tp=2 (from --mesh)\n"
+            "placement order: tp\n"
+            "\n"
+            "                                        PARAMS  BYTES  EXACT\n"
+            "rank 0, planned params                       3   18 B     18\n"
+            "  of which replicated                        1    8 B      8\n"
+            "planned params at full size                  3   28 B     28\n"
+            "uncovered params (whole on every rank)       1    3 B      3\n"
+            "rank 0 total                                 4   21 B     21\n"
+            "\n"
+            "boundaries (all 2, by rank-0 bytes):\n"
+            "  BYTES  PARAMS  BOUNDARY\n"
+            "   16 B       2  b\n"
+            "    2 B       1  a\n"
+            "\n"
+            "params (all 3, by rank-0 bytes):\n"
+            "  BYTES  DTYPE     SHAPE   LOCAL   PLACEMENTS  PARAM\n"
+            "    8 B  float32   [2]     [2]     tp=R        b.r\n"
+            "    8 B  bfloat16  [4, 2]  [2, 2]  tp=S(0)     b.w\n"
+            "    2 B  -         [2]     [1]     tp=S(0)     a.x\n"
+            "\n"
+            "uncovered params (all 1, by bytes):\n"
+            "  BYTES  DTYPE  SHAPE  PARAM\n"
+            "    3 B  int8   [3]    c.u\n"
+            "\n"
+            "findings: 0 errors, 2 warnings, 0 notes (on stderr)\n");
+}
+
+TEST(RenderReport, TextTopCutsListsAndCountsTheRest) {
+  const std::string out = render_report_text(small_report(), 1);
+  EXPECT_NE(out.find("boundaries (top 1 of 2, by rank-0 bytes):\n"
+                     "  BYTES  PARAMS  BOUNDARY\n"
+                     "   16 B       2  b\n"
+                     "  ... 1 more, 2 B\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("params (top 1 of 3, by rank-0 bytes):\n"), std::string::npos);
+  EXPECT_EQ(out.find("b.w"), std::string::npos);
+  const std::string none = render_report_text(small_report(), 0);
+  EXPECT_EQ(none.find("boundaries"), std::string::npos);
+  EXPECT_EQ(none.find("\nparams ("), std::string::npos);
+  EXPECT_EQ(none.find("by bytes"), std::string::npos);  // the uncovered list
+}
+
+TEST(RenderReport, TextWithoutMeshAndRootBoundary) {
+  const Report r = report_of(R"j({"param_plan": {"": {"params": {"w": {}}}}})j",
+                             model_json({{"w", "[2]", "bfloat16"}}), std::nullopt);
+  const std::string out = render_report_text(r, 10);
+  EXPECT_EQ(out.substr(0, 40), "mesh: none, every axis counts as size 1\n");
+  EXPECT_NE(out.find("    4 B       1  (root)\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("    4 B  bfloat16  [2]    [2]    -           w\n"), std::string::npos) << out;
+}
+
+// ---- run_report ----
+
+class RunReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("hpfreeze_report_test_" +
+            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::filesystem::path path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(RunReportTest, ReadFailureIsAnIoError) {
+  ReportRequest request;
+  request.meta_path = (dir_ / "missing.json").string();
+  request.model_path = write("model.json", model_json({{"w", "[2]", "bfloat16"}}));
+  const ReportOutput out = run_report(request);
+  EXPECT_TRUE(out.failed);
+  EXPECT_EQ(out.output, "");
+  ASSERT_EQ(out.diagnostics.size(), 1u);
+  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kIo);
+}
+
+TEST_F(RunReportTest, ModelWithoutParameters) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", R"j({"param_plan": {}})j");
+  request.model_path = write("model.json", R"j({"modules": {"": "M"}})j");
+  const ReportOutput out = run_report(request);
+  EXPECT_TRUE(out.failed);
+  EXPECT_EQ(out.output, "");
+  ASSERT_EQ(out.diagnostics.size(), 1u);
+  EXPECT_EQ(
+      out.diagnostics[0].location_and_message(),
+      request.model_path + ": the model tree has no 'parameters'; a report needs their shapes");
+  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kRejected);
+}
+
+TEST_F(RunReportTest, ManyFindingsAreCutOnStderrButNotInJson) {
+  std::string params = "{";
+  std::vector<ModelParam> model;
+  for (int i = 0; i < 150; ++i) {
+    params += (i == 0 ? "\"p" : ", \"p") + std::to_string(i) + "\": {\"tp\": \"S(0)\"}";
+    model.push_back({"b.p" + std::to_string(i), "[3]", "bfloat16"});
+  }
+  params += "}";
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(params));
+  request.model_path = write("model.json", model_json(model));
+  request.mesh = mesh({{"tp", 2}});
+  request.json = true;
+  const ReportOutput out = run_report(request);
+  EXPECT_TRUE(out.failed);
+  ASSERT_EQ(out.diagnostics.size(), 101u);
+  EXPECT_EQ(out.diagnostics[100].message, "50 more findings not shown (--json lists them all)");
+  EXPECT_EQ(out.diagnostics[100].severity, Severity::kError);
+  std::size_t in_json = 0;
+  for (std::size_t at = 0;
+       (at = out.output.find("\"severity\": \"error\"", at)) != std::string::npos; ++at) {
+    ++in_json;
+  }
+  EXPECT_EQ(in_json, 150u);
+}
+
+TEST_F(RunReportTest, CleanReportDoesNotFail) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
+  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+  request.mesh = mesh({{"tp", 2}});
+  const ReportOutput out = run_report(request);
+  EXPECT_FALSE(out.failed);
+  EXPECT_THAT(out.diagnostics, IsEmpty());
+  EXPECT_EQ(out.output.substr(0, 25), "mesh: tp=2 (from --mesh)\n");
+}
+
+}  // namespace
+}  // namespace hpfreeze
