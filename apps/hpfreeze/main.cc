@@ -36,8 +36,11 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Fewer diagnostics on stderr (repeatable)");
   app.require_subcommand(1);
   app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
-    std::string where = failed->get_name() == "hpfreeze" ? "" : failed->get_name() + " ";
-    return "hpfreeze: error: " + std::string(e.what()) + " (see 'hpfreeze " + where + "--help')\n";
+    // Point at the help of the subcommand being parsed, when there is one.
+    std::string where;
+    for (const CLI::App* sub : failed->get_subcommands()) where = sub->get_name() + " ";
+    return "hpfreeze: error: " + std::string(e.what()) + " (see 'hpfreeze " + where +
+           "--help')\n";
   });
 
   std::vector<CommandInfo> infos = command_registry();
