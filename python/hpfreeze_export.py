@@ -65,7 +65,7 @@ MODEL_FORMAT = "hpfreeze.model/v1"
 # Keys that make a JSON object a typed value on the C++ side.
 _TAGS = ("$placement", "$target", "$callable")
 _PLACEMENTS = ("Shard", "StridedShard", "Replicate", "Partial")
-# Base-class names that mark an object as a placement we cannot express.
+# Class names that, anywhere in an object's MRO, mark it as a placement.
 _PLACEMENT_FAMILY = frozenset(_PLACEMENTS + ("Placement", "RaggedShard"))
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
@@ -144,7 +144,7 @@ def _convert(value: Any, path: str, typed: bool = True) -> Any:
         return _convert(value.value, path, typed)
     if isinstance(value, str):
         return str.__str__(value)
-    if isinstance(value, int):
+    if isinstance(value, int) or hasattr(type(value), "__index__"):  # numpy integers too
         return _int(value, path, "integer")
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -191,7 +191,8 @@ def _module_spec(spec: Any, path: str) -> dict:
     if isinstance(spec, Mapping):
         return _mapping(spec, path, typed=True)
     if not dataclasses.is_dataclass(spec) or isinstance(spec, type):
-        raise _fail(path, f"expected a dataclass instance as module spec, got {type(spec).__name__}")
+        raise _fail(path, "expected a dataclass instance as module spec, got "
+                          f"{type(spec).__name__}")
     out: dict = {}
     for field in dataclasses.fields(spec):
         # An init=False field that was never assigned counts as None.

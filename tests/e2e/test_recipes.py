@@ -1,0 +1,317 @@
+"""docs/recipes/*: the Makefile, build.ninja, CMakeLists.txt, CI step and shell pipelines
+that docs/recipes.md shows, run for real against the built hpfreeze.
+
+Each build runs `hpfreeze` through a wrapper on PATH that logs every call, so "a second
+build does nothing" and "touching an input rebuilds exactly once" are counted, not
+guessed. Expected metas are golden files of testdata/cases (never hpfreeze's output).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+from hpf import BINARY, SOURCE, case
+
+RECIPES = os.path.join(SOURCE, "docs", "recipes")
+TINY = "tiny-base"  # plan.json, model.json, base.json -> expected.json
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def have(tool):
+    return shutil.which(tool) is not None
+
+
+class Project(unittest.TestCase):
+    """A temp dir with the example project's inputs and a logging hpfreeze on PATH."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = os.path.join(self.tmp.name, "project")
+        os.mkdir(self.dir)
+        bindir = os.path.join(self.tmp.name, "bin")
+        os.mkdir(bindir)
+        self.log = os.path.join(self.tmp.name, "calls.log")
+        open(self.log, "w").close()
+        wrapper = os.path.join(bindir, "hpfreeze")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\nprintf \'%s\\n\' "$*" >> "$HPFREEZE_CALL_LOG"\n'
+                    'exec "$HPFREEZE_REAL" "$@"\n')
+        os.chmod(wrapper, 0o755)
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "SPDLOG_LEVEL")}
+        self.env.update(PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
+                        HPFREEZE_CALL_LOG=self.log, HPFREEZE_REAL=BINARY, NO_COLOR="1")
+        self.copy_inputs(self.dir)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def copy_inputs(self, directory, name=TINY):
+        shutil.copy(case(name, "plan.json"), os.path.join(directory, "plan.json"))
+        shutil.copy(case(name, "model.json"), os.path.join(directory, "model.json"))
+        shutil.copy(case(name, "base.json"), os.path.join(directory, "base_meta.json"))
+        # Inputs start in the past, so that every output is strictly newer.
+        past = time.time_ns() - 1000 * 10**9
+        for f in ("plan.json", "model.json", "base_meta.json"):
+            os.utime(os.path.join(directory, f), ns=(past, past))
+
+    def calls(self):
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    def sh(self, *args, cwd=None, check=True):
+        r = subprocess.run(args, cwd=cwd or self.dir, env=self.env, capture_output=True,
+                           text=True, timeout=120)
+        if check and r.returncode != 0:
+            self.fail(f"{args} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def touch(self, path):
+        """Marks an input as changed: newer than every output, older than the next one."""
+        now = time.time_ns()
+        os.utime(path, ns=(now, now))
+        time.sleep(0.05)  # file timestamps come from a coarse clock; let it pass `now`
+
+    def assert_calls(self, count, context):
+        self.assertEqual(len(self.calls()), count, f"{context}: {self.calls()}")
+
+
+class DocsShowTheRecipes(unittest.TestCase):
+    def test_every_recipe_file_is_shown_verbatim(self):
+        with open(os.path.join(SOURCE, "docs", "recipes.md"), encoding="utf-8") as f:
+            doc = f.read()
+        shown = re.findall(r"<!-- file: recipes/(\S+) -->\n```[a-z]*\n(.*?)```\n", doc, re.S)
+        self.assertEqual(sorted(name for name, _ in shown), sorted(os.listdir(RECIPES)))
+        for name, body in shown:
+            with self.subTest(name=name):
+                with open(os.path.join(RECIPES, name), encoding="utf-8") as f:
+                    self.assertEqual(body, f.read())
+
+    def test_format_examples_freeze(self):
+        with open(os.path.join(SOURCE, "docs", "formats.md"), encoding="utf-8") as f:
+            blocks = re.findall(r"```json\n(.*?)```", f.read(), re.S)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, text in zip(("plan.json", "model.json"), blocks):
+                with open(os.path.join(tmp, name), "w") as out:
+                    out.write(text)
+            r = subprocess.run([BINARY, "freeze", "--plan", "plan.json", "--model",
+                                "model.json"], cwd=tmp, capture_output=True, timeout=60)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        meta = json.loads(r.stdout)
+        self.assertEqual(meta["frozen_sharded_params"],
+                         ["lm_head.weight", "model.layers.0.self_attn.o_proj.weight",
+                          "model.layers.0.self_attn.q_proj.weight"])
+        self.assertEqual(meta["injections"], [{
+            "inner_wrapper": {"_target_": "pkg.cp.ring_attention", "causal": True},
+            "match": "model.layers.0.self_attn"}])
+
+
+@unittest.skipUnless(have("make"), "make is not installed (scripts/setup.sh installs it)")
+class MakeRecipe(Project):
+    def make(self, *args):
+        return self.sh("make", "-f", os.path.join(RECIPES, "Makefile"), *args)
+
+    def assert_up_to_date(self, calls):
+        self.assertEqual(self.sh("make", "-q", "-f", os.path.join(RECIPES, "Makefile"),
+                                 check=False).returncode, 0, "make -q: not up to date")
+        r = self.make()
+        self.assertEqual(r.stdout, "make: Nothing to be done for 'all'.\n")
+        self.assert_calls(calls, "second make")
+
+    def test_make_session(self):
+        meta = os.path.join(self.dir, "out", "codegen_meta.json")
+        self.make()
+        self.assert_calls(1, "first make")
+        self.assertEqual(read(meta), read(case(TINY, "expected.json")))
+        self.assertEqual(read(meta + ".d"),
+                         b"out/codegen_meta.json: plan.json model.json base_meta.json\n")
+        self.assert_up_to_date(1)
+
+        self.touch(os.path.join(self.dir, "plan.json"))
+        self.make()
+        self.assert_calls(2, "after touching plan.json")
+        self.assert_up_to_date(2)
+
+        # --base is not a prerequisite in the Makefile: only the depfile names it.
+        self.touch(os.path.join(self.dir, "base_meta.json"))
+        self.make()
+        self.assert_calls(3, "after touching base_meta.json")
+        self.assert_up_to_date(3)
+
+        self.make("clean")
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")))
+
+
+@unittest.skipUnless(have("ninja"), "ninja is not installed")
+class NinjaRecipe(Project):
+    def ninja(self, *args):
+        return self.sh("ninja", "-f", os.path.join(RECIPES, "build.ninja"), *args)
+
+    def assert_no_work(self, calls):
+        self.assertEqual(self.ninja("-n").stdout, "ninja: no work to do.\n")
+        self.assertEqual(self.ninja().stdout, "ninja: no work to do.\n")
+        self.assert_calls(calls, "second ninja")
+
+    def test_ninja_session(self):
+        meta = os.path.join(self.dir, "out", "codegen_meta.json")
+        stamp = os.path.join(self.dir, "out", "modeling.stamp")
+        r = self.ninja()
+        self.assertEqual(r.stdout, "[1/2] FREEZE out/codegen_meta.json\n"
+                                   "[2/2] CODEGEN out/modeling.stamp\n")
+        self.assert_calls(1, "first ninja")
+        self.assertEqual(read(meta), read(case(TINY, "expected.json")))
+        self.assertFalse(os.path.exists(meta + ".d"))  # deps = gcc: read and deleted
+        self.assertEqual(self.ninja("-t", "deps").stdout.splitlines()[1:4],
+                         ["    plan.json", "    model.json", "    base_meta.json"])
+        self.assert_no_work(1)
+
+        # Same bytes: the freeze runs once and, thanks to restat, nothing after it.
+        stamp_mtime = os.stat(stamp).st_mtime_ns
+        for name, calls in (("plan.json", 2), ("base_meta.json", 3)):
+            self.touch(os.path.join(self.dir, name))
+            r = self.ninja()
+            self.assertEqual(r.stdout, "[1/2] FREEZE out/codegen_meta.json\n", name)
+            self.assert_calls(calls, f"after touching {name}")
+            self.assertEqual(os.stat(stamp).st_mtime_ns, stamp_mtime)
+            self.assert_no_work(calls)
+
+        # A real change reaches the consumer.
+        plan = os.path.join(self.dir, "plan.json")
+        with open(plan) as f:
+            data = json.load(f)
+        data["modules"]["lin"]["params"]["weight"]["tp"] = "R"
+        with open(plan, "w") as f:
+            json.dump(data, f)
+        time.sleep(0.05)
+        r = self.ninja()
+        self.assertEqual(r.stdout, "[1/2] FREEZE out/codegen_meta.json\n"
+                                   "[2/2] CODEGEN out/modeling.stamp\n")
+        self.assertNotEqual(read(meta), read(case(TINY, "expected.json")))
+        self.assertEqual(read(stamp), read(meta))
+        self.assert_no_work(4)
+
+
+@unittest.skipUnless(have("cmake"), "cmake is not installed")
+class CMakeRecipe(Project):
+    def session(self, generator, tool):
+        if not have(tool):
+            self.skipTest(f"{tool} is not installed")
+        shutil.copy(os.path.join(RECIPES, "CMakeLists.txt"), self.dir)
+        build = os.path.join(self.tmp.name, "build-" + tool)
+        self.sh("cmake", "-S", self.dir, "-B", build, "-G", generator)
+        meta = os.path.join(build, "codegen_meta.json")
+
+        def build_once():
+            return self.sh("cmake", "--build", build).stdout
+
+        self.assertIn("Freezing the sharding plan", build_once())
+        self.assert_calls(1, "first build")
+        self.assertEqual(read(meta), read(case(TINY, "expected.json")))
+        self.assertNotIn("Freezing", build_once())
+        self.assert_calls(1, "second build")
+        for name, calls in (("plan.json", 2), ("base_meta.json", 3)):
+            self.touch(os.path.join(self.dir, name))
+            self.assertIn("Freezing the sharding plan", build_once())
+            self.assert_calls(calls, f"after touching {name}")
+            self.assertNotIn("Freezing", build_once())
+            self.assert_calls(calls, f"build after the one for {name}")
+        return build
+
+    def test_ninja_generator(self):
+        build = self.session("Ninja", "ninja")
+        self.assertEqual(self.sh("ninja", "-C", build, "-n").stdout.splitlines()[-1],
+                         "ninja: no work to do.")
+        self.assertIn("--if-changed", self.calls()[0])
+
+    def test_makefile_generator(self):
+        self.session("Unix Makefiles", "make")
+        self.assertNotIn("--if-changed", self.calls()[0])
+
+
+def ci_step(name):
+    """The `run: |` script of the step called `name` in docs/recipes/ci.yml."""
+    with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = lines.index(f"      - name: {name}")
+    run = lines[start + 1]
+    assert run.strip() == "run: |", run
+    indent = len(run) - len(run.lstrip()) + 2
+    body = []
+    for line in lines[start + 2:]:
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            break
+        body.append(line[indent:])
+    return "\n".join(body).strip() + "\n"
+
+
+@unittest.skipUnless(have("git") and have("bash"), "git or bash is not installed")
+class CiRecipe(Project):
+    def git(self, *args):
+        return self.sh("git", "-c", "user.name=ci", "-c", "user.email=ci@example.com", *args)
+
+    def test_check_step(self):
+        script = ci_step("codegen_meta.json is up to date")
+        self.assertIn("git diff --exit-code", script)
+        shutil.copy(case(TINY, "expected.json"), os.path.join(self.dir, "codegen_meta.json"))
+        self.git("init", "-q")
+        self.git("add", "plan.json", "model.json", "codegen_meta.json")
+        self.git("commit", "-q", "-m", "plan and its meta")
+
+        def step():
+            # What GitHub Actions runs for `run:` with the default shell.
+            return self.sh("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script,
+                           check=False)
+
+        r = step()
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        self.assert_calls(1, "fresh meta")
+
+        plan = os.path.join(self.dir, "plan.json")
+        with open(plan) as f:
+            data = json.load(f)
+        data["modules"]["lin"]["params"]["weight"]["tp"] = "R"
+        with open(plan, "w") as f:
+            json.dump(data, f)
+        self.git("commit", "-q", "-am", "plan changed, meta forgotten")
+        r = step()
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('-    "lin.weight"\n', r.stdout)
+        self.assertIn('+          "tp": "R"\n', r.stdout)
+
+
+class PipelineRecipe(Project):
+    def test_pipelines(self):
+        # moe-qwen-2l: a plan with experts. Its golden meta doubles as the base, which
+        # must then reproduce itself.
+        expected = read(case("moe-qwen-2l", "expected.json"))
+        shutil.copy(case("moe-qwen-2l", "plan.json"), os.path.join(self.dir, "plan.json"))
+        shutil.copy(case("moe-qwen-2l", "model.json"), os.path.join(self.dir, "model.json"))
+        shutil.copy(case("moe-qwen-2l", "expected.json"),
+                    os.path.join(self.dir, "base_meta.json"))
+        golden = json.loads(expected)
+        experts = sum("experts" in fqn for fqn in golden["frozen_sharded_params"])
+        r = self.sh("sh", os.path.join(RECIPES, "pipelines.sh"))
+        self.assertEqual(r.stderr, "")
+        self.assertEqual(r.stdout, "\n".join([
+            "SS(0,2)", "S(3)", "P(avg)",
+            "R", "S(-1)",
+            "S(0)", "SS(1,2)",
+            '{"$placement":"StridedShard","dim":0,"split_factor":2,"uneven_shard":false,'
+            '"canonical":"SS(0,2)"}',
+            str(experts),
+            str(len(golden["frozen_sharded_params"])),
+        ]) + "\n")
+        self.assertEqual(experts, 4)
+        self.assertEqual(read(os.path.join(self.dir, "codegen_meta.json")), expected)
+
+
+if __name__ == "__main__":
+    unittest.main()
