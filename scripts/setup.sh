@@ -8,7 +8,7 @@ packages=(
   libcli11-dev libsimdjson-dev rapidjson-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
-  help2man bash-completion hyperfine
+  help2man bash-completion hyperfine git groff-base
 )
 
 missing=()
