@@ -11,10 +11,8 @@ namespace {
 
 Runner register_diff(CLI::App& app) {
   auto request = std::make_shared<DiffRequest>();
-  app.add_option("old", request->old_path, "The old codegen_meta.json; '-' for stdin")
-      ->required();
-  app.add_option("new", request->new_path, "The new codegen_meta.json; '-' for stdin")
-      ->required();
+  app.add_option("old", request->old_path, "The old codegen_meta.json; '-' for stdin")->required();
+  app.add_option("new", request->new_path, "The new codegen_meta.json; '-' for stdin")->required();
   app.add_flag("--json", request->json,
                "Print one JSON object per difference: {\"op\", \"pointer\", \"old\", \"new\"}");
   app.add_option("--ignore", request->options.ignored_fields,

@@ -22,9 +22,8 @@ Runner register_thaw(CLI::App& app) {
     if (app.count("--model-out") > 0) request->model_path = *model;
     if (request->model_path && *request->model_path == request->plan_path) {
       report(make_error({}, {},
-                        request->plan_path == "-"
-                            ? "-o and --model-out cannot both be '-' (stdout)"
-                            : "-o and --model-out name the same file"));
+                        request->plan_path == "-" ? "-o and --model-out cannot both be '-' (stdout)"
+                                                  : "-o and --model-out name the same file"));
       return kExitTrouble;
     }
     const CommandResult result = run_thaw(*request);
@@ -34,9 +33,9 @@ Runner register_thaw(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] = add_command(
-    {"thaw", "Turn a codegen_meta.json back into a plan dump (the inverse of freeze)", 60,
-     &register_thaw});
+const bool registered [[maybe_unused]] =
+    add_command({"thaw", "Turn a codegen_meta.json back into a plan dump (the inverse of freeze)",
+                 60, &register_thaw});
 
 }  // namespace
 }  // namespace hpfreeze::cli

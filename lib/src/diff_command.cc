@@ -230,8 +230,7 @@ class Differ {
     multiset(pointer, unkeyed_a, unkeyed_b, DiffSubject::kValue);
   }
 
-  void top_level(const std::string& pointer, std::string_view key, const Json& a,
-                 const Json& b) {
+  void top_level(const std::string& pointer, std::string_view key, const Json& a, const Json& b) {
     if (key == "param_plan") {
       param_plan(pointer, a, b);
     } else if (a.is_array() && b.is_array() && key == "injections") {
@@ -354,9 +353,8 @@ std::string render_value(const Json& value, DiffSubject subject) {
 }
 
 std::string render_pointer(std::string_view pointer) {
-  const bool plain = std::none_of(pointer.begin(), pointer.end(), [](char c) {
-    return (c >= 0 && c < 0x20) || c == 0x7F;
-  });
+  const bool plain = std::none_of(pointer.begin(), pointer.end(),
+                                  [](char c) { return (c >= 0 && c < 0x20) || c == 0x7F; });
   if (plain) return std::string(pointer);
   std::string out;
   append_python_string(out, pointer);
@@ -502,8 +500,7 @@ Expected<DiffReport> run_diff(const DiffRequest& request) {
       errors.insert(errors.end(), input.errors().begin(), input.errors().end());
       continue;
     }
-    Expected<JsonDocument> doc =
-        parse_json_document(input->display_name, std::move(input->bytes));
+    Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
     if (!doc) {
       errors.insert(errors.end(), doc.errors().begin(), doc.errors().end());
       continue;

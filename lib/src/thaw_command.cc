@@ -38,8 +38,8 @@ std::string type_article(const Json& v) {
 
 // The keys freeze sets itself; every other top-level key is an identity field.
 constexpr std::array<std::string_view, 7> kFreezeFields{
-    "param_plan",         "injections",       "tied_pairs",     "special_handlers",
-    "frozen_sharded_params", "boundary_classes", "mesh_dim_names"};
+    "param_plan",       "injections",    "tied_pairs", "special_handlers", "frozen_sharded_params",
+    "boundary_classes", "mesh_dim_names"};
 
 bool is_freeze_field(std::string_view key) {
   return std::find(kFreezeFields.begin(), kFreezeFields.end(), key) != kFreezeFields.end();
@@ -49,7 +49,6 @@ bool is_freeze_field(std::string_view key) {
 struct ModuleDraft {
   std::string_view fqn;
   std::array<std::optional<Json>, kSpecFields.size()> fields;
-  bool in_param_plan = false;
   bool has_injection = false;
 };
 
@@ -69,8 +68,8 @@ class Thawer {
   [[nodiscard]] bool failed() const { return error_count_ > 0; }
   Diagnostics take_errors() {
     if (error_count_ > errors_.size()) {
-      errors_.push_back(make_error(file_, {}, std::to_string(error_count_ - errors_.size()) +
-                                                  " more errors not shown"));
+      errors_.push_back(make_error(
+          file_, {}, std::to_string(error_count_ - errors_.size()) + " more errors not shown"));
     }
     return std::move(errors_);
   }
@@ -246,16 +245,15 @@ void check_frozen_sharded_params(Thawer& t, const Json& meta) {
                         std::back_inserter(missing));
     std::set_difference(listed_set.begin(), listed_set.end(), computed.begin(), computed.end(),
                         std::back_inserter(extra));
-    detail = missing.empty() && extra.empty()
-                 ? "order or duplicates differ"
-                 : std::to_string(missing.size()) + " missing, " + std::to_string(extra.size()) +
-                       " extra";
+    detail = missing.empty() && extra.empty() ? "order or duplicates differ"
+                                              : std::to_string(missing.size()) + " missing, " +
+                                                    std::to_string(extra.size()) + " extra";
   } else {
     detail = "not an array of strings";
   }
-  t.warning("/frozen_sharded_params",
-            "does not match the parameters sharded in param_plan (" + detail +
-                "); freezing the thawed plan writes the recomputed list");
+  t.warning("/frozen_sharded_params", "does not match the parameters sharded in param_plan (" +
+                                          detail +
+                                          "); freezing the thawed plan writes the recomputed list");
 }
 
 Json model_dump(Thawer& t, const Json& meta, const std::vector<ModuleDraft>& drafts) {
@@ -284,10 +282,11 @@ Json model_dump(Thawer& t, const Json& meta, const std::vector<ModuleDraft>& dra
     modules.push_back({d.fqn, Json("")});
   }
   if (missing > 0) {
-    t.warning("/boundary_classes",
-              std::to_string(missing) + " boundar" + (missing == 1 ? "y has" : "ies have") +
-                  " no class (first: " + quote_for_diagnostic(first_missing) +
-                  "); the model tree gives them the class '' so that freeze accepts the plan");
+    t.warning("/boundary_classes", std::to_string(missing) + " boundar" +
+                                       (missing == 1 ? "y has" : "ies have") +
+                                       " no class (first: " + quote_for_diagnostic(first_missing) +
+                                       "); the model tree gives " + (missing == 1 ? "it" : "them") +
+                                       " the class '' so that freeze accepts the plan");
   }
   return Json(JsonObject{{"format", "hpfreeze.model/v1"}, {"modules", Json(std::move(modules))}});
 }
@@ -364,7 +363,6 @@ Expected<ThawedPlan> thaw_meta(const Json& meta, const std::string& file,
     index.emplace(boundary.key, drafts.size());
     ModuleDraft& draft = drafts.emplace_back();
     draft.fqn = boundary.key;
-    draft.in_param_plan = true;
     if (!boundary.value.is_object()) {
       t.expect(false, boundary.value, pointer, "an object");
       continue;

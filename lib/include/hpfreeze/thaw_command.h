@@ -32,9 +32,9 @@ struct ThawOptions {
 };
 
 struct ThawedPlan {
-  Json plan;             // the plan dump; views into the meta and static strings
+  Json plan;                  // the plan dump; views into the meta and static strings
   std::optional<Json> model;  // the model tree dump, when requested
-  Diagnostics warnings;  // what will not round-trip
+  Diagnostics warnings;       // what will not round-trip
 };
 
 // Errors (kRejected) for metas that no plan dump can express: a non-object meta or

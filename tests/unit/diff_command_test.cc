@@ -1,0 +1,349 @@
+// diff_metas, its renderings and run_diff, with exact output lines.
+#include "hpfreeze/diff_command.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hpfreeze/json_document.h"
+
+namespace hpfreeze {
+namespace {
+
+// Keeps both documents alive while their values are compared and rendered.
+struct Pair {
+  JsonDocument a;
+  JsonDocument b;
+};
+
+JsonDocument parse(std::string text, std::string name) {
+  Expected<JsonDocument> doc = parse_json_document(std::move(name), std::move(text));
+  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().location_and_message());
+  return std::move(*doc);
+}
+
+std::string diff_text(std::string a, std::string b, DiffOptions options = {}) {
+  JsonDocument da = parse(std::move(a), "a.json");
+  JsonDocument db = parse(std::move(b), "b.json");
+  return render_diff_text(diff_metas(json_from_dom(da.root()), json_from_dom(db.root()), options));
+}
+
+std::string diff_json(std::string a, std::string b) {
+  JsonDocument da = parse(std::move(a), "a.json");
+  JsonDocument db = parse(std::move(b), "b.json");
+  return render_diff_json_lines(
+      diff_metas(json_from_dom(da.root()), json_from_dom(db.root()), DiffOptions{}));
+}
+
+// A meta with one boundary `b` holding `entry` (a JSON object text).
+std::string boundary(const std::string& entry) {
+  return R"j({"param_plan": {"b": )j" + entry + "}}";
+}
+
+TEST(Diff, EqualMetasHaveNoDifferencesWhateverTheKeyOrder) {
+  EXPECT_EQ(diff_text(R"j({"a": 1, "b": {"x": [1, 2], "y": null}})j",
+                      R"j({"b": {"y": null, "x": [1, 2]}, "a": 1})j"),
+            "");
+  EXPECT_EQ(diff_text("{}", "{}"), "");
+}
+
+TEST(Diff, PythonDistinguishesIntFromFloatAndZeroFromMinusZero) {
+  EXPECT_EQ(diff_text(R"j({"a": 1})j", R"j({"a": 1.0})j"), "~ /a: 1 -> 1.0\n");
+  EXPECT_EQ(diff_text(R"j({"a": 0.0})j", R"j({"a": -0.0})j"), "~ /a: 0.0 -> -0.0\n");
+  EXPECT_EQ(diff_text(R"j({"a": 1e2})j", R"j({"a": 100.0})j"), "");
+  EXPECT_EQ(diff_text(R"j({"a": "\u00e9"})j", R"j({"a": "é"})j"), "");
+  EXPECT_EQ(diff_text(R"j({"a": true})j", R"j({"a": 1})j"), "~ /a: true -> 1\n");
+}
+
+TEST(Diff, BoundariesAddedAndRemoved) {
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"old.block": {}, "same": {}}})j",
+                      R"j({"param_plan": {"same": {}, "new.block": {"params": {}}}})j"),
+            "+ /param_plan/new.block: boundary added\n"
+            "- /param_plan/old.block: boundary removed\n");
+  EXPECT_EQ(diff_text(R"j({"param_plan": {}})j", R"j({"param_plan": {"": {}}})j"),
+            "+ /param_plan/: boundary added\n");
+}
+
+TEST(Diff, PlacementsPerParamAndAxis) {
+  EXPECT_EQ(diff_text(boundary(R"j({"params": {"w": {"tp": "S(0)", "cp": "R"}, "gone": {}}})j"),
+                      boundary(R"j({"params": {"w": {"tp": "S(1)", "ep": "P(sum)"},
+                                               "new": {"tp": "R"}}})j")),
+            "- /param_plan/b/params/gone: {}\n"
+            "+ /param_plan/b/params/new: {\"tp\":\"R\"}\n"
+            "- /param_plan/b/params/w/cp: R\n"
+            "+ /param_plan/b/params/w/ep: P(sum)\n"
+            "~ /param_plan/b/params/w/tp: S(0) -> S(1)\n");
+}
+
+TEST(Diff, PlacementStringsCompareByCanonicalForm) {
+  EXPECT_EQ(diff_text(boundary(R"j({"params": {"w": {"tp": "SS( 0 , 2 )", "cp": "S(+3)",
+                                                      "ep": "S(-0)", "dp": "S(007)"}}})j"),
+                      boundary(R"j({"params": {"w": {"tp": "SS(0,2)", "cp": "S(3)",
+                                                      "ep": "S(0)", "dp": "S(7)"}}})j")),
+            "");
+  // Uneven shards are not plain shards; invalid strings compare as strings.
+  EXPECT_EQ(
+      diff_text(boundary(R"j({"params": {"w": {"tp": "S(-1)", "cp": "S(x)", "ep": "S(x)"}}})j"),
+                boundary(R"j({"params": {"w": {"tp": "S(0)", "cp": "S(x)", "ep": "S(y)"}}})j")),
+      "~ /param_plan/b/params/w/ep: \"S(x)\" -> \"S(y)\"\n"
+      "~ /param_plan/b/params/w/tp: S(-1) -> S(0)\n");
+  // A placement leaf that is not a string is shown as JSON.
+  EXPECT_EQ(diff_text(boundary(R"j({"params": {"w": {"tp": 1}}})j"),
+                      boundary(R"j({"params": {"w": {"tp": "R"}}})j")),
+            "~ /param_plan/b/params/w/tp: 1 -> R\n");
+}
+
+TEST(Diff, NamedPlacementsPerNameAndAxis) {
+  EXPECT_EQ(diff_text(boundary(R"j({"in_src": {"hidden_states": {"tp": "S(1)"}},
+                                   "in_dst": {"x": {"tp": "R"}},
+                                   "out_src": {"output": {"tp": "P(sum)", "cp": "S(1)"}},
+                                   "out_dst": {"output": {"deep": {"tp": "SS(0,2)"}}}})j"),
+                      boundary(R"j({"in_src": {"hidden_states": {"tp": "S( 1 )"}},
+                                   "in_dst": {"y": {"tp": "R"}},
+                                   "out_src": {"output": {"tp": "P(avg)"}},
+                                   "out_dst": {"output": {"deep": {"tp": "SS(0,4)"}}}})j")),
+            "- /param_plan/b/in_dst/x: {\"tp\":\"R\"}\n"
+            "+ /param_plan/b/in_dst/y: {\"tp\":\"R\"}\n"
+            "~ /param_plan/b/out_dst/output/deep/tp: SS(0,2) -> SS(0,4)\n"
+            "- /param_plan/b/out_src/output/cp: S(1)\n"
+            "~ /param_plan/b/out_src/output/tp: P(sum) -> P(avg)\n");
+  EXPECT_EQ(
+      diff_text(boundary(R"j({"in_src": {}})j"), boundary(R"j({"in_src": {"x": {"tp": "R"}}})j")),
+      "+ /param_plan/b/in_src/x: {\"tp\":\"R\"}\n");
+  EXPECT_EQ(diff_text(boundary(R"j({"out_dst": {"output": ["R", "S(0)"]}})j"),
+                      boundary(R"j({"out_dst": {"output": ["R", "S( 0)"]}})j")),
+            "");
+}
+
+TEST(Diff, OtherParamPlanKeysAsValues) {
+  EXPECT_EQ(diff_text(boundary(R"j({"out_names": ["output"], "tp_divide_attrs": ["num_heads"],
+                                   "is_boundary": true, "region_dispatch": "moe",
+                                   "deferred_bias_params": ["b"], "future": {"x": 1}})j"),
+                      boundary(R"j({"out_names": ["out", "aux"], "tp_divide_attrs": [],
+                                   "is_boundary": false, "deferred_bias_params": ["b"],
+                                   "future": {"x": 2}, "params": {}})j")),
+            "~ /param_plan/b/future: {\"x\":1} -> {\"x\":2}\n"
+            "~ /param_plan/b/is_boundary: true -> false\n"
+            "~ /param_plan/b/out_names: [\"output\"] -> [\"out\",\"aux\"]\n"
+            "+ /param_plan/b/params: {}\n"
+            "- /param_plan/b/region_dispatch: \"moe\"\n"
+            "~ /param_plan/b/tp_divide_attrs: [\"num_heads\"] -> []\n");
+}
+
+TEST(Diff, InjectionsPairUpByMatchWhateverTheirOrder) {
+  const std::string a = R"j({"injections": [
+      {"match": "x", "inner_target": "self", "ep_size": 8},
+      {"match": "y", "local_compute_fn": "f"},
+      {"match": "gone", "ep_size": 2}]})j";
+  const std::string b = R"j({"injections": [
+      {"match": "new", "ep_size": 2},
+      {"ep_size": 4, "match": "x", "inner_wrapper": {"_target_": "w"}},
+      {"local_compute_fn": "f", "match": "y"}]})j";
+  EXPECT_EQ(diff_text(a, b),
+            "- /injections/gone: injection removed\n"
+            "+ /injections/new: injection added\n"
+            "~ /injections/x/ep_size: 8 -> 4\n"
+            "- /injections/x/inner_target: \"self\"\n"
+            "+ /injections/x/inner_wrapper: {\"_target_\":\"w\"}\n");
+  EXPECT_EQ(diff_text(R"j({"injections": [{"match": "a", "ep_size": 1}, {"match": "b"}]})j",
+                      R"j({"injections": [{"match": "b"}, {"ep_size": 1, "match": "a"}]})j"),
+            "");
+}
+
+TEST(Diff, InjectionPlacementsCanonicalOnlyInValueToDictFields) {
+  EXPECT_EQ(diff_text(R"j({"injections": [{"match": "x", "inner_out_src": {"o": {"cp": "S(1)"}},
+                                          "inner_target": "S(1)"}]})j",
+                      R"j({"injections": [{"match": "x", "inner_out_src": {"o": {"cp": "S( 1)"}},
+                                          "inner_target": "S( 1)"}]})j"),
+            "~ /injections/x/inner_target: \"S(1)\" -> \"S( 1)\"\n");
+}
+
+TEST(Diff, DuplicateAndUnmatchedInjections) {
+  EXPECT_EQ(
+      diff_text(R"j({"injections": [{"match": "x", "ep_size": 1}, {"match": "x", "ep_size": 2},
+                                         {"ep_size": 3}, 7]})j",
+                R"j({"injections": [{"match": "x", "ep_size": 1}, {"ep_size": 3}, 8]})j"),
+      "- /injections: 7\n"
+      "+ /injections: 8\n"
+      "- /injections/x: injection removed\n");
+}
+
+TEST(Diff, FrozenShardedParamsAsMultiset) {
+  EXPECT_EQ(diff_text(R"j({"frozen_sharded_params": ["a.w", "b.w", "c.w"]})j",
+                      R"j({"frozen_sharded_params": ["c.w", "d.w", "a.w"]})j"),
+            "- /frozen_sharded_params: \"b.w\"\n"
+            "+ /frozen_sharded_params: \"d.w\"\n");
+  EXPECT_EQ(diff_text(R"j({"frozen_sharded_params": ["a", "a"]})j",
+                      R"j({"frozen_sharded_params": ["a"]})j"),
+            "- /frozen_sharded_params: \"a\"\n");
+}
+
+TEST(Diff, TiedPairsOrderInsensitiveButEachPairOrdered) {
+  EXPECT_EQ(diff_text(R"j({"tied_pairs": [["e.w", "h.w"], ["a", "b"]]})j",
+                      R"j({"tied_pairs": [["a", "b"], ["e.w", "h.w"]]})j"),
+            "");
+  EXPECT_EQ(diff_text(R"j({"tied_pairs": [["e.w", "h.w"], ["a", "b"]]})j",
+                      R"j({"tied_pairs": [["h.w", "e.w"], ["c", "d"], ["a", "b"]]})j"),
+            "- /tied_pairs: [\"e.w\",\"h.w\"]\n"
+            "+ /tied_pairs: [\"c\",\"d\"]\n"
+            "+ /tied_pairs: [\"h.w\",\"e.w\"]\n");
+}
+
+TEST(Diff, SpecialHandlersPerKey) {
+  EXPECT_EQ(diff_text(R"j({"special_handlers": {"a": "h1", "b": "h2"}})j",
+                      R"j({"special_handlers": {"a": "h3", "c": "h2"}})j"),
+            "~ /special_handlers/a: \"h1\" -> \"h3\"\n"
+            "- /special_handlers/b: \"h2\"\n"
+            "+ /special_handlers/c: \"h2\"\n");
+}
+
+TEST(Diff, MeshDimNamesAsOneValue) {
+  EXPECT_EQ(
+      diff_text(R"j({"mesh_dim_names": ["cp", "tp"]})j", R"j({"mesh_dim_names": ["tp", "cp"]})j"),
+      "~ /mesh_dim_names: [\"cp\",\"tp\"] -> [\"tp\",\"cp\"]\n");
+  EXPECT_EQ(diff_text(R"j({"mesh_dim_names": null})j", R"j({"mesh_dim_names": ["tp"]})j"),
+            "~ /mesh_dim_names: null -> [\"tp\"]\n");
+}
+
+TEST(Diff, IdentityFieldsAndUnknownTopLevelKeys) {
+  EXPECT_EQ(diff_text(R"j({"signature": "a", "model_name": null, "source": {"sha": "1", "n": 2},
+                          "not_covered": ["mesh", "pp"], "module_overrides": [{"f": "x"}],
+                          "old_field": 1})j",
+                      R"j({"signature": "b", "model_name": "M", "source": {"sha": "2", "n": 2},
+                          "not_covered": ["mesh"], "module_overrides": [{"f": "y"}],
+                          "new_field": {"k": [1]}})j"),
+            "~ /model_name: null -> \"M\"\n"
+            "~ /module_overrides/0/f: \"x\" -> \"y\"\n"
+            "+ /new_field: {\"k\":[1]}\n"
+            "~ /not_covered: [\"mesh\",\"pp\"] -> [\"mesh\"]\n"
+            "- /old_field: 1\n"
+            "~ /signature: \"a\" -> \"b\"\n"
+            "~ /source/sha: \"1\" -> \"2\"\n");
+}
+
+TEST(Diff, TypeChangesOfStructuredFieldsAreWholeValues) {
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"b": {}}, "injections": [], "tied_pairs": []})j",
+                      R"j({"param_plan": [], "injections": {}, "tied_pairs": null})j"),
+            "~ /injections: [] -> {}\n"
+            "~ /param_plan: {\"b\":{}} -> []\n"
+            "~ /tied_pairs: [] -> null\n");
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"b": {}}})j", R"j({"param_plan": {"b": 3}})j"),
+            "~ /param_plan/b: {} -> 3\n");
+}
+
+TEST(Diff, IgnoredTopLevelFields) {
+  DiffOptions options;
+  options.ignored_fields = {"signature", "param_plan", "absent"};
+  EXPECT_EQ(diff_text(R"j({"signature": "a", "yaml_path": "p", "param_plan": {"x": {}}})j",
+                      R"j({"signature": "b", "yaml_path": "q"})j", options),
+            "~ /yaml_path: \"p\" -> \"q\"\n");
+}
+
+TEST(Diff, SortedByPointerInNaturalOrderThenRemoveAddChange) {
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"layers.10": {}, "layers.9": {"x": 1}, "layers.9.a": {}},
+                          "a": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]})j",
+                      R"j({"param_plan": {"layers.2": {}, "layers.9": {"x": 2}},
+                          "a": [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]})j"),
+            "~ /a/2: 0 -> 1\n"
+            "~ /a/10: 0 -> 1\n"
+            "+ /param_plan/layers.2: boundary added\n"
+            "~ /param_plan/layers.9/x: 1 -> 2\n"
+            "- /param_plan/layers.9.a: boundary removed\n"
+            "- /param_plan/layers.10: boundary removed\n");
+}
+
+TEST(Diff, PointersEscapeSlashAndTildeAndQuoteControlCharacters) {
+  EXPECT_EQ(diff_text(R"j({"special_handlers": {"a/b~c": 1, "l\nf": 1}})j",
+                      R"j({"special_handlers": {"a/b~c": 2, "l\nf": 2}})j"),
+            "~ /special_handlers/a~1b~0c: 1 -> 2\n"
+            "~ \"/special_handlers/l\\nf\": 1 -> 2\n");
+}
+
+TEST(Diff, JsonLinesLeaveOutTheMissingSide) {
+  EXPECT_EQ(diff_json(R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}, "old": {}},
+                          "x": 1})j",
+                      R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(1)"}}}, "new": {"a": 1}},
+                          "y": null})j"),
+            R"j({"op":"change","pointer":"/param_plan/b/params/w/tp","old":"S(0)","new":"S(1)"})j"
+            "\n"
+            R"j({"op":"add","pointer":"/param_plan/new","new":{"a":1}})j"
+            "\n"
+            R"j({"op":"remove","pointer":"/param_plan/old","old":{}})j"
+            "\n"
+            R"j({"op":"remove","pointer":"/x","old":1})j"
+            "\n"
+            R"j({"op":"add","pointer":"/y","new":null})j"
+            "\n");
+  EXPECT_EQ(diff_json("{}", "{}"), "");
+}
+
+TEST(Diff, SameJson) {
+  JsonDocument a = parse(R"j([1, 1.0, {"a": 1, "b": 2}, "s", null, 18446744073709551615])j", "a");
+  JsonDocument b = parse(R"j([1, 1.0, {"b": 2, "a": 1}, "s", null, 18446744073709551615])j", "b");
+  EXPECT_TRUE(same_json(json_from_dom(a.root()), json_from_dom(b.root())));
+  EXPECT_FALSE(same_json(Json(std::int64_t{1}), Json(1.0)));
+  EXPECT_FALSE(same_json(Json(JsonObject{{"a", Json()}}), Json(JsonObject{{"b", Json()}})));
+  EXPECT_FALSE(same_json(Json(JsonArray{Json(true)}), Json(JsonArray{})));
+}
+
+class RunDiff : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "diff_command_test_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
+  std::string path(const std::string& name) const { return dir_ + "_" + name + ".json"; }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  }
+  std::string dir_;
+};
+
+TEST_F(RunDiff, TextAndJsonOutput) {
+  DiffRequest request{write("a", R"j({"signature": "a", "n": 1})j"),
+                      write("b", R"j({"signature": "b", "n": 2})j"),
+                      false,
+                      {}};
+  Expected<DiffReport> report = run_diff(request);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->different);
+  EXPECT_EQ(report->output, "~ /n: 1 -> 2\n~ /signature: \"a\" -> \"b\"\n");
+  request.json = true;
+  request.options.ignored_fields = {"signature"};
+  report = run_diff(request);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->output, "{\"op\":\"change\",\"pointer\":\"/n\",\"old\":1,\"new\":2}\n");
+  request.options.ignored_fields = {"signature", "n"};
+  report = run_diff(request);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->different);
+  EXPECT_EQ(report->output, "");
+}
+
+TEST_F(RunDiff, ErrorsNameEveryBadFile) {
+  const std::string missing = path("missing");
+  std::remove(missing.c_str());
+  DiffRequest request{write("a", "[1]"), write("b", "{\"a\": }"), false, {}};
+  Expected<DiffReport> report = run_diff(request);
+  ASSERT_FALSE(report.ok());
+  ASSERT_EQ(report.errors().size(), 2u);
+  EXPECT_EQ(report.errors()[0].location_and_message(),
+            path("a") + ": expected a JSON object (a codegen_meta.json), got an array");
+  EXPECT_EQ(report.errors()[0].error_class, ErrorClass::kRejected);
+  EXPECT_EQ(report.errors()[1].file, path("b"));
+  EXPECT_EQ(report.errors()[1].line, 1u);
+
+  request = DiffRequest{missing, write("b", "{}"), false, {}};
+  report = run_diff(request);
+  ASSERT_FALSE(report.ok());
+  ASSERT_EQ(report.errors().size(), 1u);
+  EXPECT_EQ(report.errors()[0].error_class, ErrorClass::kIo);
+  EXPECT_EQ(report.errors()[0].file, missing);
+}
+
+}  // namespace
+}  // namespace hpfreeze

@@ -1,0 +1,419 @@
+// thaw_value, thaw_meta and run_thaw, plus the in-process freeze(thaw(m)) == m round trip.
+#include "hpfreeze/thaw_command.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hpfreeze/encode.h"
+#include "hpfreeze/freeze.h"
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/plan.h"
+
+namespace hpfreeze {
+namespace {
+
+JsonDocument parse(std::string text, std::string name = "meta.json") {
+  Expected<JsonDocument> doc = parse_json_document(std::move(name), std::move(text));
+  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().location_and_message());
+  return std::move(*doc);
+}
+
+std::string thawed_value(std::string text) {
+  JsonDocument doc = parse(std::move(text));
+  return encode_compact_json(thaw_value(json_from_dom(doc.root())));
+}
+
+struct Outcome {
+  std::string plan;   // compact JSON, or the errors one per line
+  std::string model;  // compact JSON when requested and thawed
+  std::string warnings;
+};
+
+Outcome thaw(std::string text, bool model = false) {
+  JsonDocument doc = parse(std::move(text));
+  ThawOptions options;
+  options.model = model;
+  Expected<ThawedPlan> r = thaw_meta(json_from_dom(doc.root()), doc.name(), options);
+  Outcome out;
+  if (!r) {
+    for (const Diagnostic& d : r.errors()) out.plan += d.location_and_message() + "\n";
+    return out;
+  }
+  out.plan = encode_compact_json(r->plan);
+  if (r->model) out.model = encode_compact_json(*r->model);
+  for (const Diagnostic& d : r->warnings) out.warnings += d.location_and_message() + "\n";
+  return out;
+}
+
+// The plan's "modules" member alone, for the tests about module specs.
+std::string modules_of(std::string text) {
+  const std::string plan = thaw(std::move(text)).plan;
+  const std::size_t at = plan.find("\"modules\":");
+  return at == std::string::npos ? plan : plan.substr(at + 10, plan.size() - at - 11);
+}
+
+TEST(PlacementToDump, EveryKindWithEveryField) {
+  EXPECT_EQ(encode_compact_json(placement_to_dump(Placement::shard(1))),
+            R"j({"$placement":"Shard","dim":1,"uneven_shard":false})j");
+  EXPECT_EQ(encode_compact_json(placement_to_dump(Placement::shard(0, true))),
+            R"j({"$placement":"Shard","dim":0,"uneven_shard":true})j");
+  EXPECT_EQ(encode_compact_json(placement_to_dump(Placement::strided_shard(2, 4, true))),
+            R"j({"$placement":"StridedShard","dim":2,"split_factor":4,"uneven_shard":true})j");
+  EXPECT_EQ(encode_compact_json(placement_to_dump(Placement::replicate())),
+            R"j({"$placement":"Replicate"})j");
+  EXPECT_EQ(encode_compact_json(placement_to_dump(Placement::partial("avg"))),
+            R"j({"$placement":"Partial","reduce_op":"avg"})j");
+}
+
+TEST(ThawValue, CanonicalStringsBecomePlacements) {
+  EXPECT_EQ(
+      thawed_value(R"j(["R", "S(0)", "S(-1)", "SS(-2,3)", "P(sum)", "P( x )"])j"),
+      R"j([{"$placement":"Replicate"},{"$placement":"Shard","dim":0,"uneven_shard":false},)j"
+      R"j({"$placement":"Shard","dim":0,"uneven_shard":true},)j"
+      R"j({"$placement":"StridedShard","dim":1,"split_factor":3,"uneven_shard":true},)j"
+      R"j({"$placement":"Partial","reduce_op":"sum"},{"$placement":"Partial","reduce_op":" x "}])j");
+}
+
+TEST(ThawValue, OtherStringsStayStrings) {
+  // Non-canonical spellings would come back canonical; invalid ones are names or data.
+  EXPECT_EQ(thawed_value(R"j(["SS( 0 , 2 )", "S(+3)", "S(-0)", "S(007)", "S(x)", "ring_attn",
+                              "", " R", "caf\u00e9"])j"),
+            R"j(["SS( 0 , 2 )","S(+3)","S(-0)","S(007)","S(x)","ring_attn",""," R","caf\u00e9"])j");
+}
+
+TEST(ThawValue, TargetsAndTaggedObjectsAreCopiedAsTargets) {
+  EXPECT_EQ(thawed_value(R"j({"_target_": "pkg.w", "p": "S(0)", "k": {"$callable": "f"}})j"),
+            R"j({"$target":{"_target_":"pkg.w","p":"S(0)","k":{"$callable":"f"}}})j");
+  EXPECT_EQ(thawed_value(R"j({"$placement": "Shard", "dim": 0})j"),
+            R"j({"$target":{"$placement":"Shard","dim":0}})j");
+  EXPECT_EQ(thawed_value(R"j({"$callable": "g"})j"), R"j({"$target":{"$callable":"g"}})j");
+  EXPECT_EQ(thawed_value(R"j({"$target": {"_target_": "x"}})j"),
+            R"j({"$target":{"$target":{"_target_":"x"}}})j");
+  // A key that merely starts with '$' is no tag.
+  EXPECT_EQ(thawed_value(R"j({"$other": "R"})j"), R"j({"$other":{"$placement":"Replicate"}})j");
+}
+
+TEST(ThawValue, ContainersRecurseAndScalarsAreCopied) {
+  EXPECT_EQ(thawed_value(R"j({"o": {"tp": "S(1)", "n": [null, true, 2, 2.5, {"a": "R"}]}})j"),
+            R"j({"o":{"tp":{"$placement":"Shard","dim":1,"uneven_shard":false},)j"
+            R"j("n":[null,true,2,2.5,{"a":{"$placement":"Replicate"}}]}})j");
+  EXPECT_EQ(thawed_value("1.0"), "1.0");
+  EXPECT_EQ(thawed_value("18446744073709551615"), "18446744073709551615");
+  EXPECT_EQ(thawed_value("{}"), "{}");
+}
+
+TEST(ThawMeta, WholePlanAndModel) {
+  const Outcome out = thaw(R"j({
+    "signature": "s", "covered": {"sharding_plan": true}, "mesh_dim_names": ["tp"],
+    "tied_pairs": [["a", "b"]], "special_handlers": {"p": "h"},
+    "frozen_sharded_params": ["blk.w"], "boundary_classes": {"blk": "Block", "": "Net"},
+    "param_plan": {"blk": {"params": {"w": {"tp": "S(0)"}}, "deferred_bias_params": ["b"]},
+                   "": {}},
+    "injections": [{"match": "blk", "ep_stack": {"ep": [0]}, "ep_size": 2}]})j",
+                           true);
+  EXPECT_EQ(
+      out.plan,
+      R"j({"format":"hpfreeze.plan/v1","mesh_dim_names":["tp"],"tied_pairs":[["a","b"]],)j"
+      R"j("special_handlers":{"p":"h"},"meta":{"signature":"s","covered":{"sharding_plan":true}},)j"
+      R"j("modules":{"blk":{"params":{"w":{"tp":{"$placement":"Shard","dim":0,"uneven_shard":false}}},)j"
+      R"j("_deferred_bias_params":["b"],"_ep_stack":{"ep":[0]},"_ep_size":2},"":{}}})j");
+  EXPECT_EQ(out.model, R"j({"format":"hpfreeze.model/v1","modules":{"blk":"Block","":"Net"}})j");
+  EXPECT_EQ(out.warnings, "");
+}
+
+TEST(ThawMeta, MinimalMetaAndNoModelUnlessAsked) {
+  const Outcome out = thaw(R"j({"param_plan": {}})j");
+  EXPECT_EQ(out.plan, R"j({"format":"hpfreeze.plan/v1","meta":{},"modules":{}})j");
+  EXPECT_EQ(out.model, "");
+}
+
+TEST(ThawMeta, FieldsInTableOrderWithAttributeNames) {
+  EXPECT_EQ(
+      modules_of(R"j({"param_plan": {"b": {
+      "region_dispatch": "moe", "is_boundary": true, "tp_divide_attrs": ["h"],
+      "out_names": ["o"], "out_dst": {}, "out_src": {"o": "R"}, "in_dst": null,
+      "in_src": {"x": {"tp": "S(1)"}}, "deferred_bias_params": ["b"], "params": {}}},
+      "injections": [{"ep_size": 4, "ep_stack": {"e": 1}, "local_compute_fn": "fn",
+                      "inner_out_src": {"o": {"cp": "S(1)"}}, "inner_target": "self",
+                      "inner_wrapper": "ring_attn", "match": "b"}]})j"),
+      R"j({"b":{"params":{},"in_src":{"x":{"tp":{"$placement":"Shard","dim":1,"uneven_shard":false}}},)j"
+      R"j("in_dst":null,"out_src":{"o":{"$placement":"Replicate"}},"out_dst":{},"out_names":["o"],)j"
+      R"j("tp_divide_attrs":["h"],"is_boundary":true,"region_dispatch":"moe",)j"
+      R"j("_deferred_bias_params":["b"],"inner_wrapper":"ring_attn","inner_target":"self",)j"
+      R"j("inner_out_src":{"o":{"cp":{"$placement":"Shard","dim":1,"uneven_shard":false}}},)j"
+      R"j("local_compute_fn":"fn","_ep_stack":{"e":1},"_ep_size":4}})j");
+}
+
+TEST(ThawMeta, PlainFieldsAreNotConverted) {
+  EXPECT_EQ(modules_of(R"j({"param_plan": {"b": {"out_names": ["R"], "region_dispatch": "S(0)"}},
+      "injections": [{"match": "b", "inner_target": "R", "ep_stack": {"a": "R"}}]})j"),
+            R"j({"b":{"out_names":["R"],"region_dispatch":"S(0)","inner_target":"R",)j"
+            R"j("_ep_stack":{"a":"R"}}})j");
+}
+
+TEST(ThawMeta, InjectionBearingModulesFollowInjectionOrder) {
+  EXPECT_EQ(modules_of(R"j({"param_plan": {"a": {}, "b": {}, "c": {}, "d": {}},
+      "injections": [{"match": "d", "ep_size": 1}, {"match": "b", "ep_size": 2}]})j"),
+            R"j({"a":{},"d":{"_ep_size":1},"c":{},"b":{"_ep_size":2}})j");
+}
+
+TEST(ThawMeta, IdentityFieldsGoToMetaInDocumentOrder) {
+  const Outcome out = thaw(R"j({"zeta": 1, "param_plan": {}, "injections": [], "alpha": [1.0],
+      "frozen_sharded_params": [], "boundary_classes": {}, "covered": {"axes": []}})j");
+  EXPECT_EQ(
+      out.plan,
+      R"j({"format":"hpfreeze.plan/v1","meta":{"zeta":1,"alpha":[1.0],"covered":{"axes":[]}},)j"
+      R"j("modules":{}})j");
+}
+
+TEST(ThawMeta, RejectsWhatNoPlanDumpCanExpress) {
+  EXPECT_EQ(thaw("[]").plan,
+            "meta.json: expected a JSON object (a codegen_meta.json), got an array\n");
+  EXPECT_EQ(thaw("{}").plan, "meta.json: missing required key 'param_plan'\n");
+  EXPECT_EQ(thaw(R"j({"param_plan": []})j").plan,
+            "meta.json: /param_plan: expected an object, got an array\n");
+  EXPECT_EQ(thaw(R"j({"param_plan": {"a/b": 1, "c": {"params": {"w": {"tp": "S(x)", "cp": 1},
+                                                                   "v": []}}}})j")
+                .plan,
+            "meta.json: /param_plan/a~1b: expected an object, got an integer\n"
+            "meta.json: /param_plan/c/params/w/tp: invalid placement 'S(x)': dim 'x' is not an "
+            "integer\n"
+            "meta.json: /param_plan/c/params/w/cp: expected a placement string, got an integer\n"
+            "meta.json: /param_plan/c/params/v: expected an object of axis -> placement, got an "
+            "array\n");
+  EXPECT_EQ(thaw(R"j({"param_plan": {"b": {"params": "R", "ep_size": 1, "future": 2}}})j").plan,
+            "meta.json: /param_plan/b/params: expected an object, got a string\n"
+            "meta.json: /param_plan/b/ep_size: 'ep_size' is an injection field and cannot appear "
+            "in param_plan\n"
+            "meta.json: /param_plan/b/future: unknown param_plan field 'future' (no module-spec "
+            "attribute to thaw it to)\n");
+}
+
+TEST(ThawMeta, RejectsFieldsOfTheWrongTypeForTheirKind) {
+  EXPECT_EQ(thaw(R"j({"param_plan": {"b": {"in_src": "x", "out_names": {"a": 1},
+      "tp_divide_attrs": 3, "is_boundary": {"$callable": "f"},
+      "deferred_bias_params": [{"k": {"$target": {}}}]}}})j")
+                .plan,
+            "meta.json: /param_plan/b/in_src: expected an object, got a string\n"
+            "meta.json: /param_plan/b/out_names: expected an array, got an object\n"
+            "meta.json: /param_plan/b/tp_divide_attrs: expected an array, got an integer\n"
+            "meta.json: /param_plan/b/is_boundary: key '$callable' cannot be expressed in a plan "
+            "dump (it would read as a typed value)\n"
+            "meta.json: /param_plan/b/deferred_bias_params/0/k: key '$target' cannot be expressed "
+            "in a plan dump (it would read as a typed value)\n");
+  EXPECT_EQ(thaw(R"j({"param_plan": {"b": {}}, "injections": [
+      {"match": "b", "ep_stack": [1], "ep_size": {"$placement": "Replicate"},
+       "inner_target": {"x": {"$placement": "Replicate"}}}]})j")
+                .plan,
+            "meta.json: /injections/0/ep_stack: expected an object, got an array\n"
+            "meta.json: /injections/0/ep_size: key '$placement' cannot be expressed in a plan dump "
+            "(it would read as a typed value)\n"
+            "meta.json: /injections/0/inner_target/x: key '$placement' cannot be expressed in a "
+            "plan dump (it would read as a typed value)\n");
+}
+
+TEST(ThawMeta, FalsyValuesFreezeDropsAreNotChecked) {
+  EXPECT_EQ(modules_of(R"j({"param_plan": {"b": {"in_src": false, "out_names": 0,
+      "tp_divide_attrs": null}}, "injections": [{"match": "b", "ep_stack": "", "ep_size": 0}]})j"),
+            R"j({"b":{"in_src":false,"out_names":0,"tp_divide_attrs":null,"_ep_stack":"",)j"
+            R"j("_ep_size":0}})j");
+}
+
+TEST(ThawMeta, RejectsBadInjectionsAndTopLevelFields) {
+  EXPECT_EQ(thaw(R"j({"param_plan": {}, "injections": [3, {"ep_size": 1}, {"match": 1},
+      {"match": "x", "params": {}, "future": 1}]})j")
+                .plan,
+            "meta.json: /injections/0: expected an object, got an integer\n"
+            "meta.json: /injections/1: an injection needs a string 'match'\n"
+            "meta.json: /injections/2: an injection needs a string 'match'\n"
+            "meta.json: /injections/3/params: 'params' is a param_plan field and cannot appear in "
+            "an injection\n"
+            "meta.json: /injections/3/future: unknown injection field 'future' (no module-spec "
+            "attribute to thaw it to)\n");
+  EXPECT_EQ(thaw(R"j({"param_plan": {}, "injections": {}, "tied_pairs": [["a", 1], "b"],
+      "mesh_dim_names": "tp", "special_handlers": [], "covered": null})j")
+                .plan,
+            "meta.json: /injections: expected an array, got an object\n"
+            "meta.json: /tied_pairs/0/1: expected a string, got an integer\n"
+            "meta.json: /tied_pairs/1: expected an array, got a string\n"
+            "meta.json: /mesh_dim_names: expected an array, got a string\n"
+            "meta.json: /special_handlers: expected an object, got an array\n"
+            "meta.json: /covered: expected an object, got null\n");
+  EXPECT_EQ(thaw(R"j({"param_plan": {}, "tied_pairs": null, "mesh_dim_names": null,
+      "special_handlers": null})j")
+                .plan,
+            R"j({"format":"hpfreeze.plan/v1","mesh_dim_names":null,"tied_pairs":null,)j"
+            R"j("special_handlers":null,"meta":{},"modules":{}})j");
+}
+
+TEST(ThawMeta, BoundaryClassesAreCheckedOnlyForTheModel) {
+  const std::string meta = R"j({"param_plan": {}, "boundary_classes": {"a": 1}})j";
+  EXPECT_EQ(thaw(meta).warnings, "");
+  EXPECT_EQ(thaw(meta, true).plan,
+            "meta.json: /boundary_classes/a: expected a string, got an integer\n");
+  EXPECT_EQ(thaw(R"j({"param_plan": {}, "boundary_classes": []})j", true).plan,
+            "meta.json: /boundary_classes: expected an object, got an array\n");
+}
+
+TEST(ThawMeta, ManyErrorsAreCapped) {
+  std::string meta = R"j({"param_plan": {)j";
+  for (int i = 0; i < 105; ++i)
+    meta += (i ? "," : "") + std::string("\"m") + std::to_string(i) + "\": 1";
+  meta += "}}";
+  const std::string errors = thaw(meta).plan;
+  EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 101);
+  EXPECT_NE(errors.find("meta.json: 5 more errors not shown\n"), std::string::npos);
+}
+
+TEST(ThawMeta, WarnsAboutWhatWillNotRoundTrip) {
+  const Outcome out = thaw(R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}},
+      "frozen_sharded_params": ["x.w"], "boundary_classes": {"b": "B"},
+      "injections": [{"match": "b", "ep_size": 1}, {"match": "c", "ep_size": 2},
+                     {"match": "b", "ep_size": 3, "inner_target": "t"}]})j",
+                           true);
+  EXPECT_EQ(out.warnings,
+            "meta.json: /injections/1: match 'c' has no param_plan entry: thawed as a module, so "
+            "freezing adds the entry {}\n"
+            "meta.json: /injections/2: match 'b' appears in more than one injection: merged into "
+            "one, later keys win\n"
+            "meta.json: /boundary_classes: 1 boundary has no class (first: 'c'); the model tree "
+            "gives it the class '' so that freeze accepts the plan\n"
+            "meta.json: /frozen_sharded_params: does not match the parameters sharded in "
+            "param_plan (1 missing, 1 extra); freezing the thawed plan writes the recomputed "
+            "list\n");
+  const std::size_t at = out.plan.find("\"modules\":");
+  EXPECT_EQ(
+      out.plan.substr(at),
+      R"j("modules":{"b":{"params":{"w":{"tp":{"$placement":"Shard","dim":0,"uneven_shard":false}}},)j"
+      R"j("inner_target":"t","_ep_size":3},"c":{"_ep_size":2}}})j");
+  EXPECT_EQ(out.model, R"j({"format":"hpfreeze.model/v1","modules":{"b":"B","c":""}})j");
+}
+
+TEST(ThawMeta, FrozenShardedParamsWarnings) {
+  const std::string plan =
+      R"j("param_plan": {"": {"params": {"w": {"tp": "S(0)"}, "r": {"tp": "R"}}},
+                                 "b": {"params": {"": {"tp": "P(sum)"}}}})j";
+  EXPECT_EQ(thaw("{" + plan + R"j(, "frozen_sharded_params": ["b", "w"]})j").warnings, "");
+  EXPECT_EQ(thaw("{" + plan + "}").warnings, "");
+  EXPECT_EQ(thaw("{" + plan + R"j(, "frozen_sharded_params": ["w", "b"]})j").warnings,
+            "meta.json: /frozen_sharded_params: does not match the parameters sharded in "
+            "param_plan (order or duplicates differ); freezing the thawed plan writes the "
+            "recomputed list\n");
+  EXPECT_EQ(thaw("{" + plan + R"j(, "frozen_sharded_params": {}})j").warnings,
+            "meta.json: /frozen_sharded_params: does not match the parameters sharded in "
+            "param_plan (not an array of strings); freezing the thawed plan writes the "
+            "recomputed list\n");
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// freeze(thaw(meta)) in-process; the meta bytes or the first error.
+std::string round_trip(const std::string& meta_bytes) {
+  JsonDocument meta_doc = parse(meta_bytes);
+  ThawOptions options;
+  options.model = true;
+  Expected<ThawedPlan> thawed = thaw_meta(json_from_dom(meta_doc.root()), "meta.json", options);
+  if (!thawed) return "thaw: " + thawed.errors().front().location_and_message();
+  JsonDocument plan_doc = parse(encode_plain_json(thawed->plan), "plan.json");
+  JsonDocument model_doc = parse(encode_plain_json(*thawed->model), "model.json");
+  Expected<PlanDump> plan = decode_plan_dump(plan_doc);
+  if (!plan) return "decode: " + plan.errors().front().location_and_message();
+  Expected<ModelTree> model = decode_model_tree(model_doc);
+  if (!model) return "model: " + model.errors().front().location_and_message();
+  FreezeOptions freeze_options;
+  freeze_options.allow_empty = true;
+  Expected<FreezeResult> frozen = freeze_plan(*plan, *model, freeze_options);
+  if (!frozen) return "freeze: " + frozen.errors().front().location_and_message();
+  std::optional<Json> base = plan->meta;
+  return encode_python_json(assemble_meta(frozen->frozen, base ? &*base : nullptr));
+}
+
+TEST(ThawRoundTrip, TrickyMetaComesBackByteForByte) {
+  const std::string meta =
+      read_file(std::filesystem::path(HPFREEZE_TESTDATA_DIR) / "thaw" / "tricky.json");
+  ASSERT_FALSE(meta.empty());
+  EXPECT_EQ(round_trip(meta), meta);
+}
+
+TEST(ThawRoundTrip, EveryGoldenMetaComesBackByteForByte) {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(HPFREEZE_TESTDATA_DIR) / "cases")) {
+    const std::filesystem::path expected = entry.path() / "expected.json";
+    if (!std::filesystem::exists(expected)) continue;
+    const std::string meta = read_file(expected);
+    EXPECT_EQ(round_trip(meta), meta) << expected;
+    ++count;
+  }
+  EXPECT_GT(count, 10u);
+}
+
+class RunThaw : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const {
+    return ::testing::TempDir() + "thaw_command_test_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  }
+};
+
+TEST_F(RunThaw, WritesPlanAndModelWithFinalNewline) {
+  ThawRequest request;
+  request.meta_path =
+      write("meta.json", R"j({"param_plan": {"b": {}}, "boundary_classes": {"b": "B"}})j");
+  request.plan_path = path("plan.json");
+  request.model_path = path("model.json");
+  const CommandResult result = run_thaw(request);
+  EXPECT_TRUE(result.diagnostics.empty());
+  EXPECT_EQ(
+      read_file(*request.model_path),
+      "{\n  \"format\": \"hpfreeze.model/v1\",\n  \"modules\": {\n    \"b\": \"B\"\n  }\n}\n");
+  EXPECT_EQ(read_file(request.plan_path),
+            "{\n  \"format\": \"hpfreeze.plan/v1\",\n  \"meta\": {},\n  \"modules\": {\n"
+            "    \"b\": {}\n  }\n}\n");
+}
+
+TEST_F(RunThaw, NothingIsWrittenOnError) {
+  ThawRequest request;
+  request.meta_path = write("meta.json", R"j({"param_plan": {"b": 1}})j");
+  request.plan_path = write("plan.json", "old");
+  const CommandResult result = run_thaw(request);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_TRUE(result.failed());
+  EXPECT_FALSE(result.io_failed());
+  EXPECT_EQ(result.diagnostics[0].location_and_message(),
+            request.meta_path + ": /param_plan/b: expected an object, got an integer");
+  EXPECT_EQ(read_file(request.plan_path), "old");
+}
+
+TEST_F(RunThaw, UnreadableAndInvalidMetas) {
+  ThawRequest request;
+  request.meta_path = path("missing.json");
+  request.plan_path = path("plan.json");
+  CommandResult result = run_thaw(request);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_TRUE(result.io_failed());
+  request.meta_path = write("bad.json", "{\"param_plan\": ");
+  result = run_thaw(request);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_FALSE(result.io_failed());
+  EXPECT_EQ(result.diagnostics[0].line, 1u);
+  EXPECT_FALSE(std::filesystem::exists(request.plan_path));
+}
+
+}  // namespace
+}  // namespace hpfreeze
