@@ -1,4 +1,4 @@
-"""End-to-end tests of `hpfreeze check` (docs/cli/check.md).
+"""End-to-end tests of `hpfreeze check` (docs/cli.md).
 
 The expected findings on the real upstream metas are computed here, in Python, from the
 rules in the docs; never from the program's own output.

@@ -1,4 +1,4 @@
-"""`hpfreeze freeze --depfile`: the Make-syntax rule make and ninja read (docs/cli/freeze.md).
+"""`hpfreeze freeze --depfile`: the Make-syntax rule make and ninja read (docs/cli.md).
 
 Expected depfile texts are written out by hand from GCC's escaping rules (plus `\\:`).
 """

@@ -1,4 +1,4 @@
-"""End-to-end tests of `hpfreeze expand` (docs/cli/expand.md).
+"""End-to-end tests of `hpfreeze expand` (docs/cli.md).
 
 Expected FQN lists are computed here from the plan JSON (SPEC §4, frozen_sharded_params).
 """

@@ -457,7 +457,8 @@ class CallableRef:
 
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
-_ASCII_WS = " \t\n\r\x0b\x0c"
+# The ASCII characters Python's str.strip() and int() treat as whitespace.
+_ASCII_WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
 class PlacementTextError(ValueError):
@@ -1002,7 +1003,7 @@ def run(plan_path: str, model_path: str, base_path: str | None,
         base_doc = read_json(_read(base_path), base_path) if base_path else None
         plan = decode_plan(plan_doc, plan_path)
         model = decode_model(model_doc, model_path)
-        if base_doc is not None:
+        if base_path:
             base = _check_base(base_doc, base_path, "")
         else:
             base = plan.meta
