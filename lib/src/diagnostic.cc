@@ -4,10 +4,34 @@
 
 namespace hpfreeze {
 
+namespace {
+
+// A diagnostic is one line: control characters from keys or file names are escaped.
+void append_one_line(std::string& out, std::string_view text) {
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+}
+
+}  // namespace
+
 std::string Diagnostic::location_and_message() const {
   std::string out;
   if (!file.empty()) {
-    out += file;
+    append_one_line(out, file);
     if (line != 0) {
       out += ':';
       out += std::to_string(line);
@@ -19,10 +43,10 @@ std::string Diagnostic::location_and_message() const {
     out += ": ";
   }
   if (!pointer.empty()) {
-    out += pointer;
+    append_one_line(out, pointer);
     out += ": ";
   }
-  out += message;
+  append_one_line(out, message);
   return out;
 }
 

@@ -1,0 +1,43 @@
+#include "hpfreeze/diagnostic.h"
+
+#include <gtest/gtest.h>
+
+namespace hpfreeze {
+namespace {
+
+TEST(Diagnostic, LocationParts) {
+  Diagnostic d = make_error("plan.json", "/modules/a", "bad");
+  EXPECT_EQ(d.location_and_message(), "plan.json: /modules/a: bad");
+  d.line = 3;
+  EXPECT_EQ(d.location_and_message(), "plan.json:3: /modules/a: bad");
+  d.column = 7;
+  EXPECT_EQ(d.location_and_message(), "plan.json:3:7: /modules/a: bad");
+  EXPECT_EQ(make_error("", "", "bad").location_and_message(), "bad");
+  EXPECT_EQ(make_error("f", "", "bad").location_and_message(), "f: bad");
+  EXPECT_EQ(make_io_error("f", "cannot open").error_class, ErrorClass::kIo);
+  EXPECT_EQ(make_warning("f", "", "w").severity, Severity::kWarning);
+}
+
+TEST(Diagnostic, AlwaysOneLine) {
+  // Keys may hold any character; a diagnostic must still be a single line.
+  Diagnostic d = make_error("a\nb.json", "/modules/c\nd\re\x01", "x\ty\x7f");
+  EXPECT_EQ(d.location_and_message(), "a\\nb.json: /modules/c\\nd\\re\\x01: x\\ty\\x7f");
+}
+
+TEST(Diagnostic, PointerEscaping) {
+  EXPECT_EQ(pointer_join("/modules", "a/b~c"), "/modules/a~1b~0c");
+  EXPECT_EQ(pointer_join("", ""), "/");
+  std::string p;
+  append_pointer_token(p, "~1");
+  EXPECT_EQ(p, "/~01");
+}
+
+TEST(Diagnostic, QuoteForDiagnostic) {
+  EXPECT_EQ(quote_for_diagnostic("S(0)"), "'S(0)'");
+  EXPECT_EQ(quote_for_diagnostic("it's"), "'it\\'s'");
+  EXPECT_EQ(quote_for_diagnostic("a\\b"), "'a\\\\b'");
+  EXPECT_EQ(quote_for_diagnostic("\n\t\r\x01\xff"), "'\\n\\t\\r\\x01\\xff'");
+}
+
+}  // namespace
+}  // namespace hpfreeze
