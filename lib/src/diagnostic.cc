@@ -6,11 +6,15 @@ namespace hpfreeze {
 
 namespace {
 
-// A diagnostic is one line: control characters from keys or file names are escaped.
-void append_one_line(std::string& out, std::string_view text) {
+// Escapes control characters (a diagnostic is one line). A quoted text also escapes quotes,
+// backslashes and non-ASCII bytes, so any input renders unambiguously.
+void append_escaped(std::string& out, std::string_view text, bool quoted) {
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c != 0x7f) {
+    if (quoted && (c == '\\' || c == '\'')) {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20 && c != 0x7f && (c < 0x80 || !quoted)) {
       out += ch;
     } else if (c == '\n') {
       out += "\\n";
@@ -31,7 +35,7 @@ void append_one_line(std::string& out, std::string_view text) {
 std::string Diagnostic::location_and_message() const {
   std::string out;
   if (!file.empty()) {
-    append_one_line(out, file);
+    append_escaped(out, file, false);
     if (line != 0) {
       out += ':';
       out += std::to_string(line);
@@ -43,10 +47,10 @@ std::string Diagnostic::location_and_message() const {
     out += ": ";
   }
   if (!pointer.empty()) {
-    append_one_line(out, pointer);
+    append_escaped(out, pointer, false);
     out += ": ";
   }
-  append_one_line(out, message);
+  append_escaped(out, message, false);
   return out;
 }
 
@@ -91,25 +95,7 @@ std::string pointer_join(std::string_view pointer, std::string_view token) {
 
 std::string quote_for_diagnostic(std::string_view text) {
   std::string out = "'";
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
-      out += ch;
-    } else if (c == '\\' || c == '\'') {
-      out += '\\';
-      out += ch;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else {
-      char buf[5];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
+  append_escaped(out, text, true);
   out += '\'';
   return out;
 }

@@ -3,34 +3,9 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/placement.h"
+#include "hpfreeze/thaw_command.h"
 
 namespace hpfreeze {
-namespace {
-
-Json placement_dump_form(const Placement& p, std::string_view canonical) {
-  JsonObject o;
-  o.push_back({"$placement", Json(placement_type_name(p.kind))});
-  switch (p.kind) {
-    case PlacementKind::kShard:
-      o.push_back({"dim", Json(p.dim)});
-      o.push_back({"uneven_shard", Json(p.uneven_shard)});
-      break;
-    case PlacementKind::kStridedShard:
-      o.push_back({"dim", Json(p.dim)});
-      o.push_back({"split_factor", Json(p.split_factor)});
-      o.push_back({"uneven_shard", Json(p.uneven_shard)});
-      break;
-    case PlacementKind::kPartial:
-      o.push_back({"reduce_op", Json(p.reduce_op)});
-      break;
-    case PlacementKind::kReplicate:
-      break;
-  }
-  o.push_back({"canonical", Json(canonical)});
-  return Json(std::move(o));
-}
-
-}  // namespace
 
 ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options) {
   ParseResult result;
@@ -53,7 +28,9 @@ ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& op
       result.errors.push_back(std::move(d));
     }
     if (options.json) {
-      result.output += encode_compact_json(placement_dump_form(*parsed, canonical));
+      Json dump = placement_to_dump(*parsed);
+      dump.as_object().push_back({"canonical", Json(std::string_view(canonical))});
+      result.output += encode_compact_json(dump);
     } else {
       result.output += canonical;
     }
