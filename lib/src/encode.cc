@@ -18,6 +18,8 @@
 #include <variant>
 #include <vector>
 
+#include "hpfreeze/huge_pages.h"
+
 namespace hpfreeze {
 namespace {
 
@@ -49,9 +51,18 @@ class OutputBuffer {
   void Flush() {}
 
  private:
-  // Adds as much room again as this buffer has written so far: amortized O(1) per byte,
-  // independent of what the string held before (std::string reallocates geometrically).
-  void grow(std::size_t n) { out_.resize(size_ + n + (size_ - start_)); }
+  // Adds as much room again as this buffer has written so far, up to kMaxGrowth: amortized
+  // O(1) per byte (std::string reallocates geometrically), and the zero-filled room not yet
+  // written, which counts in the peak memory, stays small.
+  // Never beyond the capacity reserved up front while the request fits in it: reallocating
+  // would copy everything written so far and double the memory.
+  void grow(std::size_t n) {
+    std::size_t size = size_ + n + std::min(size_ - start_, kMaxGrowth);
+    if (size > out_.capacity() && size_ + n <= out_.capacity()) size = out_.capacity();
+    out_.resize(size);
+  }
+
+  static constexpr std::size_t kMaxGrowth = std::size_t{1} << 20;
 
   std::string& out_;
   std::size_t start_;
@@ -175,6 +186,32 @@ std::size_t decode_utf8(const unsigned char* p, const unsigned char* end, std::u
   return length;
 }
 
+// The next min(n, 8) bytes at p as one little-endian word, padded with plain bytes ('a').
+// Tails are gathered with whole loads, not with a variable-length memcpy into memory: the
+// word read back from that copy waited on a failed store-to-load forwarding, which was
+// most of the escaper's time on short keys.
+std::uint64_t load_block(const unsigned char* p, std::size_t n) {
+  std::uint64_t word;
+  if (n >= 8) {
+    std::memcpy(&word, p, 8);
+    return word;
+  }
+  if (n >= 4) {
+    std::uint32_t low;
+    std::uint32_t high;
+    std::memcpy(&low, p, 4);
+    std::memcpy(&high, p + n - 4, 4);
+    word = low | (std::uint64_t{high} << (8 * (n - 4)));  // overlapping bytes agree
+  } else if (n > 0) {
+    word = std::uint64_t{p[0]} | (std::uint64_t{p[n / 2]} << (8 * (n / 2))) |
+           (std::uint64_t{p[n - 1]} << (8 * (n - 1)));
+  } else {
+    word = 0;
+  }
+  const std::uint64_t mask = (std::uint64_t{1} << (8 * n)) - 1;
+  return (word & mask) | (0x6161'6161'6161'6161u & ~mask);
+}
+
 // Escapes the bytes from p up to `stop` into q (a sequence starting before `stop` may
 // extend to `end`); q needs kMaxEscapedPerByte bytes of room per byte consumed. Advances
 // p and q.
@@ -186,8 +223,7 @@ void escape_bytes(const unsigned char*& p, const unsigned char* stop, const unsi
       // before knowing how many are plain is safe: q has room for 6 bytes per input byte
       // plus kChunkSlack.
       const auto left = static_cast<std::size_t>(stop - p);
-      std::uint64_t block = 0x6161616161616161u;  // "aaaaaaaa"
-      std::memcpy(&block, p, std::min<std::size_t>(left, 8));
+      const std::uint64_t block = load_block(p, left);
       std::memcpy(q, &block, 8);
       const std::uint64_t special = special_bytes(block);
       const std::size_t plain =
@@ -363,6 +399,10 @@ class TreeEncoder {
     writer_.StartObject();
     if (!kSortKeys || keys_in_order(object)) {
       for (const JsonMember& member : object) write_member(member);
+    } else if (object.size() == 2) {
+      // Two members the wrong way round (axes such as {"tp", "ep"}): common, and cheap.
+      write_member(object[1]);
+      write_member(object[0]);
     } else {
       // order_ is a stack shared by all nesting levels: this object's index occupies
       // [base, base + size) and is popped before returning, so no allocation per object.
@@ -448,7 +488,10 @@ struct SizeEstimate {
 template <class Writer, bool kSortKeys>
 void append_json(const Json& value, std::string& out) {
   SizeEstimate<std::is_same_v<Writer, PrettyWriter>> estimate;
-  out.reserve(out.size() + std::visit(estimate, value.v));
+  // Plus the room the last token reserves beyond its own bytes (worst-case escaping).
+  out.reserve(out.size() + std::visit(estimate, value.v) + kStringChunk * kMaxEscapedPerByte +
+              kChunkSlack + kMaxFloatLength + 64);
+  advise_huge_pages(out);
   TreeEncoder<Writer, kSortKeys> encoder(out);
   encoder.encode(value);
 }

@@ -1,30 +1,104 @@
 #include "hpfreeze/freeze.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <bitset>
+#include <cstdint>
+#include <cstring>
 #include <unordered_map>
 
 namespace hpfreeze {
+
+// Collects cross-file errors, keeping the first kMaxReportedErrors.
+class ErrorList {
+ public:
+  void add(Diagnostic d) {
+    ++total_;
+    if (errors_.size() < kMaxReportedErrors) errors_.push_back(std::move(d));
+  }
+  [[nodiscard]] bool empty() const { return total_ == 0; }
+  Diagnostics take(const std::string& file) {
+    if (total_ > errors_.size()) {
+      errors_.push_back(
+          make_error(file, {}, std::to_string(total_ - errors_.size()) + " more errors not shown"));
+    }
+    return std::move(errors_);
+  }
+
+ private:
+  Diagnostics errors_;
+  std::size_t total_ = 0;
+};
 namespace {
 
-// Canonical strings repeat endlessly (S(0), R): each distinct one is stored once.
+// Canonical strings repeat endlessly (S(0), R): each distinct one is stored once. Shard,
+// StridedShard and Replicate with small numbers are found by value in a direct-mapped
+// cache, Partial by its reduce op in a short list, without formatting or hashing text;
+// anything else goes through a map keyed by the text.
 class CanonicalStrings {
  public:
   explicit CanonicalStrings(StringArena& arena) : arena_(arena) {}
 
   std::string_view get(const Placement& p) {
+    const std::uint64_t key = value_key(p);
+    Slot* slot = nullptr;
+    if (key != kNoKey) {
+      slot = &slots_[(key * 0x9e37'79b9'7f4a'7c15u) >> (64 - kSlotBits)];
+      if (slot->key == key) return slot->text;
+    } else if (p.kind == PlacementKind::kPartial) {
+      for (const auto& [op, text] : partials_) {
+        if (op == p.reduce_op) return text;
+      }
+    }
     scratch_.clear();
     append_canonical(scratch_, p);
-    auto it = cache_.find(scratch_);
-    if (it != cache_.end()) return it->second;
-    std::string_view stored = arena_.store(scratch_);
-    cache_.emplace(stored, stored);
-    return stored;
+    std::string_view text;
+    if (auto it = by_text_.find(scratch_); it != by_text_.end()) {
+      text = it->second;
+    } else {
+      text = arena_.copy(scratch_);
+      by_text_.emplace(text, text);
+    }
+    if (slot != nullptr) {
+      *slot = Slot{key, text};
+    } else if (p.kind == PlacementKind::kPartial && partials_.size() < kPartials) {
+      partials_.emplace_back(p.reduce_op, text);
+    }
+    return text;
   }
 
  private:
+  static constexpr std::uint64_t kNoKey = ~std::uint64_t{0};
+  static constexpr int kSlotBits = 6;
+  static constexpr std::int64_t kFieldLimit = std::int64_t{1} << 28;
+
+  struct Slot {
+    std::uint64_t key = kNoKey;
+    std::string_view text;
+  };
+
+  // Kind, unevenness, dim and split factor packed into one number; kNoKey for Partial and
+  // for numbers too large to pack.
+  static std::uint64_t value_key(const Placement& p) {
+    if (p.kind == PlacementKind::kPartial) return kNoKey;
+    if (p.kind == PlacementKind::kReplicate) return 0;
+    if (p.dim < -kFieldLimit || p.dim >= kFieldLimit || p.split_factor < 0 ||
+        p.split_factor >= kFieldLimit) {
+      return kNoKey;
+    }
+    return static_cast<std::uint64_t>(p.kind) | (std::uint64_t{p.uneven_shard} << 2) |
+           (static_cast<std::uint64_t>(p.dim + kFieldLimit) << 3) |
+           (static_cast<std::uint64_t>(p.split_factor) << 32);
+  }
+
   StringArena& arena_;
   std::string scratch_;
-  std::unordered_map<std::string_view, std::string_view> cache_;
+  std::array<Slot, std::size_t{1} << kSlotBits> slots_{};
+  // Partial by reduce op (sum, avg, max: a handful per plan), compared as text.
+  static constexpr std::size_t kPartials = 8;
+  std::vector<std::pair<std::string_view, std::string_view>> partials_;
+  std::unordered_map<std::string_view, std::string_view> by_text_;
 };
 
 Json value_to_dict(const SpecValue& value, CanonicalStrings& canonical) {
@@ -50,18 +124,24 @@ Json value_to_dict(const SpecValue& value, CanonicalStrings& canonical) {
   return std::visit(Visitor{canonical}, value.v);
 }
 
+// Members are built in place: moving Json values into vectors went through std::visit for
+// every one of them.
 Json freeze_params(const std::vector<ParamPlacements>& params, CanonicalStrings& canonical) {
-  JsonObject out;
-  out.reserve(params.size());
+  Json out(JsonObject{});
+  JsonObject& members = out.as_object();
+  members.reserve(params.size());
   for (const ParamPlacements& param : params) {
-    JsonObject axes;
+    JsonMember& member = members.emplace_back();
+    member.key = param.name;
+    JsonObject& axes = member.value.v.emplace<JsonObject>();
     axes.reserve(param.axes.size());
     for (const AxisPlacement& a : param.axes) {
-      axes.push_back({a.axis, Json(canonical.get(a.placement))});
+      JsonMember& axis = axes.emplace_back();
+      axis.key = a.axis;
+      axis.value.v.emplace<std::string_view>(canonical.get(a.placement));
     }
-    out.push_back({param.name, Json(std::move(axes))});
   }
-  return Json(std::move(out));
+  return out;
 }
 
 bool is_sharded(const ParamPlacements& param) {
@@ -70,6 +150,113 @@ bool is_sharded(const ParamPlacements& param) {
 }
 
 std::string module_pointer(std::string_view fqn) { return pointer_join("/modules", fqn); }
+
+std::string param_pointer(std::string_view fqn, std::string_view name) {
+  return pointer_join(pointer_join(module_pointer(fqn), "params"), name);
+}
+
+// join_fqn into a reused buffer.
+void join_fqn_into(std::string& out, std::string_view boundary, std::string_view name) {
+  if (boundary.empty()) {
+    out.assign(name);
+    return;
+  }
+  out.assign(boundary);
+  if (!name.empty()) {
+    out += '.';
+    out += name;
+  }
+}
+
+// Byte `depth` of s as 0..255, or -1 past its end (so that a prefix sorts first).
+int byte_at(std::string_view s, std::size_t depth) {
+  return depth < s.size() ? static_cast<unsigned char>(s[depth]) : -1;
+}
+
+int median_of_three(int a, int b, int c) {
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+// Sorts names as std::string_view's operator< does (unsigned bytes), by multikey quicksort
+// (Bentley & Sedgewick). FQNs share long prefixes ("model.layers.12.mlp.experts."): a
+// comparison sort reads them again in every comparison, this reads each byte about once
+// per partition. All names in [first, last) agree on their first `depth` bytes; past
+// `levels` recursion levels (adversarial input) it falls back to std::sort.
+void sort_names(std::string_view* first, std::string_view* last, std::size_t depth, int levels) {
+  constexpr std::ptrdiff_t kSmall = 12;
+  const auto suffix_less = [&depth](std::string_view a, std::string_view b) {
+    return a.substr(depth) < b.substr(depth);
+  };
+  while (last - first > kSmall) {
+    if (levels == 0) {
+      std::sort(first, last, suffix_less);
+      return;
+    }
+    const std::ptrdiff_t n = last - first;
+    const int pivot = median_of_three(byte_at(first[0], depth), byte_at(first[n / 2], depth),
+                                      byte_at(last[-1], depth));
+    std::string_view* lt = first;
+    std::string_view* gt = last;
+    for (std::string_view* i = first; i < gt;) {
+      const int c = byte_at(*i, depth);
+      if (c < pivot) {
+        std::swap(*lt++, *i++);
+      } else if (c > pivot) {
+        std::swap(*i, *--gt);
+      } else {
+        ++i;
+      }
+    }
+    sort_names(first, lt, depth, levels - 1);
+    sort_names(gt, last, depth, levels - 1);
+    if (pivot < 0) return;  // [lt, gt) all end at `depth`: equal names
+    first = lt;
+    last = gt;
+    ++depth;
+  }
+  for (std::string_view* i = first + 1; i < last; ++i) {
+    for (std::string_view* j = i; j > first && suffix_less(*j, j[-1]); --j) std::swap(*j, j[-1]);
+  }
+}
+
+// join_fqn written straight into the arena.
+std::string_view join_fqn_in(StringArena& arena, std::string_view boundary, std::string_view name) {
+  if (boundary.empty()) return arena.copy(name);
+  if (name.empty()) return arena.copy(boundary);
+  char* out = arena.allocate(boundary.size() + 1 + name.size());
+  std::memcpy(out, boundary.data(), boundary.size());
+  out[boundary.size()] = '.';
+  std::memcpy(out + boundary.size() + 1, name.data(), name.size());
+  return {out, boundary.size() + 1 + name.size()};
+}
+
+// Whether fqn is join_fqn(boundary, name), without joining.
+bool is_joined_fqn(std::string_view fqn, std::string_view boundary, std::string_view name) {
+  if (boundary.empty()) return fqn == name;
+  if (name.empty()) return fqn == boundary;
+  return fqn.size() == boundary.size() + 1 + name.size() && fqn[boundary.size()] == '.' &&
+         fqn.starts_with(boundary) && fqn.ends_with(name);
+}
+
+// FQNs of the sharded params (SPEC §4 frozen_sharded_params), copied into `arena`, sorted
+// and de-duplicated.
+std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringArena& arena) {
+  std::vector<std::string_view> fqns;
+  std::size_t params = 0;
+  for (const ModuleSpec& spec : plan.modules) params += spec.params ? spec.params->size() : 0;
+  fqns.reserve(params);
+  for (const ModuleSpec& spec : plan.modules) {
+    if (!spec.params) continue;
+    for (const ParamPlacements& param : *spec.params) {
+      if (is_sharded(param)) fqns.push_back(join_fqn_in(arena, spec.fqn, param.name));
+    }
+  }
+  // Unsigned byte order is code point order on UTF-8.
+  sort_names(fqns.data(), fqns.data() + fqns.size(), 0,
+             2 * static_cast<int>(std::bit_width(fqns.size())) + 16);
+  fqns.erase(std::unique(fqns.begin(), fqns.end()), fqns.end());
+  return fqns;
+}
 
 std::string shape_text(const std::vector<std::uint64_t>& shape) {
   std::string out = "[";
@@ -80,36 +267,24 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
   return out + "]";
 }
 
-class ErrorList {
- public:
-  void add(Diagnostic d) {
-    ++total_;
-    if (errors_.size() < kMaxReportedErrors) errors_.push_back(std::move(d));
-  }
-  [[nodiscard]] bool empty() const { return total_ == 0; }
-  Diagnostics take(const std::string& file) {
-    if (total_ > errors_.size()) {
-      errors_.push_back(make_error(file, {}, std::to_string(total_ - errors_.size()) +
-                                                 " more errors not shown"));
-    }
-    return std::move(errors_);
-  }
-
- private:
-  Diagnostics errors_;
-  std::size_t total_ = 0;
-};
-
+// Pointers and FQN strings are only built for the errors: this runs once per planned param.
 void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorList& errors) {
+  std::string fqn;
+  std::size_t cursor = 0;
   for (const ModuleSpec& spec : plan.modules) {
     if (!spec.params) continue;
-    const std::string params_pointer = pointer_join(module_pointer(spec.fqn), "params");
     for (const ParamPlacements& param : *spec.params) {
-      const std::string fqn = join_fqn(spec.fqn, param.name);
-      const ModelParameter* info = model.find_parameter(fqn);
-      const std::string param_pointer = pointer_join(params_pointer, param.name);
+      // The model's next parameter is usually the one: then nothing is joined or hashed.
+      const ModelParameter* info = nullptr;
+      if (cursor < model.parameters.size() &&
+          is_joined_fqn(model.parameters[cursor].first, spec.fqn, param.name)) {
+        info = &model.parameters[cursor++].second;
+      } else {
+        join_fqn_into(fqn, spec.fqn, param.name);
+        info = model.find_parameter(fqn, cursor);
+      }
       if (info == nullptr) {
-        errors.add(make_error(plan.file, param_pointer,
+        errors.add(make_error(plan.file, param_pointer(spec.fqn, param.name),
                               "parameter " + quote_for_diagnostic(fqn) + " is not in the model (" +
                                   model.file + ")"));
         continue;
@@ -118,11 +293,12 @@ void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorLis
       for (const AxisPlacement& a : param.axes) {
         if (!a.placement.has_dim()) continue;
         if (a.placement.dim < -rank || a.placement.dim >= rank) {
-          errors.add(make_error(plan.file, pointer_join(param_pointer, a.axis),
-                                "dim " + std::to_string(a.placement.dim) +
-                                    " out of range for parameter " + quote_for_diagnostic(fqn) +
-                                    " of shape " + shape_text(info->shape) + " (rank " +
-                                    std::to_string(rank) + ")"));
+          join_fqn_into(fqn, spec.fqn, param.name);
+          errors.add(
+              make_error(plan.file, pointer_join(param_pointer(spec.fqn, param.name), a.axis),
+                         "dim " + std::to_string(a.placement.dim) + " out of range for parameter " +
+                             quote_for_diagnostic(fqn) + " of shape " + shape_text(info->shape) +
+                             " (rank " + std::to_string(rank) + ")"));
         }
       }
     }
@@ -165,43 +341,40 @@ JsonObject default_meta() {
   meta.push_back({"param_plan", JsonObject{}});
   meta.push_back({"model_name", nullptr});
   meta.push_back({"model_class", nullptr});
-  for (std::string_view key : {"injections", "skipped_overrides", "frozen_sharded_params",
-                               "tied_pairs", "module_overrides", "external_state_classes",
-                               "remote_siblings"}) {
+  for (std::string_view key :
+       {"injections", "skipped_overrides", "frozen_sharded_params", "tied_pairs",
+        "module_overrides", "external_state_classes", "remote_siblings"}) {
     meta.push_back({key, JsonArray{}});
   }
   meta.push_back({"entrypoints", JsonObject{{"parallelize", "hp_parallelize"}}});
-  meta.push_back({"covered", JsonObject{{"sharding_plan", false},
-                                        {"module_overrides", false},
-                                        {"axes", JsonArray{}}}});
-  meta.push_back({"not_covered",
-                  JsonArray{"mesh", "fsdp2", "pp", "activation_checkpoint", "compile"}});
+  meta.push_back(
+      {"covered",
+       JsonObject{{"sharding_plan", false}, {"module_overrides", false}, {"axes", JsonArray{}}}});
+  meta.push_back(
+      {"not_covered", JsonArray{"mesh", "fsdp2", "pp", "activation_checkpoint", "compile"}});
   meta.push_back({"mesh_dim_names", nullptr});
   return meta;
 }
 
 }  // namespace
 
-Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
-                                   const FreezeOptions& options) {
+PlanFreezer::PlanFreezer(const PlanDump& plan, const FreezeOptions& options)
+    : plan_(plan), options_(options), errors_(std::make_unique<ErrorList>()) {
   if (plan.modules.empty() && !options.allow_empty) {
-    return make_error(plan.file, "/modules",
-                      "the plan has no modules (use --allow-empty to accept an empty plan)");
+    empty_ = true;
+    return;
   }
-  FreezeResult result;
-  FrozenPlan& frozen = result.frozen;
-  ErrorList errors;
-
+  FrozenPlan& frozen = result_.frozen;
   if (plan.negative_dims.count > 0) {
     const std::string message =
         std::to_string(plan.negative_dims.count) +
         " placement(s) with a negative dim, first here: S(-k) reads back as an uneven shard of "
         "dim k-1; written verbatim as upstream does";
     if (options.strict) {
-      errors.add(make_error(plan.file, plan.negative_dims.first_pointer,
-                            message + " (--strict makes this an error)"));
+      errors_->add(make_error(plan.file, plan.negative_dims.first_pointer,
+                              message + " (--strict makes this an error)"));
     } else {
-      result.warnings.push_back(
+      result_.warnings.push_back(
           make_warning(plan.file, plan.negative_dims.first_pointer, message));
     }
   }
@@ -209,9 +382,7 @@ Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
   CanonicalStrings canonical(frozen.strings);
   JsonObject param_plan;
   JsonArray injections;
-  JsonObject boundary_classes;
   param_plan.reserve(plan.modules.size());
-  boundary_classes.reserve(plan.modules.size());
   for (const ModuleSpec& spec : plan.modules) {
     JsonObject entry;
     JsonObject injection;
@@ -227,26 +398,12 @@ Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
       injection.insert(injection.begin(), JsonMember{"match", Json(spec.fqn)});
       injections.push_back(Json(std::move(injection)));
     }
-    if (const std::string_view* cls = model.find_class(spec.fqn)) {
-      boundary_classes.push_back({spec.fqn, Json(*cls)});
-    } else {
-      errors.add(make_error(plan.file, module_pointer(spec.fqn),
-                            "boundary module " + quote_for_diagnostic(spec.fqn) +
-                                " is not in the model tree (" + model.file + ")"));
-    }
   }
-  if (options.verify && model.has_parameters) verify_against_model(plan, model, errors);
-  if (!errors.empty()) return errors.take(plan.file);
-
   frozen.param_plan = Json(std::move(param_plan));
   frozen.injections = Json(std::move(injections));
-  frozen.boundary_classes = Json(std::move(boundary_classes));
 
-  JsonArray sharded;
-  std::vector<std::string> fqns = expand_sharded_params(plan);
-  sharded.reserve(fqns.size());
-  for (std::string& fqn : fqns) sharded.push_back(Json(frozen.strings.store(std::move(fqn))));
-  frozen.frozen_sharded_params = Json(std::move(sharded));
+  const std::vector<std::string_view> fqns = sharded_param_fqns(plan, frozen.strings);
+  frozen.frozen_sharded_params = Json(JsonArray(fqns.begin(), fqns.end()));
 
   JsonArray pairs;
   pairs.reserve(plan.tied_pairs.size());
@@ -257,23 +414,65 @@ Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
   frozen.tied_pairs = Json(std::move(pairs));
   frozen.special_handlers = plan.special_handlers;
   if (!plan.mesh_dim_names.empty()) {
-    frozen.mesh_dim_names =
-        Json(JsonArray(plan.mesh_dim_names.begin(), plan.mesh_dim_names.end()));
+    frozen.mesh_dim_names = Json(JsonArray(plan.mesh_dim_names.begin(), plan.mesh_dim_names.end()));
   }
-  return result;
+}
+
+PlanFreezer::~PlanFreezer() = default;
+PlanFreezer::PlanFreezer(PlanFreezer&&) noexcept = default;
+
+Expected<FreezeResult> PlanFreezer::finish(const ModelTree& model) && {
+  const PlanDump& plan = plan_;
+  if (empty_) {
+    return make_error(plan.file, "/modules",
+                      "the plan has no modules (use --allow-empty to accept an empty plan)");
+  }
+  FrozenPlan& frozen = result_.frozen;
+  // One pass over the model's modules through an index of the (few) boundaries, instead of
+  // an index of the (many) modules.
+  // Most module names cannot be a boundary by their length alone: those are not hashed.
+  const auto boundary_of = [&plan](std::size_t i) { return plan.modules[i].fqn; };
+  NameIndex boundaries;
+  boundaries.build(plan.modules.size(), boundary_of);
+  constexpr std::size_t kLengths = 256;  // longer names are always looked up
+  std::bitset<kLengths> boundary_lengths;
+  for (const ModuleSpec& spec : plan.modules) {
+    boundary_lengths.set(std::min(spec.fqn.size(), kLengths - 1));
+  }
+  std::vector<const std::string_view*> classes(plan.modules.size(), nullptr);
+  for (const auto& [fqn, cls] : model.modules) {
+    if (!boundary_lengths.test(std::min(fqn.size(), kLengths - 1))) continue;
+    if (const auto i = boundaries.find(fqn, boundary_of); i && classes[*i] == nullptr) {
+      classes[*i] = &cls;
+    }
+  }
+  JsonObject boundary_classes;
+  boundary_classes.reserve(plan.modules.size());
+  for (std::size_t i = 0; i < plan.modules.size(); ++i) {
+    const ModuleSpec& spec = plan.modules[i];
+    if (const std::string_view* cls = classes[i]) {
+      boundary_classes.push_back({spec.fqn, Json(frozen.strings.copy(*cls))});
+    } else {
+      errors_->add(make_error(plan.file, module_pointer(spec.fqn),
+                              "boundary module " + quote_for_diagnostic(spec.fqn) +
+                                  " is not in the model tree (" + model.file + ")"));
+    }
+  }
+  if (options_.verify && model.has_parameters) verify_against_model(plan, model, *errors_);
+  if (!errors_->empty()) return errors_->take(plan.file);
+  frozen.boundary_classes = Json(std::move(boundary_classes));
+  return std::move(result_);
+}
+
+Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
+                                   const FreezeOptions& options) {
+  return PlanFreezer(plan, options).finish(model);
 }
 
 std::vector<std::string> expand_sharded_params(const PlanDump& plan) {
-  std::vector<std::string> fqns;
-  for (const ModuleSpec& spec : plan.modules) {
-    if (!spec.params) continue;
-    for (const ParamPlacements& param : *spec.params) {
-      if (is_sharded(param)) fqns.push_back(join_fqn(spec.fqn, param.name));
-    }
-  }
-  std::sort(fqns.begin(), fqns.end());
-  fqns.erase(std::unique(fqns.begin(), fqns.end()), fqns.end());
-  return fqns;
+  StringArena arena;
+  const std::vector<std::string_view> fqns = sharded_param_fqns(plan, arena);
+  return {fqns.begin(), fqns.end()};
 }
 
 Json assemble_meta(FrozenPlan& frozen, const Json* base) {

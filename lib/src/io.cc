@@ -2,12 +2,17 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cstring>
+
+#include "hpfreeze/huge_pages.h"
 
 namespace hpfreeze {
 namespace {
@@ -65,6 +70,7 @@ ReadResult read_to_end(int fd, std::uint64_t size_hint, std::string& buf) {
   const std::size_t expected = static_cast<std::size_t>(std::min(size_hint, kMaxInputSize));
   buf.clear();
   buf.reserve(expected + kInputPadding);
+  advise_huge_pages(buf);
   buf.resize(expected + 1);
   std::size_t used = 0;
   for (;;) {
@@ -74,6 +80,7 @@ ReadResult read_to_end(int fd, std::uint64_t size_hint, std::string& buf) {
       const std::size_t grown = static_cast<std::size_t>(
           std::min<std::uint64_t>(std::max(buf.size() * 2, kReadChunk), kMaxInputSize + 1));
       buf.reserve(grown + kInputPadding);
+      advise_huge_pages(buf);
       buf.resize(grown);
     }
     const ssize_t n = ::read(fd, buf.data() + used, buf.size() - used);
@@ -127,6 +134,49 @@ std::string join_link_target(const std::string& link_path, const std::string& li
   const std::size_t slash = link_path.rfind('/');
   if (slash == std::string::npos) return link_text;
   return link_path.substr(0, slash + 1) + link_text;
+}
+
+// Temporary files are created unnamed (O_TMPFILE) where the file system allows it, so
+// that a process killed while writing leaves nothing behind. Until the rename such a file
+// is known by the path "/proc/self/fd/N" of a second descriptor kept open for it (the
+// handle itself is closed before the rename); rename_file links it under a temporary name
+// beside the target just before renaming, remove_file drops the descriptor.
+constexpr std::string_view kUnnamedPrefix = "/proc/self/fd/";
+
+// The kept descriptor of an unnamed temporary file, or -1 for any other path.
+int unnamed_temp_fd(const std::string& path) {
+  if (!path.starts_with(kUnnamedPrefix)) return -1;
+  const char* const end = path.data() + path.size();
+  int fd = -1;
+  const auto [stop, ec] = std::from_chars(path.data() + kUnnamedPrefix.size(), end, fd);
+  struct stat st {};
+  if (ec != std::errc() || stop != end || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return -1;
+  }
+  return fd;
+}
+
+// ".<base>.tmp.XXXXXX" in the directory of target_path; X random, or left for mkostemp.
+std::string temp_name(const std::string& target_path, bool randomize) {
+  const std::size_t slash = target_path.rfind('/');
+  const std::size_t base_start = slash == std::string::npos ? 0 : slash + 1;
+  std::string name = target_path.substr(0, base_start);
+  name += '.';
+  name += std::string_view(target_path).substr(base_start, kMaxTempBaseName);
+  name += ".tmp.XXXXXX";
+  if (randomize) {
+    constexpr std::string_view kLetters =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char bytes[6] = {};
+    if (::getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bytes)) {
+      const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+      std::memcpy(bytes, &now, sizeof bytes);
+    }
+    for (std::size_t i = 0; i < sizeof bytes; ++i) {
+      name[name.size() - 6 + i] = kLetters[bytes[i] % kLetters.size()];
+    }
+  }
+  return name;
 }
 
 // Devices and FIFOs are written into; renaming over them would destroy them.
@@ -229,15 +279,28 @@ int RealFileSystem::read_file(const std::string& path, std::string* bytes) {
 int RealFileSystem::create_temp_file(const std::string& target_path, std::string* temp_path,
                                      int* handle) {
   const std::size_t slash = target_path.rfind('/');
-  const std::size_t base_start = slash == std::string::npos ? 0 : slash + 1;
-  std::string name = target_path.substr(0, base_start);
-  name += '.';
-  name += std::string_view(target_path).substr(base_start, kMaxTempBaseName);
-  name += ".tmp.XXXXXX";
-  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) return errno;
+  const std::string dir = slash == std::string::npos ? "." : target_path.substr(0, slash + 1);
+  // Any failure here (no O_TMPFILE support, no /proc) falls back to a named file, and
+  // mkostemp reports the errors both would meet (missing or read-only directory).
+  const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    const int kept = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (kept >= 0) {
+      std::string name = std::string(kUnnamedPrefix) + std::to_string(kept);
+      if (::access(name.c_str(), F_OK) == 0) {
+        *temp_path = std::move(name);
+        *handle = fd;
+        return 0;
+      }
+      ::close(kept);
+    }
+    ::close(fd);
+  }
+  std::string name = temp_name(target_path, /*randomize=*/false);
+  const int named = ::mkostemp(name.data(), O_CLOEXEC);
+  if (named < 0) return errno;
   *temp_path = std::move(name);
-  *handle = fd;
+  *handle = named;
   return 0;
 }
 
@@ -263,10 +326,27 @@ int RealFileSystem::set_mode(const std::string& path, unsigned mode) {
 }
 
 int RealFileSystem::rename_file(const std::string& from, const std::string& to) {
-  return ::rename(from.c_str(), to.c_str()) != 0 ? errno : 0;
+  const int fd = unnamed_temp_fd(from);
+  if (fd < 0) return ::rename(from.c_str(), to.c_str()) != 0 ? errno : 0;
+  // Only a kill between these two calls can leave a (complete) temporary file behind.
+  std::string name;
+  for (int attempt = 0;; ++attempt) {
+    name = temp_name(to, /*randomize=*/true);
+    if (::linkat(AT_FDCWD, from.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) break;
+    if (errno != EEXIST || attempt == 100) return errno;
+  }
+  if (::rename(name.c_str(), to.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(name.c_str());
+    return err;
+  }
+  ::close(fd);
+  return 0;
 }
 
 int RealFileSystem::remove_file(const std::string& path) {
+  // An unnamed file vanishes with its last descriptor.
+  if (const int fd = unnamed_temp_fd(path); fd >= 0) return ::close(fd) != 0 ? errno : 0;
   return ::unlink(path.c_str()) != 0 ? errno : 0;
 }
 

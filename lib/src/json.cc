@@ -1,5 +1,8 @@
 #include "hpfreeze/json.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace hpfreeze {
 
 bool Json::truthy() const {
@@ -33,5 +36,24 @@ Json* Json::find(std::string_view key) {
 }
 
 bool operator==(const Json& a, const Json& b) { return a.v == b.v; }
+
+std::string_view StringArena::copy(std::string_view s) {
+  char* p = allocate(s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return {p, s.size()};
+}
+
+char* StringArena::allocate(std::size_t n) {
+  constexpr std::size_t kBlockSize = 64 * 1024;
+  // A moved-from arena has no blocks left, whatever its counters say.
+  if (blocks_.empty() || block_size_ - block_used_ < n) {
+    block_size_ = std::max(kBlockSize, n);
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
+    block_used_ = 0;
+  }
+  char* p = blocks_.back().get() + block_used_;
+  block_used_ += n;
+  return p;
+}
 
 }  // namespace hpfreeze

@@ -10,6 +10,8 @@
 #include <system_error>
 #include <vector>
 
+#include "hpfreeze/name_index.h"
+
 namespace hpfreeze {
 namespace {
 
@@ -384,11 +386,14 @@ class DomChecker {
           leave_object(frame);
           continue;
         }
-        frame.key = frame.object_it.key();
-        if (is_repeated(frame)) {
-          return DomProblem{DomProblem::Kind::kDuplicateKey, current_pointer(), frame.key};
+        // The key travels in registers: reading it back from `frame` right after storing
+        // it stalled on store-to-load forwarding.
+        const std::string_view key = frame.object_it.key();
+        frame.key = key;
+        if (is_repeated(frame, key)) {
+          return DomProblem{DomProblem::Kind::kDuplicateKey, current_pointer(), key};
         }
-        keys_.push_back(frame.key);
+        keys_.push_back(key);
         const element value = frame.object_it.value();
         ++frame.object_it;
         // May reallocate stack_: `frame` is not used after this.
@@ -460,6 +465,12 @@ class DomChecker {
       Frame frame;
       frame.array_it = array.begin();
       frame.array_end = array.end();
+      // Leading scalars need no visit (shapes, name lists): skip them here, and the frame
+      // altogether when nothing but scalars follows.
+      for (; frame.array_it != frame.array_end; ++frame.array_it, ++frame.index) {
+        const element_type item = (*frame.array_it).type();
+        if (item == element_type::OBJECT || item == element_type::ARRAY) break;
+      }
       if (frame.array_it == frame.array_end) return true;
       stack_.push_back(frame);
     }
@@ -485,15 +496,14 @@ class DomChecker {
   }
 
   static void hash_ahead(KeyTable& table) {
-    const std::uint64_t hash = std::hash<std::string_view>{}(table.ahead.key());
+    const std::uint64_t hash = hash_name(table.ahead.key());
     table.hashes[table.hashed % kLookahead] = hash;
     __builtin_prefetch(&table.slots[static_cast<std::size_t>(hash) & (table.slots.size() - 1)]);
     ++table.hashed;
     ++table.ahead;
   }
 
-  bool is_repeated(const Frame& frame) {
-    const std::string_view key = frame.key;
+  bool is_repeated(const Frame& frame, std::string_view key) {
     if (frame.table == kNoTable) {
       return std::find(keys_.begin() + static_cast<std::ptrdiff_t>(frame.first_key), keys_.end(),
                        key) != keys_.end();
@@ -526,7 +536,7 @@ class DomChecker {
     for (const std::uint64_t slot : old) {
       if (slot == 0) continue;
       const std::string_view key = keys_[first_key + (slot & 0xffff'ffffu) - 1];
-      std::size_t i = static_cast<std::size_t>(std::hash<std::string_view>{}(key)) & mask;
+      std::size_t i = static_cast<std::size_t>(hash_name(key)) & mask;
       while (table.slots[i] != 0) i = (i + 1) & mask;
       table.slots[i] = slot;
     }
@@ -623,8 +633,8 @@ Json json_from_dom(element e) {
       const simdjson::dom::object object = e.get_object().value_unsafe();
       JsonObject out;
       out.reserve(object.size());
-      for (const auto member : object) {
-        out.push_back(JsonMember{member.key, json_from_dom(member.value)});
+      for (auto it = object.begin(); it != object.end(); ++it) {
+        out.push_back(JsonMember{it.key(), json_from_dom(it.value())});
       }
       return Json(std::move(out));
     }

@@ -1,6 +1,7 @@
 // Decoding of the plan and model dumps: every §2/§3 type rule and the per-kind rules of
 // §4 are checked here, so the freeze passes only see well-formed values.
 #include <algorithm>
+#include <cstring>
 #include <span>
 #include <string>
 #include <utility>
@@ -17,6 +18,47 @@ using simdjson::dom::element_type;
 struct DecodeError {
   std::string pointer;
   std::string message;
+};
+
+// key == literal, with the literal's length known at compile time so that the comparison
+// is inlined: these run for every key of every placement, and string_view's == called
+// memcmp through the PLT each time.
+template <std::size_t N>
+bool is(std::string_view key, const char (&literal)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
+}
+
+// Where a value sits, as a chain of reference tokens on the decoder's stack. The JSON
+// Pointer text is only built when a diagnostic needs it: building it for every value on
+// the way down was a large share of decoding time.
+class Path {
+ public:
+  Path() = default;  // the document root
+  Path(const Path& parent, std::string_view key) : parent_(&parent), key_(key) {}
+  Path(const Path& parent, std::size_t index) : parent_(&parent), index_(index), is_index_(true) {}
+
+  [[nodiscard]] std::string str() const {
+    std::string pointer;
+    append_to(pointer);
+    return pointer;
+  }
+
+ private:
+  void append_to(std::string& pointer) const {
+    if (parent_ == nullptr) return;
+    parent_->append_to(pointer);
+    if (is_index_) {
+      pointer += '/';
+      pointer += std::to_string(index_);
+    } else {
+      append_pointer_token(pointer, key_);
+    }
+  }
+
+  const Path* parent_ = nullptr;
+  std::string_view key_;
+  std::size_t index_ = 0;
+  bool is_index_ = false;
 };
 
 // Accessors for values whose type has been checked (simdjson's value_unsafe() on a
@@ -83,35 +125,28 @@ std::string_view kind_article_name(element e) {
   return "a value";
 }
 
-[[noreturn]] void fail(const std::string& pointer, std::string message) {
-  throw DecodeError{pointer, std::move(message)};
+[[noreturn]] void fail(const Path& path, std::string message) {
+  throw DecodeError{path.str(), std::move(message)};
 }
 
-[[noreturn]] void fail_type(const std::string& pointer, std::string_view expected, element e) {
-  fail(pointer, "expected " + std::string(expected) + ", got " + std::string(kind_article_name(e)));
+[[noreturn]] void fail_type(const Path& path, std::string_view expected, element e) {
+  fail(path, "expected " + std::string(expected) + ", got " + std::string(kind_article_name(e)));
 }
 
-std::string child(const std::string& pointer, std::string_view token) {
-  return pointer_join(pointer, token);
-}
-std::string child(const std::string& pointer, std::size_t index) {
-  return pointer + "/" + std::to_string(index);
-}
-
-simdjson::dom::object expect_object(element e, const std::string& pointer) {
+simdjson::dom::object expect_object(element e, const Path& pointer) {
   if (!e.is_object()) fail_type(pointer, "an object", e);
   return object_of(e);
 }
-simdjson::dom::array expect_array(element e, const std::string& pointer) {
+simdjson::dom::array expect_array(element e, const Path& pointer) {
   if (!e.is_array()) fail_type(pointer, "an array", e);
   return array_of(e);
 }
-std::string_view expect_string(element e, const std::string& pointer) {
+std::string_view expect_string(element e, const Path& pointer) {
   if (!e.is_string()) fail_type(pointer, "a string", e);
   return string_of(e);
 }
 
-std::int64_t expect_int64(element e, const std::string& pointer, std::string_view what) {
+std::int64_t expect_int64(element e, const Path& pointer, std::string_view what) {
   if (e.type() == element_type::INT64) return int64_of(e);
   if (e.type() == element_type::UINT64) {
     fail(pointer, std::string(what) + " does not fit in a signed 64-bit integer");
@@ -145,17 +180,18 @@ bool truthy(element e) {
 enum class Tag { kNone, kPlacement, kTarget, kCallable };
 
 Tag tag_of_key(std::string_view key) {
-  if (key == "$placement") return Tag::kPlacement;
-  if (key == "$target") return Tag::kTarget;
-  if (key == "$callable") return Tag::kCallable;
+  if (is(key, "$placement")) return Tag::kPlacement;
+  if (is(key, "$target")) return Tag::kTarget;
+  if (is(key, "$callable")) return Tag::kCallable;
   return Tag::kNone;
 }
 
 // Which type tag an object carries; two tags are an error.
-Tag find_tag(simdjson::dom::object o, const std::string& pointer) {
+Tag find_tag(simdjson::dom::object o, const Path& pointer) {
   Tag found = Tag::kNone;
   std::string_view found_key;
-  for (auto [key, value] : o) {
+  for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
+    const std::string_view key = key_it.key();
     const Tag t = tag_of_key(key);
     if (t == Tag::kNone) continue;
     if (found != Tag::kNone) {
@@ -172,53 +208,56 @@ class Decoder {
  public:
   explicit Decoder(NegativeDims* negative_dims) : negative_dims_(negative_dims) {}
 
-  Placement placement_object(simdjson::dom::object o, const std::string& pointer) {
+  Placement placement_object(simdjson::dom::object o, const Path& pointer) {
     element type_element = member_of(o, "$placement");
-    const std::string_view type = expect_string(type_element, child(pointer, "$placement"));
+    const std::string_view type = expect_string(type_element, Path(pointer, "$placement"));
     static constexpr std::string_view kShardFields[] = {"dim", "uneven_shard"};
     static constexpr std::string_view kStridedFields[] = {"dim", "split_factor", "uneven_shard"};
     static constexpr std::string_view kPartialFields[] = {"reduce_op"};
     Placement p;
     std::span<const std::string_view> allowed;
-    if (type == "Shard") {
+    if (is(type, "Shard")) {
       p.kind = PlacementKind::kShard;
       allowed = kShardFields;
-    } else if (type == "StridedShard") {
+    } else if (is(type, "StridedShard")) {
       p.kind = PlacementKind::kStridedShard;
       allowed = kStridedFields;
-    } else if (type == "Replicate") {
+    } else if (is(type, "Replicate")) {
       p.kind = PlacementKind::kReplicate;
-    } else if (type == "Partial") {
+    } else if (is(type, "Partial")) {
       p.kind = PlacementKind::kPartial;
       allowed = kPartialFields;
-    } else if (type == "RaggedShard") {
-      fail(pointer, "placement type 'RaggedShard' has no canonical string form and cannot be frozen");
+    } else if (is(type, "RaggedShard")) {
+      fail(pointer,
+           "placement type 'RaggedShard' has no canonical string form and cannot be frozen");
     } else {
       fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
                         " (expected Shard, StridedShard, Replicate or Partial)");
     }
     bool has_dim = false;
     bool has_split = false;
-    for (auto [key, value] : o) {
-      if (key == "$placement") continue;
+    for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
+      const std::string_view key = key_it.key();
+      const element value = key_it.value();
+      if (is(key, "$placement")) continue;
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(child(pointer, key), "unknown field " + quote_for_diagnostic(key) + " for placement " +
-                                      std::string(type));
+        fail(Path(pointer, key),
+             "unknown field " + quote_for_diagnostic(key) + " for placement " + std::string(type));
       }
-      const std::string field_pointer = child(pointer, key);
-      if (key == "dim") {
+      const Path field_pointer(pointer, key);
+      if (is(key, "dim")) {
         p.dim = expect_int64(value, field_pointer, "dim");
         has_dim = true;
-      } else if (key == "uneven_shard") {
+      } else if (is(key, "uneven_shard")) {
         if (!value.is_bool()) fail_type(field_pointer, "a boolean", value);
         p.uneven_shard = bool_of(value);
-      } else if (key == "split_factor") {
+      } else if (is(key, "split_factor")) {
         p.split_factor = expect_int64(value, field_pointer, "split_factor");
         if (p.split_factor < 1) {
           fail(field_pointer, "split_factor must be >= 1, got " + std::to_string(p.split_factor));
         }
         has_split = true;
-      } else if (key == "reduce_op") {
+      } else if (is(key, "reduce_op")) {
         p.reduce_op = expect_string(value, field_pointer);
         if (p.reduce_op.empty()) fail(field_pointer, "reduce_op must not be empty");
       }
@@ -228,25 +267,25 @@ class Decoder {
       fail(pointer, "placement StridedShard needs a split_factor");
     }
     if (p.has_dim() && p.dim < 0) {
-      if (negative_dims_->count++ == 0) negative_dims_->first_pointer = pointer;
+      if (negative_dims_->count++ == 0) negative_dims_->first_pointer = pointer.str();
     }
     return p;
   }
 
-  SpecValue typed_object(simdjson::dom::object o, Tag tag, const std::string& pointer) {
+  SpecValue typed_object(simdjson::dom::object o, Tag tag, const Path& pointer) {
     switch (tag) {
       case Tag::kPlacement:
         return SpecValue{placement_object(o, pointer)};
       case Tag::kTarget: {
         if (o.size() != 1) fail(pointer, "a $target object may hold no other key");
         element inner = member_of(o, "$target");
-        expect_object(inner, child(pointer, "$target"));
+        expect_object(inner, Path(pointer, "$target"));
         return SpecValue{Target{json_from_dom(inner)}};
       }
       case Tag::kCallable: {
         if (o.size() != 1) fail(pointer, "a $callable object may hold no other key");
         return SpecValue{
-            Callable{expect_string(member_of(o, "$callable"), child(pointer, "$callable"))}};
+            Callable{expect_string(member_of(o, "$callable"), Path(pointer, "$callable"))}};
       }
       case Tag::kNone:
         break;
@@ -254,15 +293,17 @@ class Decoder {
     return SpecValue{Json()};
   }
 
-  SpecValue spec_value(element e, const std::string& pointer) {
+  SpecValue spec_value(element e, const Path& pointer) {
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
       const Tag tag = find_tag(o, pointer);
       if (tag != Tag::kNone) return typed_object(o, tag, pointer);
       SpecObject members;
       members.reserve(o.size());
-      for (auto [key, value] : o) {
-        members.push_back(SpecMember{key, spec_value(value, child(pointer, key))});
+      for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
+        const std::string_view key = key_it.key();
+        const element value = key_it.value();
+        members.push_back(SpecMember{key, spec_value(value, Path(pointer, key))});
       }
       return SpecValue{std::move(members)};
     }
@@ -271,29 +312,31 @@ class Decoder {
       SpecArray items;
       items.reserve(a.size());
       std::size_t i = 0;
-      for (element item : a) items.push_back(spec_value(item, child(pointer, i++)));
+      for (element item : a) items.push_back(spec_value(item, Path(pointer, i++)));
       return SpecValue{std::move(items)};
     }
     return SpecValue{json_from_dom(e)};
   }
 
   // A plain JSON value: no typed object anywhere inside.
-  static void check_plain(element e, const std::string& pointer) {
+  static void check_plain(element e, const Path& pointer) {
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
-      for (auto [key, value] : o) {
+      for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
+        const std::string_view key = key_it.key();
         if (tag_of_key(key) != Tag::kNone) {
           fail(pointer, "expected a plain JSON value, got a typed " + std::string(key) + " value");
         }
       }
-      for (auto [key, value] : o) check_plain(value, child(pointer, key));
+      for (auto it = o.begin(); it != o.end(); ++it)
+        check_plain(it.value(), Path(pointer, it.key()));
     } else if (e.is_array()) {
       std::size_t i = 0;
-      for (element item : array_of(e)) check_plain(item, child(pointer, i++));
+      for (element item : array_of(e)) check_plain(item, Path(pointer, i++));
     }
   }
 
-  Placement param_leaf(element e, const std::string& pointer) {
+  Placement param_leaf(element e, const Path& pointer) {
     if (e.is_string()) {
       Expected<Placement> parsed = parse_placement(string_of(e));
       if (!parsed) fail(pointer, parsed.errors().front().message);
@@ -307,25 +350,40 @@ class Decoder {
                       std::string(e.is_object() ? "a plain object" : kind_article_name(e)));
   }
 
-  std::vector<ParamPlacements> params(element e, const std::string& pointer) {
+  std::vector<ParamPlacements> params(element e, const Path& pointer) {
     simdjson::dom::object o = expect_object(e, pointer);
     std::vector<ParamPlacements> out;
     out.reserve(o.size());
-    for (auto [name, axes_element] : o) {
-      const std::string param_pointer = child(pointer, name);
-      simdjson::dom::object axes = expect_object(axes_element, param_pointer);
-      ParamPlacements param{name, {}};
-      param.axes.reserve(axes.size());
-      for (auto [axis, leaf] : axes) {
-        param.axes.push_back(AxisPlacement{axis, param_leaf(leaf, child(param_pointer, axis))});
+    for (auto name_it = o.begin(); name_it != o.end(); ++name_it) {
+      const std::string_view name = name_it.key();
+      // An object with a type tag is that typed value, never a map (SPEC §2).
+      if (tag_of_key(name) != Tag::kNone) {
+        fail(pointer,
+             "expected an object of parameters, got a typed " + std::string(name) + " value");
       }
-      out.push_back(std::move(param));
+      const element axes_element = name_it.value();
+      const Path param_pointer(pointer, name);
+      simdjson::dom::object axes = expect_object(axes_element, param_pointer);
+      // Built in place: copies through the stack stalled on store forwarding.
+      ParamPlacements& param = out.emplace_back();
+      param.name = name;
+      param.axes.reserve(axes.size());
+      for (auto axis_it = axes.begin(); axis_it != axes.end(); ++axis_it) {
+        const std::string_view axis = axis_it.key();
+        if (tag_of_key(axis) != Tag::kNone) {
+          fail(param_pointer, "expected an object of axis placements, got a typed " +
+                                  std::string(axis) + " value");
+        }
+        AxisPlacement& placement = param.axes.emplace_back();
+        placement.axis = axis;
+        placement.placement = param_leaf(axis_it.value(), Path(param_pointer, axis));
+      }
     }
     return out;
   }
 
   // Applies the kind's write condition and type rule; nullopt when the field is not written.
-  std::optional<SpecValue> field(FieldKind kind, element e, const std::string& pointer) {
+  std::optional<SpecValue> field(FieldKind kind, element e, const Path& pointer) {
     if (e.is_null()) return std::nullopt;
     if (!writes_falsy(kind) && !truthy(e)) return std::nullopt;
     switch (kind) {
@@ -334,7 +392,8 @@ class Decoder {
       case FieldKind::kNamedPlacements: {
         if (!truthy(e)) return SpecValue{SpecObject{}};
         simdjson::dom::object o = expect_object(e, pointer);
-        for (auto [key, value] : o) {
+        for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
+          const std::string_view key = key_it.key();
           if (tag_of_key(key) != Tag::kNone) {
             fail(pointer, "expected an object of named placements, got a typed " +
                               std::string(key) + " value");
@@ -362,17 +421,19 @@ class Decoder {
     return std::nullopt;
   }
 
-  ModuleSpec module_spec(std::string_view fqn, element e, const std::string& pointer) {
+  ModuleSpec module_spec(std::string_view fqn, element e, const Path& pointer) {
     simdjson::dom::object o = expect_object(e, pointer);
     ModuleSpec spec;
     spec.fqn = fqn;
-    for (auto [key, value] : o) {
+    for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
+      const std::string_view key = key_it.key();
+      const element value = key_it.value();
       const std::optional<std::size_t> index = find_spec_field_by_attribute(key);
       if (!index) {
         if (is_exempt_spec_attribute(key)) continue;
-        fail(child(pointer, key), "unknown module-spec field " + quote_for_diagnostic(key));
+        fail(Path(pointer, key), "unknown module-spec field " + quote_for_diagnostic(key));
       }
-      const std::string field_pointer = child(pointer, key);
+      const Path field_pointer(pointer, key);
       if (*index == kParamsField) {
         if (!value.is_null()) spec.params = params(value, field_pointer);
       } else {
@@ -386,21 +447,23 @@ class Decoder {
   NegativeDims* negative_dims_;
 };
 
-std::vector<std::string_view> string_array(element e, const std::string& pointer) {
+std::vector<std::string_view> string_array(element e, const Path& pointer) {
   simdjson::dom::array a = expect_array(e, pointer);
   std::vector<std::string_view> out;
   out.reserve(a.size());
   std::size_t i = 0;
-  for (element item : a) out.push_back(expect_string(item, child(pointer, i++)));
+  for (element item : a) out.push_back(expect_string(item, Path(pointer, i++)));
   return out;
 }
 
 void check_format(element e, std::string_view expected) {
   if (e.is_null()) return;
-  const std::string_view format = expect_string(e, "/format");
+  const Path root;
+  const Path pointer(root, "format");
+  const std::string_view format = expect_string(e, pointer);
   if (format != expected) {
-    fail("/format", "unsupported format " + quote_for_diagnostic(format) + " (expected '" +
-                        std::string(expected) + "')");
+    fail(pointer, "unsupported format " + quote_for_diagnostic(format) + " (expected '" +
+                      std::string(expected) + "')");
   }
 }
 
@@ -411,24 +474,43 @@ Diagnostic to_diagnostic(const DecodeError& error, const std::string& file) {
 }  // namespace
 
 const std::string_view* ModelTree::find_class(std::string_view fqn) const {
-  auto it = module_index_.find(fqn);
-  return it == module_index_.end() ? nullptr : &modules[it->second].second;
+  index_modules();
+  const auto i = module_index_.find(fqn, [this](std::size_t k) { return modules[k].first; });
+  return i ? &modules[*i].second : nullptr;
 }
 
 const ModelParameter* ModelTree::find_parameter(std::string_view fqn) const {
-  auto it = parameter_index_.find(fqn);
-  return it == parameter_index_.end() ? nullptr : &parameters[it->second].second;
+  index_parameters();
+  const auto i = parameter_index_.find(fqn, [this](std::size_t k) { return parameters[k].first; });
+  return i ? &parameters[*i].second : nullptr;
+}
+
+const ModelParameter* ModelTree::find_parameter(std::string_view fqn, std::size_t& cursor) const {
+  if (cursor < parameters.size() && parameters[cursor].first == fqn) {
+    return &parameters[cursor++].second;
+  }
+  index_parameters();
+  const auto i = parameter_index_.find(fqn, [this](std::size_t k) { return parameters[k].first; });
+  if (!i) return nullptr;
+  cursor = *i + 1;
+  return &parameters[*i].second;
 }
 
 void ModelTree::index() {
-  module_index_.clear();
-  module_index_.reserve(modules.size());
-  for (std::size_t i = 0; i < modules.size(); ++i) module_index_.emplace(modules[i].first, i);
-  parameter_index_.clear();
-  parameter_index_.reserve(parameters.size());
-  for (std::size_t i = 0; i < parameters.size(); ++i) {
-    parameter_index_.emplace(parameters[i].first, i);
-  }
+  index_modules();
+  index_parameters();
+}
+
+void ModelTree::index_modules() const {
+  if (modules_indexed_) return;
+  module_index_.build(modules.size(), [this](std::size_t k) { return modules[k].first; });
+  modules_indexed_ = true;
+}
+
+void ModelTree::index_parameters() const {
+  if (parameters_indexed_) return;
+  parameter_index_.build(parameters.size(), [this](std::size_t k) { return parameters[k].first; });
+  parameters_indexed_ = true;
 }
 
 std::string join_fqn(std::string_view boundary, std::string_view name) {
@@ -463,45 +545,51 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
   PlanDump plan;
   plan.file = document.name();
   try {
-    simdjson::dom::object root = expect_object(document.root(), "");
+    const Path root_path;
+    simdjson::dom::object root = expect_object(document.root(), root_path);
     std::optional<element> modules;
     Decoder decoder(&plan.negative_dims);
-    for (auto [key, value] : root) {
-      const std::string pointer = child(std::string(), key);
-      if (key == "modules") {
+    for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
+      const std::string_view key = key_it.key();
+      const element value = key_it.value();
+      const Path pointer(root_path, key);
+      if (is(key, "modules")) {
         modules = value;
-      } else if (key == "format") {
+      } else if (is(key, "format")) {
         check_format(value, "hpfreeze.plan/v1");
       } else if (value.is_null()) {
         if (key != "mesh_dim_names" && key != "tied_pairs" && key != "special_handlers" &&
             key != "meta" && key != "sequence_parallel" && key != "loss_parallel") {
           fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
         }
-      } else if (key == "mesh_dim_names") {
+      } else if (is(key, "mesh_dim_names")) {
         plan.mesh_dim_names = string_array(value, pointer);
-      } else if (key == "tied_pairs") {
+      } else if (is(key, "tied_pairs")) {
         simdjson::dom::array pairs = expect_array(value, pointer);
         std::size_t i = 0;
         for (element pair : pairs) {
-          plan.tied_pairs.push_back(string_array(pair, child(pointer, i++)));
+          plan.tied_pairs.push_back(string_array(pair, Path(pointer, i++)));
         }
-      } else if (key == "special_handlers") {
+      } else if (is(key, "special_handlers")) {
         expect_object(value, pointer);
         plan.special_handlers = json_from_dom(value);
-      } else if (key == "meta") {
+      } else if (is(key, "meta")) {
         expect_object(value, pointer);
         plan.meta = json_from_dom(value);
-      } else if (key == "sequence_parallel" || key == "loss_parallel") {
+      } else if (is(key, "sequence_parallel") || is(key, "loss_parallel")) {
         if (!value.is_bool()) fail_type(pointer, "a boolean", value);
       } else {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
     }
-    if (!modules) fail("", "missing required key 'modules'");
-    simdjson::dom::object module_object = expect_object(*modules, "/modules");
+    if (!modules) fail(root_path, "missing required key 'modules'");
+    const Path modules_path(root_path, "modules");
+    simdjson::dom::object module_object = expect_object(*modules, modules_path);
     plan.modules.reserve(module_object.size());
-    for (auto [fqn, spec] : module_object) {
-      plan.modules.push_back(decoder.module_spec(fqn, spec, child(std::string("/modules"), fqn)));
+    for (auto fqn_it = module_object.begin(); fqn_it != module_object.end(); ++fqn_it) {
+      const std::string_view fqn = fqn_it.key();
+      const element spec = fqn_it.value();
+      plan.modules.push_back(decoder.module_spec(fqn, spec, Path(modules_path, fqn)));
     }
   } catch (const DecodeError& error) {
     return to_diagnostic(error, document.name());
@@ -513,47 +601,57 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
   ModelTree model;
   model.file = document.name();
   try {
-    simdjson::dom::object root = expect_object(document.root(), "");
+    const Path root_path;
+    simdjson::dom::object root = expect_object(document.root(), root_path);
     std::optional<element> modules;
-    for (auto [key, value] : root) {
-      const std::string pointer = child(std::string(), key);
-      if (key == "modules") {
+    for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
+      const std::string_view key = key_it.key();
+      const element value = key_it.value();
+      const Path pointer(root_path, key);
+      if (is(key, "modules")) {
         modules = value;
-      } else if (key == "format") {
+      } else if (is(key, "format")) {
         check_format(value, "hpfreeze.model/v1");
-      } else if (key == "parameters") {
+      } else if (is(key, "parameters")) {
         if (value.is_null()) continue;
         model.has_parameters = true;
         simdjson::dom::object params = expect_object(value, pointer);
         model.parameters.reserve(params.size());
-        for (auto [fqn, info_element] : params) {
-          const std::string param_pointer = child(pointer, fqn);
-          simdjson::dom::object info = expect_object(info_element, param_pointer);
-          ModelParameter parameter;
+        // Explicit iterators and in-place construction: structured bindings and a moved
+        // ModelParameter were copied through the stack, stalling on store forwarding.
+        for (auto it = params.begin(); it != params.end(); ++it) {
+          const std::string_view fqn = it.key();
+          const Path param_pointer(pointer, fqn);
+          simdjson::dom::object info = expect_object(it.value(), param_pointer);
+          auto& [name, parameter] = model.parameters.emplace_back();
+          name = fqn;
           bool has_shape = false;
-          for (auto [field, field_value] : info) {
-            const std::string field_pointer = child(param_pointer, field);
-            if (field == "shape") {
+          for (auto field_it = info.begin(); field_it != info.end(); ++field_it) {
+            const std::string_view field = field_it.key();
+            const element field_value = field_it.value();
+            const Path field_pointer(param_pointer, field);
+            if (is(field, "shape")) {
               has_shape = true;
               simdjson::dom::array dims = expect_array(field_value, field_pointer);
+              parameter.shape.reserve(dims.size());
               std::size_t i = 0;
               for (element d : dims) {
-                const std::string dim_pointer = child(field_pointer, i++);
+                const Path dim_pointer(field_pointer, i++);
                 if (d.type() == element_type::UINT64) {
                   parameter.shape.push_back(uint64_of(d));
                 } else if (d.type() == element_type::INT64 && int64_of(d) >= 0) {
-                  parameter.shape.push_back(
-                      static_cast<std::uint64_t>(int64_of(d)));
+                  parameter.shape.push_back(static_cast<std::uint64_t>(int64_of(d)));
                 } else if (d.type() == element_type::INT64) {
-                  fail(dim_pointer, "shape dimensions must be non-negative, got " +
-                                        std::to_string(int64_of(d)));
+                  fail(dim_pointer,
+                       "shape dimensions must be non-negative, got " + std::to_string(int64_of(d)));
                 } else {
                   fail_type(dim_pointer, "a non-negative integer", d);
                 }
               }
-            } else if (field == "dtype") {
-              if (!field_value.is_null()) parameter.dtype = expect_string(field_value, field_pointer);
-            } else if (field == "requires_grad") {
+            } else if (is(field, "dtype")) {
+              if (!field_value.is_null())
+                parameter.dtype = expect_string(field_value, field_pointer);
+            } else if (is(field, "requires_grad")) {
               if (field_value.is_null()) continue;
               if (!field_value.is_bool()) fail_type(field_pointer, "a boolean", field_value);
               parameter.requires_grad = bool_of(field_value);
@@ -562,22 +660,22 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
             }
           }
           if (!has_shape) fail(param_pointer, "parameter has no 'shape'");
-          model.parameters.emplace_back(fqn, std::move(parameter));
         }
       } else {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
     }
-    if (!modules) fail("", "missing required key 'modules'");
-    simdjson::dom::object module_object = expect_object(*modules, "/modules");
+    if (!modules) fail(root_path, "missing required key 'modules'");
+    const Path modules_path(root_path, "modules");
+    simdjson::dom::object module_object = expect_object(*modules, modules_path);
     model.modules.reserve(module_object.size());
-    for (auto [fqn, cls] : module_object) {
-      model.modules.emplace_back(fqn, expect_string(cls, child(std::string("/modules"), fqn)));
+    for (auto it = module_object.begin(); it != module_object.end(); ++it) {
+      const std::string_view fqn = it.key();
+      model.modules.emplace_back(fqn, expect_string(it.value(), Path(modules_path, fqn)));
     }
   } catch (const DecodeError& error) {
     return to_diagnostic(error, document.name());
   }
-  model.index();
   return model;
 }
 

@@ -699,6 +699,22 @@ case("base-empty-object", plan({"lin": LIN}, meta={"signature": "ignored"}), bas
 case("err-base-not-object", plan({"lin": LIN}), base=["signature"], err="base.json")
 case("err-base-covered-not-object", plan({"lin": LIN}), base={"covered": "all"}, err="/covered")
 case("err-base-covered-null", plan({"lin": LIN}), base={"covered": None}, err="/covered")
+case("err-base-null", plan({"lin": LIN}), base=b"null", err="base.json")
+case("err-plan-meta-checked-with-base", plan({"lin": LIN}, meta={"covered": 5}),
+     base={"signature": "s"}, err="/meta/covered")
+
+# A type tag makes an object that typed value, so it can be neither a params map nor an
+# axes map (review finding: these used to be read as a parameter or an axis named "$...").
+case("err-params-map-is-typed", plan({"lin": {"params": {"$callable": {"tp": R}}}}),
+     err="/modules/lin/params")
+case("err-axes-map-is-typed", plan({"lin": {"params": {"weight": {"$placement": "R"}}}}),
+     err="/modules/lin/params/weight")
+case("err-axes-map-is-target", plan({"lin": {"params": {"weight": {"$target": "S(1)"}}}}),
+     err="/modules/lin/params/weight")
+# Python's int() strips the ASCII separators 0x1c-0x1f too.
+case("canonical-python-whitespace", plan({"lin": {"params": {"weight": {
+    "tp": "S(\x1c0\x1f)", "cp": "SS(\x0b0,\x1d2\x0c)"}}}}),
+     must=['"tp": "S(0)"', '"cp": "SS(0,2)"'])
 case("err-plan-meta-not-object", plan({"lin": LIN}, meta="x"), err="/meta")
 case("err-plan-meta-covered-not-object", plan({"lin": LIN}, meta={"covered": []}),
      err="/meta/covered")

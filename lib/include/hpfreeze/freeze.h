@@ -1,6 +1,7 @@
 #pragma once
 // The freeze passes (SPEC §4) and the meta assembly (SPEC §5).
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,9 @@ struct FreezeOptions {
   bool allow_empty = false;  // accept a plan without modules
 };
 
-// The JSON-safe projection of a plan. Views point into the decoded documents and into
-// `strings`, which owns every string the passes made (canonical placements, joined FQNs).
+// The JSON-safe projection of a plan. Views point into the plan's document and into
+// `strings`, which owns every string the passes made (canonical placements, joined FQNs)
+// and copies of the model's class names: the model dump may go once the plan is frozen.
 struct FrozenPlan {
   StringArena strings;
   Json param_plan = JsonObject{};
@@ -39,6 +41,30 @@ inline constexpr std::size_t kMaxReportedErrors = 100;
 
 Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
                                    const FreezeOptions& options);
+
+class ErrorList;
+
+// freeze_plan in two steps: the constructor does all the work that needs only the plan
+// (param_plan, injections, frozen_sharded_params, ...), so that it can run while the model
+// dump is still being read; finish() adds what needs the model (boundary_classes, the
+// checks against its parameters). Same result and diagnostics as freeze_plan. `plan`
+// must outlive the freezer.
+class PlanFreezer {
+ public:
+  PlanFreezer(const PlanDump& plan, const FreezeOptions& options);
+  PlanFreezer(PlanFreezer&&) noexcept;
+  PlanFreezer& operator=(PlanFreezer&&) = delete;
+  ~PlanFreezer();
+
+  Expected<FreezeResult> finish(const ModelTree& model) &&;
+
+ private:
+  const PlanDump& plan_;
+  FreezeOptions options_;
+  bool empty_ = false;  // a plan without modules, not allowed: finish() says so
+  FreezeResult result_;
+  std::unique_ptr<ErrorList> errors_;
+};
 
 // The expand pass alone: FQNs of every param with a Shard, StridedShard or Partial on
 // some axis, de-duplicated and sorted by code point.

@@ -5,8 +5,10 @@
 // outlive the value) or into a StringArena held next to the value. Objects keep their
 // members in insertion order; encoders sort where the output format requires it.
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -81,15 +83,21 @@ inline Json::Json(JsonArray a) : v(std::move(a)) {}
 inline Json::Json(JsonObject o) : v(std::move(o)) {}
 
 // Owns strings created while building values (canonical placement strings, joined FQNs).
-// Views handed out stay valid for the arena's lifetime; equal strings are not shared.
+// Views handed out stay valid for the arena's lifetime, moves included; equal strings are
+// not shared.
 class StringArena {
  public:
-  std::string_view store(std::string s) {
-    return strings_.emplace_back(std::move(s));
-  }
+  std::string_view store(std::string s) { return strings_.emplace_back(std::move(s)); }
+  // Copies `s` into large blocks shared by all copies: no allocation per string.
+  std::string_view copy(std::string_view s);
+  // Room for n bytes in those blocks, for the caller to fill (and then view).
+  char* allocate(std::size_t n);
 
  private:
   std::deque<std::string> strings_;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  std::size_t block_used_ = 0;
+  std::size_t block_size_ = 0;
 };
 
 }  // namespace hpfreeze

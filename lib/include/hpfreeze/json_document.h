@@ -33,8 +33,11 @@ class JsonDocument {
   // Display name used in diagnostics ("plan.json", "<stdin>").
   [[nodiscard]] const std::string& name() const { return name_; }
   [[nodiscard]] simdjson::dom::element root() const { return root_; }
-  // The input as given (without the parser's padding).
+  // The input as given (without the parser's padding); empty after release_bytes().
   [[nodiscard]] std::string_view bytes() const { return bytes_; }
+  // Frees the input text. The parsed document does not need it (its strings live in the
+  // parser), so a caller done with bytes() can lower its peak memory by the input's size.
+  void release_bytes() { std::string().swap(bytes_); }
 
  private:
   friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes);

@@ -12,14 +12,17 @@ namespace hpfreeze {
 enum class PlacementKind : std::uint8_t { kShard, kStridedShard, kReplicate, kPartial };
 
 struct Placement {
-  PlacementKind kind = PlacementKind::kReplicate;
+  // Members ordered largest first: 40 bytes rather than 48, and a plan holds one per
+  // param and axis.
+  //
   // The real dim. Negative values are PyTorch-style (counted from the end) and are the
   // known flaw of the canonical form: S(-1) reads back as Shard(0, uneven_shard=true).
   std::int64_t dim = 0;
   std::int64_t split_factor = 1;  // StridedShard only, >= 1
-  bool uneven_shard = false;      // Shard / StridedShard only
   // Partial only; a view into the text or document the placement was read from.
   std::string_view reduce_op = "sum";
+  PlacementKind kind = PlacementKind::kReplicate;
+  bool uneven_shard = false;  // Shard / StridedShard only
 
   static Placement shard(std::int64_t dim, bool uneven = false);
   static Placement strided_shard(std::int64_t dim, std::int64_t split_factor, bool uneven = false);

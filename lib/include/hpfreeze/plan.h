@@ -7,13 +7,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <variant>
 #include <vector>
 
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/name_index.h"
 #include "hpfreeze/placement.h"
 #include "hpfreeze/spec_fields.h"
 
@@ -69,12 +69,12 @@ struct NegativeDims {
 };
 
 struct PlanDump {
-  std::string file;                  // display name, for diagnostics
-  std::vector<ModuleSpec> modules;   // plan order
+  std::string file;                 // display name, for diagnostics
+  std::vector<ModuleSpec> modules;  // plan order
   std::vector<std::string_view> mesh_dim_names;
   std::vector<std::vector<std::string_view>> tied_pairs;
   Json special_handlers = JsonObject{};
-  std::optional<Json> meta;          // the plan's own `meta` object, when present
+  std::optional<Json> meta;  // the plan's own `meta` object, when present
   NegativeDims negative_dims;
 };
 
@@ -92,13 +92,25 @@ struct ModelTree {
 
   [[nodiscard]] const std::string_view* find_class(std::string_view fqn) const;
   [[nodiscard]] const ModelParameter* find_parameter(std::string_view fqn) const;
+  // The same lookup, first trying the entry after the previous hit (`cursor`, start at 0):
+  // plans list params in about the model's order, so most lookups then skip the hash
+  // table and stay in cache.
+  [[nodiscard]] const ModelParameter* find_parameter(std::string_view fqn,
+                                                     std::size_t& cursor) const;
 
-  // Builds the lookup indexes; decode_model_tree calls it.
+  // Builds both lookup indexes now. Otherwise each is built by the first lookup that needs
+  // it (indexing 100,000 names costs more than a freeze's lookups, which mostly hit the
+  // cursor): do not search one ModelTree from two threads at once.
   void index();
 
  private:
-  std::unordered_map<std::string_view, std::size_t> module_index_;
-  std::unordered_map<std::string_view, std::size_t> parameter_index_;
+  void index_modules() const;
+  void index_parameters() const;
+
+  mutable NameIndex module_index_;
+  mutable NameIndex parameter_index_;
+  mutable bool modules_indexed_ = false;
+  mutable bool parameters_indexed_ = false;
 };
 
 Expected<PlanDump> decode_plan_dump(const JsonDocument& document);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets of tests/fuzz (placement, freeze, model, encode).
+#
+#   scripts/fuzz.sh [-t SECONDS] [-b BUILD_DIR] [TARGET...]
+#
+# -t  run time per target (default 600; CI's smoke run uses 60)
+# -b  build directory (default build-fuzz), configured with clang and -DHPFREEZE_FUZZ=ON
+# Targets run one after another, each in one process (no -jobs: the machine is shared).
+# Seeds come fresh from testdata/ each run (golden cases, placements, real-world metas,
+# testdata/fuzz/seeds); what the fuzzer learns is kept in BUILD_DIR/fuzz/<target>/corpus
+# and reused by the next run. A crash or sanitizer report stops the run with exit 1 and
+# leaves the input in BUILD_DIR/fuzz/<target>/crash-*: fix the bug, then copy the input to
+# testdata/fuzz/regressions/<target>/ (replayed by ctest's fuzz_regressions_test).
+# Environment: FUZZ_ARGS, extra libFuzzer flags; ASAN_OPTIONS (default below).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=600
+build=$root/build-fuzz
+while getopts "t:b:h" opt; do
+  case $opt in
+    t) seconds=$OPTARG ;;
+    b) build=$OPTARG ;;
+    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode)
+
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHPFREEZE_FUZZ=ON -DHPFREEZE_BUILD_TESTS=OFF -DHPFREEZE_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" -j 2 --target "${targets[@]/#/fuzz_}"
+
+# Seed corpus of one target, rebuilt from testdata/ into $1.
+make_seeds() {
+  local target=$1 dir=$2
+  rm -rf "$dir" && mkdir -p "$dir"
+  local td=$root/testdata
+  cp "$td/fuzz/seeds/$target/"* "$dir/" 2>/dev/null || true
+  case $target in
+    placement)
+      python3 - "$td" "$dir" <<'EOF'
+import json, pathlib, sys
+td, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+texts = [json.loads(l)["input"] for l in (td / "placements.jsonl").read_text().splitlines() if l]
+texts += (td / "example" / "placements.txt").read_text().splitlines()
+for i, t in enumerate(texts):
+    (out / f"testdata-{i:04}").write_bytes(t.encode("utf-8", "surrogatepass"))
+EOF
+      ;;
+    freeze | model)
+      local file=plan.json
+      [ "$target" = model ] && file=model.json
+      for f in "$td"/cases/*/"$file" "$td/example/$file"; do
+        cp "$f" "$dir/$(basename "$(dirname "$f")")-$file"
+      done
+      ;;
+    encode)
+      for f in "$td"/cases/*/*.json "$td"/example/*.json "$td"/check/*.json; do
+        cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done
+      cp "$td"/realworld/*.json "$dir/"
+      ;;
+  esac
+}
+
+# Short allocation stacks and a smaller quarantine: ASan's stack depot otherwise grows with
+# every new recursion pattern (RSS +1 GB in 10 min on fuzz_encode) until -rss_limit_mb
+# reports a false out-of-memory. UBSan reports are fatal (the code is built so).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=8:quarantine_size_mb=64}
+status=0
+summary=()
+for target in "${targets[@]}"; do
+  work=$build/fuzz/$target
+  mkdir -p "$work/corpus"
+  make_seeds "$target" "$work/seeds"
+  echo "== fuzz_$target: $seconds s, $(find "$work/corpus" -type f | wc -l) corpus units," \
+    "$(find "$work/seeds" -type f | wc -l) seeds" >&2
+  log=$work/last-run.log
+  set +e
+  # shellcheck disable=SC2086
+  "$build/tests/fuzz/fuzz_$target" "$work/corpus" "$work/seeds" \
+    -dict="$root/testdata/fuzz/hpfreeze.dict" -max_total_time="$seconds" -max_len=65536 \
+    -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" \
+    ${FUZZ_ARGS:-} >"$log" 2>&1
+  rc=$?
+  set -e
+  done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  if [ $rc -ne 0 ]; then
+    status=1
+    tail -n 60 "$log" >&2
+    artifact=$(ls -t "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* \
+      2>/dev/null | head -1 || true)
+    summary+=("fuzz_$target: FAILED (exit $rc), input: ${artifact:-none}, log: $log")
+  else
+    summary+=("fuzz_$target: ok, ${execs:-?} executions; ${done_line:-no final stats}")
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit $status

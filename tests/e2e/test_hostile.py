@@ -1,0 +1,259 @@
+"""Hostile inputs, generated at run time: each ends in a clear error or a correct result.
+
+Every run goes through /usr/bin/time -v; its wall and CPU time and peak RSS are printed
+(docs/reliability.md has the figures) and the RSS is held to 10 MB + 6 x the input size
+(more for inputs made of tiny tokens, see below), except in sanitizer builds, whose shadow
+memory and quarantine would dominate. No timing is asserted: a hang is caught by the
+per-run timeout here and by ctest's TIMEOUT.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from hpf import BINARY, env
+
+TIME = "/usr/bin/time"
+MIB = 1 << 20
+RUN_TIMEOUT = 240  # seconds per hpfreeze run; far above any normal run, even under ASan
+
+
+def sanitized_binary():
+    with open(BINARY, "rb") as f:
+        return b"AddressSanitizer" in f.read()
+
+
+SANITIZED = sanitized_binary()
+
+SMALL_MODEL = json.dumps({"modules": {"": "Net", "lin": "Linear"},
+                          "parameters": {"lin.weight": {"shape": [8, 4]}}}).encode()
+PLAN_HEAD = b'{"modules": {"lin": {"params": {"weight": {"tp": "S(0)"}}}}, "meta": '
+# freeze of PLAN_HEAD + b"{}}" with SMALL_MODEL, per SPEC §5.
+EXPECTED_SMALL = json.dumps({
+    "boundary_classes": {"lin": "Linear"}, "codegen_version": "0.1.1",
+    "covered": {"axes": [], "module_overrides": False, "sharding_plan": True},
+    "entrypoints": {"parallelize": "hp_parallelize"}, "external_state_classes": [],
+    "frozen_sharded_params": ["lin.weight"], "injections": [], "mesh_dim_names": None,
+    "model_class": None, "model_name": None, "module_overrides": [],
+    "not_covered": ["mesh", "fsdp2", "pp", "activation_checkpoint", "compile"], "outputs": {},
+    "parallel_dims": {}, "param_plan": {"lin": {"params": {"weight": {"tp": "S(0)"}}}},
+    "remote_siblings": [], "signature": "", "skipped_overrides": [], "source": {},
+    "special_handlers": {}, "tied_pairs": [], "yaml_path": "", "yaml_sha256": ""},
+    indent=2, sort_keys=True)
+# Inputs made almost only of tiny tokens cost more than 6 bytes of memory per input byte:
+# every token becomes a simdjson tape entry, a value in the plan model and again in the
+# output tree. Measured factors and where the memory goes: docs/reliability.md.
+TOKEN_DENSE_RSS_FACTOR = 20
+MODULES_RSS_FACTOR = 40
+
+
+class Hostile(unittest.TestCase):
+    figures = []
+
+    @classmethod
+    def tearDownClass(cls):
+        sys.stderr.write("\n%-46s %10s %7s %7s %10s %6s  %s\n" % (
+            "case", "input", "wall s", "cpu s", "peak RSS", "RSS/in", "result"))
+        for name, size, wall, cpu, rss, result in cls.figures:
+            sys.stderr.write("%-46s %6.1f MiB %7.2f %7.2f %6.1f MiB %6.1f  %s\n" % (
+                name, size / MIB, wall, cpu, rss / MIB, rss / size, result))
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, data):
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def freeze(self, case, plan_bytes, model_bytes=SMALL_MODEL, rss_factor=6):
+        """Runs freeze -o out.json under /usr/bin/time -v; returns (rc, stderr, out path)."""
+        plan = self.write("plan.json", plan_bytes)
+        model = self.write("model.json", model_bytes)
+        out = os.path.join(self.dir, "out.json")
+        stats = os.path.join(self.dir, "time.txt")
+        start = time.monotonic()
+        p = subprocess.run([TIME, "-v", "-o", stats, BINARY, "freeze", "--plan", plan, "--model",
+                            model, "-o", out],
+                           capture_output=True, timeout=RUN_TIMEOUT, env=env())
+        wall = time.monotonic() - start
+        with open(stats) as f:
+            report = f.read()
+        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", report).group(1))
+        cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)",
+                                               report))
+        size = len(plan_bytes) + len(model_bytes)
+        self.figures.append((case, size, wall, cpu, rss * 1024,
+                             "exit %d%s" % (p.returncode, ", " + p.stderr.decode(
+                                 "utf-8", "replace").strip()[-60:] if p.stderr else "")))
+        self.assertGreaterEqual(p.returncode, 0, "killed by signal %d" % -p.returncode)
+        if not SANITIZED:
+            self.assertLessEqual(rss * 1024, 10 * 1000 * 1000 + rss_factor * size,
+                                 "peak RSS %d KiB for %d input bytes" % (rss, size))
+        return p.returncode, p.stderr.decode("utf-8", "replace"), out
+
+    def assert_error(self, result, expected_line):
+        rc, stderr, out = result
+        self.assertEqual(rc, 1, stderr)
+        self.assertEqual(stderr, expected_line + "\n")
+        self.assertFalse(os.path.exists(out))
+
+    def load_output(self, result):
+        rc, stderr, out = result
+        self.assertEqual((rc, stderr), (0, ""))
+        with open(out, "rb") as f:
+            data = f.read()
+        return data, json.loads(data)
+
+    # ----------------------------------------------------------------------------------
+    def test_64_mib_string_value(self):
+        # Every escape class inside: plain ASCII, quote, backslash, control, non-ASCII, astral.
+        unit = 'abcdefgh"\\\n\x01\u00e9\U0001F600/~'
+        text = unit * (64 * MIB // (len(json.dumps(unit)) - 2) + 1)
+        encoded = json.dumps({"signature": text}).encode()
+        self.assertGreater(len(encoded), 64 * MIB)
+        data, meta = self.load_output(self.freeze("64 MiB string value", PLAN_HEAD + encoded + b"}"))
+        self.assertEqual(meta["signature"], text)
+        # The bytes are Python's ensure_ascii escaping of that string.
+        self.assertIn(b'"signature": ' + json.dumps(text).encode() + b",\n", data)
+
+    def test_object_with_a_million_keys(self):
+        keys = ["k%07d" % ((i * 7919) % 1000000) for i in range(1000000)]  # a permutation
+        source = "{" + ",".join('"%s":%d' % (k, i) for i, k in enumerate(keys)) + "}"
+        plan = PLAN_HEAD + b'{"source": ' + source.encode() + b"}}"
+        data, meta = self.load_output(self.freeze("1,000,000 keys in one object", plan,
+                                                  rss_factor=TOKEN_DENSE_RSS_FACTOR))
+        self.assertEqual(list(meta["source"]), sorted(keys))
+        self.assertEqual(meta["source"]["k0007919"], 1)
+
+    def test_object_with_a_million_keys_and_one_duplicate(self):
+        keys = ["k%07d" % i for i in range(1000000)] + ["k0123456"]
+        source = "{" + ",".join('"%s":0' % k for k in keys) + "}"
+        plan = PLAN_HEAD + b'{"source": ' + source.encode() + b"}}"
+        self.assert_error(self.freeze("1,000,000 keys + a duplicate at the end", plan,
+                                      rss_factor=TOKEN_DENSE_RSS_FACTOR),
+                          "hpfreeze: error: %s: /meta/source/k0123456: duplicate key 'k0123456'"
+                          % os.path.join(self.dir, "plan.json"))
+
+    def test_a_million_modules(self):
+        names = ["layers.%d" % i for i in range(1000000)]
+        plan = ('{"modules": {' + ",".join('"%s": {"params": {"w": {"tp": "S(0)"}}}' % m
+                                           for m in names) + "}}").encode()
+        model = ('{"modules": {' + ",".join('"%s": "Linear"' % m for m in names) + "}}").encode()
+        result = self.freeze("1,000,000 modules", plan, model, rss_factor=MODULES_RSS_FACTOR)
+        # Expected bytes: Python's own json.dumps layout with the three big members spliced
+        # in from templates (building them as dicts would take gigabytes here).
+        skeleton = json.loads(EXPECTED_SMALL)
+        skeleton.update(boundary_classes={"@bc": 0}, frozen_sharded_params=["@fsp"],
+                        param_plan={"@pp": 0})
+        expected = json.dumps(skeleton, indent=2, sort_keys=True)
+        names.sort()
+        expected = expected.replace('    "@bc": 0', ",\n".join(
+            '    "%s": "Linear"' % m for m in names))
+        expected = expected.replace('    "@fsp"', ",\n".join('    "%s.w"' % m for m in names))
+        expected = expected.replace('    "@pp": 0', ",\n".join(
+            '    "%s": {\n      "params": {\n        "w": {\n          "tp": "S(0)"\n        }\n'
+            '      }\n    }' % m for m in names))
+        rc, stderr, out = result
+        self.assertEqual((rc, stderr), (0, ""))
+        with open(out, "rb") as f:
+            self.assertTrue(f.read() == expected.encode(), "output differs from the expected bytes")
+
+    def test_nesting_100000_deep(self):
+        depth = 100000
+        prefix = PLAN_HEAD + b'{"x": '
+        # The plan and its meta are two levels: the 1023rd nested container is level 1025.
+        for case, open_, close in (("arrays", b"[", b"]"), ("objects", b'{"a":', b"}")):
+            plan = prefix + open_ * depth + b"0" + close * depth + b"}}"
+            col = len(prefix) + 1022 * len(open_) + 1
+            self.assert_error(
+                self.freeze("nesting 100,000 deep (%s)" % case, plan),
+                "hpfreeze: error: %s:1:%d: nesting deeper than 1024 levels"
+                % (os.path.join(self.dir, "plan.json"), col))
+        # Unterminated: the same error, not an end-of-input one.
+        plan = prefix + b"[" * depth
+        self.assert_error(self.freeze("nesting 100,000 deep, unterminated", plan),
+                          "hpfreeze: error: %s:1:%d: nesting deeper than 1024 levels"
+                          % (os.path.join(self.dir, "plan.json"), len(prefix) + 1023))
+
+    def test_numbers_with_100000_digits(self):
+        plan_path = os.path.join(self.dir, "plan.json")
+        col = len(PLAN_HEAD) + len(b'{"x": ') + 1
+        for case, digits in (("integer", b"7" * 100000), ("negative integer", b"-" + b"7" * 100000)):
+            plan = PLAN_HEAD + b'{"x": ' + digits + b"}}"
+            self.assert_error(self.freeze("100,000-digit %s" % case, plan),
+                              "hpfreeze: error: %s:1:%d: integer out of range [-2^63, 2^64-1]"
+                              % (plan_path, col))
+        plan = PLAN_HEAD + b'{"x": ' + b"7" * 100000 + b".5}}"
+        self.assert_error(self.freeze("100,000-digit float (overflow)", plan),
+                          "hpfreeze: error: %s:1:%d: number out of range" % (plan_path, col))
+        # Representable despite their length: the result is Python's float() of the text.
+        for case, text in (("100,000-digit fraction", "0." + "3" * 99999 + "7"),
+                           ("100,000 leading zeros", "0." + "0" * 99990 + "123"),
+                           ("100,000-digit exponent", "1.5e-" + "0" * 99990 + "7"),
+                           ("100,000-digit mantissa, exponent", "1" * 100000 + "e-99990")):
+            plan = PLAN_HEAD + b'{"x": ' + text.encode() + b"}}"
+            data, meta = self.load_output(self.freeze(case, plan))
+            self.assertEqual(meta["x"], float(text), case)
+            self.assertIn(b'"x": ' + repr(float(text)).encode() + b",\n", data, case)
+
+    def test_10_mib_of_whitespace(self):
+        blank = b" \t\r\n" * (10 * MIB // 4)
+        lines = blank.count(b"\n")
+        self.assert_error(self.freeze("10 MiB of whitespace, nothing else", blank),
+                          "hpfreeze: error: %s:%d:1: empty input"
+                          % (os.path.join(self.dir, "plan.json"), lines + 1))
+        # Between every token of a valid plan: the result is as without.
+        tokens = re.findall(rb'"[^"]*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', PLAN_HEAD + b'{"x": [1, 2.5]}}')
+        spread = blank[:MIB].join(tokens)
+        self.assertGreater(len(spread), 10 * MIB)
+        data, meta = self.load_output(self.freeze("~10 MiB of whitespace between tokens", spread))
+        expected = json.loads(EXPECTED_SMALL)
+        expected["x"] = [1, 2.5]
+        self.assertEqual(data, json.dumps(expected, indent=2, sort_keys=True).encode())
+
+    def test_input_larger_than_4_gib(self):
+        # A sparse file: refused from its size alone, before anything is read.
+        plan = self.write("plan.json", b"")
+        os.truncate(plan, (4 << 30) + 1)
+        model = self.write("model.json", SMALL_MODEL)
+        p = subprocess.run([BINARY, "freeze", "--plan", plan, "--model", model],
+                           capture_output=True, timeout=RUN_TIMEOUT, env=env())
+        self.assertEqual((p.returncode, p.stdout, p.stderr.decode()),
+                         (2, b"", "hpfreeze: error: %s: input larger than 4 GiB\n" % plan))
+
+    def test_invalid_utf8_at_the_very_end_of_a_large_file(self):
+        body = json.dumps({"k%06d" % i: "v" * 40 for i in range(600000)}).encode()[:-1]
+        self.assertGreater(len(body), 30 * MIB)
+        plan_path = os.path.join(self.dir, "plan.json")
+        for case, tail, bad in (("lone 0xff", b', "z": "\xff"}}', b"\xff"),
+                                # the closing quote is where the sequence stops being valid
+                                ("truncated 3-byte sequence", b', "z": "\xe2\x82"}}', b'"'),
+                                ("encoded surrogate", b', "z": "\xed\xa0\x80"}}', b"\xa0")):
+            plan = PLAN_HEAD + body + tail
+            col = len(plan) - len(tail) + tail.rindex(bad) + 1
+            self.assert_error(
+                self.freeze("invalid UTF-8 at the end of 31 MiB (%s)" % case, plan),
+                "hpfreeze: error: %s:1:%d: invalid UTF-8 byte 0x%02x" % (plan_path, col, bad[0]))
+        # The very last byte of the file: after a complete document it is trailing content.
+        plan = PLAN_HEAD + body + b"}}\xc3"
+        self.assert_error(self.freeze("invalid UTF-8 as the last byte of 31 MiB", plan),
+                          "hpfreeze: error: %s:1:%d: trailing content after the JSON document"
+                          % (plan_path, len(plan)))
+
+
+if __name__ == "__main__":
+    if not shutil.which(TIME) and not os.path.exists(TIME):
+        print("skipped: %s (GNU time) is not installed" % TIME)
+        sys.exit(0)
+    unittest.main()

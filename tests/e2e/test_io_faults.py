@@ -1,0 +1,254 @@
+"""I/O faults around `hpfreeze freeze`: every one ends in exit 2 and one clear error line, or
+in a correct result; an existing output is never damaged.
+
+Permission cases need a process that permission bits apply to. Tests usually run as root,
+which bypasses them: the binary then runs as nobody (uid/gid 65534) under setpriv, and the
+case is skipped, with the reason, when setpriv is missing.
+"""
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import threading
+import unittest
+
+from hpf import BINARY, case, env
+
+TINY = {name: case("tiny-base", name) for name in ("plan.json", "model.json", "base.json")}
+NOBODY = 65534
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+EXPECTED = read(case("tiny-base", "expected.json"))
+EXPECTED_NO_BASE = read(case("tiny", "expected.json"))
+
+
+def umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def unprivileged_prefix():
+    """Command prefix under which permission bits apply, or None (with a reason)."""
+    if os.geteuid() != 0:
+        return [], None
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None, "running as root, which bypasses permission bits, and setpriv is missing"
+    return [setpriv, "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"], None
+
+
+class IoFaults(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        os.chmod(self.dir, 0o755)  # reachable by the unprivileged runs
+
+    def tearDown(self):
+        for root, dirs, _ in os.walk(self.dir):
+            for d in dirs:
+                os.chmod(os.path.join(root, d), 0o755)
+        self.tmp.cleanup()
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def copy(self, src, name, mode=0o644):
+        dst = self.path(name)
+        shutil.copyfile(src, dst)
+        os.chmod(dst, mode)
+        return dst
+
+    def freeze(self, *args, plan=TINY["plan.json"], model=TINY["model.json"], base=None,
+               prefix=(), **kwargs):
+        cmd = [*prefix, BINARY, "freeze", "--plan", plan, "--model", model]
+        if base is not None:
+            cmd += ["--base", base]
+        kwargs.setdefault("stdout", subprocess.PIPE)
+        kwargs.setdefault("stderr", subprocess.PIPE)
+        return subprocess.run(cmd + list(args), timeout=60, env=env(), **kwargs)
+
+    def assert_io_error(self, r, line):
+        self.assertEqual((r.returncode, r.stdout, r.stderr.decode()), (2, b"", line + "\n"))
+
+    def existing_output(self, name="out.json"):
+        out = self.path(name)
+        with open(out, "wb") as f:
+            f.write(b"old bytes")
+        os.chmod(out, 0o644)
+        return out
+
+    def assert_only(self, *names, directory=None):
+        self.assertEqual(sorted(os.listdir(directory or self.dir)), sorted(names))
+
+    def unprivileged(self):
+        prefix, reason = unprivileged_prefix()
+        if prefix is None:
+            self.skipTest(reason)
+        return prefix
+
+    # -- inputs ----------------------------------------------------------------------------
+    def test_input_missing(self):
+        out = self.existing_output()
+        r = self.freeze("-o", out, plan=self.path("missing.json"))
+        self.assert_io_error(r, "hpfreeze: error: %s: cannot open: No such file or directory"
+                             % self.path("missing.json"))
+        self.assertEqual(read(out), b"old bytes")
+
+    def test_input_unreadable(self):
+        prefix = self.unprivileged()
+        plan = self.copy(TINY["plan.json"], "plan.json", mode=0o200)
+        out = self.existing_output()
+        os.chmod(self.dir, 0o777)
+        r = self.freeze("-o", out, plan=plan, prefix=prefix)
+        self.assert_io_error(r, "hpfreeze: error: %s: cannot open: Permission denied" % plan)
+        self.assertEqual(read(out), b"old bytes")
+        # Sanity: the same run with a readable plan succeeds, so the error was the mode.
+        os.chmod(plan, 0o644)
+        r = self.freeze("-o", out, plan=plan, prefix=prefix)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(read(out), EXPECTED_NO_BASE)
+
+    def test_input_is_a_directory(self):
+        for flag in ("plan", "model", "base"):
+            r = self.freeze("-o", self.path("out.json"), **{flag: self.dir})
+            self.assert_io_error(r, "hpfreeze: error: %s: is a directory" % self.dir)
+        self.assert_only()
+
+    def test_input_is_a_fifo(self):
+        fifo = self.path("plan.fifo")
+        os.mkfifo(fifo)
+
+        def feed(data):
+            with open(fifo, "wb") as f:
+                f.write(data)
+
+        for data, rc, stdout in ((read(TINY["plan.json"]), 0, EXPECTED_NO_BASE),
+                                 (b'{"modules": ', 1, b"")):
+            # A daemon: should hpfreeze never open the FIFO, the blocked writer cannot hang us.
+            writer = threading.Thread(target=feed, args=(data,), daemon=True)
+            writer.start()
+            r = self.freeze(plan=fifo)
+            writer.join(timeout=30)
+            self.assertFalse(writer.is_alive(), "hpfreeze did not read the FIFO")
+            self.assertEqual((r.returncode, r.stdout), (rc, stdout), r.stderr)
+        self.assertEqual(r.stderr.decode(),
+                         "hpfreeze: error: %s:1:13: unexpected end of input\n" % fifo)
+
+    # -- output files ----------------------------------------------------------------------
+    def test_output_directory_missing(self):
+        out = self.path("no-such-dir", "out.json")
+        r = self.freeze("-o", out)
+        self.assert_io_error(r, "hpfreeze: error: %s: cannot write: No such file or directory"
+                             % out)
+        self.assert_only()
+
+    def test_output_directory_read_only(self):
+        prefix = self.unprivileged()
+        ro = self.path("ro")
+        os.mkdir(ro)
+        out = self.existing_output(os.path.join("ro", "out.json"))
+        os.chmod(out, 0o666)  # writable itself: only the directory refuses a new entry
+        os.chmod(ro, 0o555)
+        r = self.freeze("-o", out, prefix=prefix)
+        self.assert_io_error(r, "hpfreeze: error: %s: cannot write: Permission denied" % out)
+        self.assertEqual(read(out), b"old bytes")
+        self.assert_only("out.json", directory=ro)
+
+    def test_output_path_is_a_directory(self):
+        os.mkdir(self.path("out.json"))
+        r = self.freeze("-o", self.path("out.json"))
+        self.assert_io_error(r, "hpfreeze: error: %s: is a directory" % self.path("out.json"))
+        r = self.freeze("-o", self.path("missing-dir") + "/")
+        self.assert_io_error(r, "hpfreeze: error: %s/: is a directory" % self.path("missing-dir"))
+        self.assert_only("out.json")
+        self.assert_only(directory=self.path("out.json"))
+
+    def test_output_path_is_one_of_the_inputs(self):
+        # Inputs are read whole before anything is written: the result is still correct.
+        for role in ("plan", "model", "base"):
+            files = {r: self.copy(TINY[r + ".json"], r + ".json") for r in ("plan", "model", "base")}
+            r = self.freeze("-o", files[role], **files)
+            self.assertEqual((r.returncode, r.stderr), (0, b""), role)
+            self.assertEqual(read(files[role]), EXPECTED, role)
+            self.assert_only("plan.json", "model.json", "base.json")
+            # A second run now reads the output as that input: rejected, and left alone.
+            r = self.freeze("-o", files[role], **files)
+            self.assertEqual(r.returncode, 0 if role == "base" else 1, (role, r.stderr))
+            self.assertEqual(read(files[role]), EXPECTED, role)
+
+    def test_output_symlink_is_written_through(self):
+        os.mkdir(self.path("real"))
+        target = self.existing_output(os.path.join("real", "meta.json"))
+        os.symlink(os.path.join("real", "meta.json"), self.path("link.json"))  # relative
+        os.symlink(self.path("link.json"), self.path("chain.json"))  # absolute, to a link
+        for link in ("link.json", "chain.json"):
+            r = self.freeze("-o", self.path(link))
+            self.assertEqual((r.returncode, r.stderr), (0, b""))
+            self.assertTrue(os.path.islink(self.path(link)))
+            self.assertEqual(read(target), EXPECTED_NO_BASE)
+            self.assertEqual(os.stat(target).st_mode & 0o777, 0o666 & ~umask())
+            self.assert_only("link.json", "chain.json", "real")
+            self.assert_only("meta.json", directory=self.path("real"))
+        # A dangling link: its target is created, the link stays.
+        os.symlink(os.path.join("real", "new.json"), self.path("dangling.json"))
+        r = self.freeze("-o", self.path("dangling.json"))
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(read(self.path("real", "new.json")), EXPECTED_NO_BASE)
+        self.assertTrue(os.path.islink(self.path("dangling.json")))
+        # A loop cannot be written through.
+        os.symlink("loop-b", self.path("loop-a"))
+        os.symlink("loop-a", self.path("loop-b"))
+        r = self.freeze("-o", self.path("loop-a"))
+        self.assert_io_error(r, "hpfreeze: error: %s: cannot write: Too many levels of symbolic "
+                             "links" % self.path("loop-a"))
+
+    def test_created_files_get_0666_minus_umask(self):
+        out = self.path("out.json")
+        for mask in (0o022, 0o027, 0o077, 0o002, 0o000):
+            for existing_mode in (None, 0o600, 0o755):
+                if existing_mode is None:
+                    if os.path.exists(out):
+                        os.unlink(out)
+                else:
+                    os.chmod(out, existing_mode)
+                r = self.freeze("-o", out, preexec_fn=lambda m=mask: os.umask(m))
+                self.assertEqual((r.returncode, r.stderr), (0, b""))
+                self.assertEqual(os.stat(out).st_mode & 0o777, 0o666 & ~mask,
+                                 (oct(mask), existing_mode))
+                self.assert_only("out.json")
+
+    # -- stdout ----------------------------------------------------------------------------
+    def test_stdout_to_dev_full(self):
+        with open("/dev/full", "wb") as full:
+            r = self.freeze(stdout=full)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, b"hpfreeze: error: cannot write to stdout: No space left on "
+                                   b"device\n")
+
+    def test_stdout_closed_early(self):
+        # Large enough to fill the pipe: the write is still going when head exits.
+        n = 20000
+        plan = self.path("plan.json")
+        model = self.path("model.json")
+        with open(plan, "w") as f:
+            f.write('{"modules": {%s}}' % ",".join('"m%d": {}' % i for i in range(n)))
+        with open(model, "w") as f:
+            f.write('{"modules": {%s}}' % ",".join('"m%d": "M"' % i for i in range(n)))
+        script = '"$0" freeze --plan "$1" --model "$2" | head -c 10; echo "status=${PIPESTATUS[0]}" >&2'
+        r = subprocess.run(["bash", "-c", script, BINARY, plan, model], capture_output=True,
+                           timeout=60, env=env())
+        self.assertEqual(r.stdout, b'{\n  "bound')
+        # Killed quietly by SIGPIPE (128 + 13): no error message, no partial complaint.
+        self.assertEqual(r.stderr, b"status=%d\n" % (128 + signal.SIGPIPE))
+
+
+if __name__ == "__main__":
+    unittest.main()
