@@ -7,9 +7,10 @@
 # -b  build directory (default build-fuzz), configured with clang and -DHPFREEZE_FUZZ=ON
 # Targets run one after another, each in one process (no -jobs: the machine is shared).
 # Seeds come fresh from testdata/ each run (golden cases, placements, real-world metas,
-# testdata/fuzz/seeds); what the fuzzer learns is kept in BUILD_DIR/fuzz/<target>/corpus
-# and reused by the next run. A crash or sanitizer report stops the run with exit 1 and
-# leaves the input in BUILD_DIR/fuzz/<target>/crash-*: fix the bug, then copy the input to
+# testdata/fuzz/seeds and testdata/fuzz/regressions); what the fuzzer learns is kept in
+# BUILD_DIR/fuzz/<target>/corpus and reused by the next run. A crash or sanitizer report
+# stops the target with exit 1 (the others still run) and leaves the input in
+# BUILD_DIR/fuzz/<target>/crash-*: fix the bug, then copy the input to
 # testdata/fuzz/regressions/<target>/ (replayed by ctest's fuzz_regressions_test).
 # Environment: FUZZ_ARGS, extra libFuzzer flags; ASAN_OPTIONS (default below).
 set -euo pipefail
@@ -36,7 +37,9 @@ make_seeds() {
   local target=$1 dir=$2
   rm -rf "$dir" && mkdir -p "$dir"
   local td=$root/testdata
-  cp "$td/fuzz/seeds/$target/"* "$dir/" 2>/dev/null || true
+  # Past crashes first: the smoke run replays them under clang's sanitizers, which see
+  # more than the GCC ones of the ctest replay.
+  cp "$td/fuzz/seeds/$target/"* "$td/fuzz/regressions/$target/"* "$dir/" 2>/dev/null || true
   case $target in
     placement)
       python3 - "$td" "$dir" <<'EOF'

@@ -403,6 +403,16 @@ class TreeEncoder {
       // Two members the wrong way round (axes such as {"tp", "ep"}): common, and cheap.
       write_member(object[1]);
       write_member(object[0]);
+    } else if (object.size() <= kSmallObject) {
+      // A few members (axes such as {"cp", "tp", "ep"}, one per param): insertion sort on
+      // the stack, stable like the general path.
+      std::array<const JsonMember*, kSmallObject> order;
+      for (std::size_t i = 0; i < object.size(); ++i) {
+        std::size_t j = i;
+        for (; j > 0 && key_less(&object[i], order[j - 1]); --j) order[j] = order[j - 1];
+        order[j] = &object[i];
+      }
+      for (std::size_t i = 0; i < object.size(); ++i) write_member(*order[i]);
     } else {
       // order_ is a stack shared by all nesting levels: this object's index occupies
       // [base, base + size) and is popped before returning, so no allocation per object.
@@ -416,6 +426,8 @@ class TreeEncoder {
   }
 
  private:
+  static constexpr std::size_t kSmallObject = 8;
+
   // Ties fall back to position so that duplicate keys keep insertion order.
   static bool key_less(const JsonMember* a, const JsonMember* b) {
     const int c = compare_bytes(a->key, b->key);

@@ -214,6 +214,7 @@ void sort_names(std::string_view* first, std::string_view* last, std::size_t dep
     last = gt;
     ++depth;
   }
+  if (last - first < 2) return;  // first + 1 would leave the range (or offset a null pointer)
   for (std::string_view* i = first + 1; i < last; ++i) {
     for (std::string_view* j = i; j > first && suffix_less(*j, j[-1]); --j) std::swap(*j, j[-1]);
   }

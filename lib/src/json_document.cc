@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "hpfreeze/huge_pages.h"
 #include "hpfreeze/name_index.h"
 
 namespace hpfreeze {
@@ -361,6 +362,9 @@ class SyntaxScanner {
   std::optional<SyntaxError> error_;
 };
 
+// Inputs from this size on get huge pages for their DOM.
+constexpr std::size_t kLargeDocument = std::size_t{4} << 20;
+
 // A problem simdjson lets through.
 struct DomProblem {
   enum class Kind { kDuplicateKey, kTooDeep };
@@ -605,6 +609,18 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
   // One level more than we allow: simdjson counts scalars as a level (see DomChecker).
   if (const auto error = parser->allocate(size, kMaxJsonDepth + 1); error) {
     return make_error(std::move(display_name), {}, simdjson::error_message(error));
+  }
+  // The parse fills the DOM's tape and string buffer at once: for large inputs they get
+  // huge pages too (huge_pages.h), so the document is allocated here, before the parse
+  // would. For `size` input bytes simdjson must hold at least size + 1 tape words and
+  // 5 * size / 3 string bytes (its document::allocate says why): these ranges lie inside
+  // its allocations.
+  if (size >= kLargeDocument) {
+    if (const auto error = parser->doc.allocate(size); error) {
+      return make_error(std::move(display_name), {}, simdjson::error_message(error));
+    }
+    advise_huge_pages(parser->doc.tape.get(), (size + 1) * sizeof(std::uint64_t));
+    advise_huge_pages(parser->doc.string_buf.get(), 5 * size / 3);
   }
   element root;
   if (const auto error = parser->parse(bytes.data(), size, false).get(root); error) {

@@ -8,7 +8,6 @@ case is skipped, with the reason, when setpriv is missing.
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import threading
@@ -174,7 +173,8 @@ class IoFaults(unittest.TestCase):
     def test_output_path_is_one_of_the_inputs(self):
         # Inputs are read whole before anything is written: the result is still correct.
         for role in ("plan", "model", "base"):
-            files = {r: self.copy(TINY[r + ".json"], r + ".json") for r in ("plan", "model", "base")}
+            files = {r: self.copy(TINY[r + ".json"], r + ".json")
+                     for r in ("plan", "model", "base")}
             r = self.freeze("-o", files[role], **files)
             self.assertEqual((r.returncode, r.stderr), (0, b""), role)
             self.assertEqual(read(files[role]), EXPECTED, role)
@@ -242,7 +242,8 @@ class IoFaults(unittest.TestCase):
             f.write('{"modules": {%s}}' % ",".join('"m%d": {}' % i for i in range(n)))
         with open(model, "w") as f:
             f.write('{"modules": {%s}}' % ",".join('"m%d": "M"' % i for i in range(n)))
-        script = '"$0" freeze --plan "$1" --model "$2" | head -c 10; echo "status=${PIPESTATUS[0]}" >&2'
+        script = ('"$0" freeze --plan "$1" --model "$2" | head -c 10; '
+                  'echo "status=${PIPESTATUS[0]}" >&2')
         r = subprocess.run(["bash", "-c", script, BINARY, plan, model], capture_output=True,
                            timeout=60, env=env())
         self.assertEqual(r.stdout, b'{\n  "bound')
