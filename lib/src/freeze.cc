@@ -8,6 +8,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "hpfreeze/huge_pages.h"
+
 namespace hpfreeze {
 
 // Collects cross-file errors, keeping the first kMaxReportedErrors.
@@ -246,6 +248,7 @@ std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringAre
   std::size_t params = 0;
   for (const ModuleSpec& spec : plan.modules) params += spec.params ? spec.params->size() : 0;
   fqns.reserve(params);
+  advise_huge_pages(fqns);
   for (const ModuleSpec& spec : plan.modules) {
     if (!spec.params) continue;
     for (const ParamPlacements& param : *spec.params) {
@@ -388,11 +391,10 @@ PlanFreezer::PlanFreezer(const PlanDump& plan, const FreezeOptions& options)
     JsonObject entry;
     JsonObject injection;
     if (spec.params) entry.push_back({"params", freeze_params(*spec.params, canonical)});
-    for (std::size_t i = 0; i < kSpecFields.size(); ++i) {
-      if (!spec.fields[i]) continue;
-      const SpecField& field = kSpecFields[i];
+    for (const ModuleField& present : spec.fields) {
+      const SpecField& field = kSpecFields[present.index];
       JsonObject& target = field.section == FieldSection::kParamPlan ? entry : injection;
-      target.push_back({field.meta_key, value_to_dict(*spec.fields[i], canonical)});
+      target.push_back({field.meta_key, value_to_dict(present.value, canonical)});
     }
     param_plan.push_back({spec.fqn, Json(std::move(entry))});
     if (!injection.empty()) {

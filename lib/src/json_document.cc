@@ -633,7 +633,11 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
     }
     return locate_syntax_error(display_name, bytes, "nesting too deep");
   }
-  return JsonDocument(std::move(display_name), std::move(bytes), std::move(parser), root);
+  // Elements hold the address of the document they came from: none taken so far survives
+  // this move (the JsonDocument takes its root from the moved document).
+  auto document = std::make_unique<simdjson::dom::document>(std::move(parser->doc));
+  parser.reset();
+  return JsonDocument(std::move(display_name), std::move(bytes), std::move(document));
 }
 
 Json json_from_dom(element e) {

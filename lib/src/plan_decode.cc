@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "hpfreeze/huge_pages.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
@@ -437,9 +438,13 @@ class Decoder {
       if (*index == kParamsField) {
         if (!value.is_null()) spec.params = params(value, field_pointer);
       } else {
-        spec.fields[*index] = field(kSpecFields[*index].kind, value, field_pointer);
+        std::optional<SpecValue> decoded = field(kSpecFields[*index].kind, value, field_pointer);
+        if (decoded) spec.fields.push_back({*index, std::move(*decoded)});
       }
     }
+    // Keys are unique (duplicates are rejected while parsing), so each index appears once.
+    std::sort(spec.fields.begin(), spec.fields.end(),
+              [](const ModuleField& a, const ModuleField& b) { return a.index < b.index; });
     return spec;
   }
 
@@ -617,6 +622,7 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
         model.has_parameters = true;
         simdjson::dom::object params = expect_object(value, pointer);
         model.parameters.reserve(params.size());
+        advise_huge_pages(model.parameters);
         // Explicit iterators and in-place construction: structured bindings and a moved
         // ModelParameter were copied through the stack, stalling on store forwarding.
         for (auto it = params.begin(); it != params.end(); ++it) {
@@ -669,6 +675,7 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
     const Path modules_path(root_path, "modules");
     simdjson::dom::object module_object = expect_object(*modules, modules_path);
     model.modules.reserve(module_object.size());
+    advise_huge_pages(model.modules);
     for (auto it = module_object.begin(); it != module_object.end(); ++it) {
       const std::string_view fqn = it.key();
       model.modules.emplace_back(fqn, expect_string(it.value(), Path(modules_path, fqn)));

@@ -50,8 +50,8 @@ EXPECTED_SMALL = json.dumps({
 # Inputs made almost only of tiny tokens cost more than 6 bytes of memory per input byte:
 # every token becomes a simdjson tape entry, a value in the plan model and again in the
 # output tree. Measured factors and where the memory goes: docs/reliability.md.
-TOKEN_DENSE_RSS_FACTOR = 20
-MODULES_RSS_FACTOR = 40
+TOKEN_DENSE_RSS_FACTOR = 14
+MODULES_RSS_FACTOR = 14
 
 
 class Hostile(unittest.TestCase):

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hpfreeze {
 
@@ -32,6 +33,12 @@ inline void advise_huge_pages(const void* begin, std::size_t size) {
 // The part of buf's allocation past its size.
 inline void advise_huge_pages(std::string& buf) {
   advise_huge_pages(buf.data() + buf.size(), buf.capacity() - buf.size());
+}
+
+// The part of a vector's allocation past its size (call it right after reserve()).
+template <class T>
+void advise_huge_pages(std::vector<T>& items) {
+  advise_huge_pages(items.data() + items.size(), (items.capacity() - items.size()) * sizeof(T));
 }
 
 }  // namespace hpfreeze

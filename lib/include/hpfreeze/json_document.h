@@ -41,14 +41,19 @@ class JsonDocument {
 
  private:
   friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes);
-  JsonDocument(std::string name, std::string bytes, std::unique_ptr<simdjson::dom::parser> parser,
-               simdjson::dom::element root)
-      : name_(std::move(name)), bytes_(std::move(bytes)), parser_(std::move(parser)), root_(root) {}
+  JsonDocument(std::string name, std::string bytes,
+               std::unique_ptr<simdjson::dom::document> document)
+      : name_(std::move(name)),
+        bytes_(std::move(bytes)),
+        document_(std::move(document)),
+        root_(document_->root()) {}
 
   std::string name_;
   std::string bytes_;
-  // Elements point at the parser's document, so the parser lives on the heap and never moves.
-  std::unique_ptr<simdjson::dom::parser> parser_;
+  // Only the parsed document is kept, not the parser: its structural index (4 bytes per
+  // input byte) is garbage once the parse is done. Elements point at the document object,
+  // so it lives on the heap and never moves.
+  std::unique_ptr<simdjson::dom::document> document_;
   simdjson::dom::element root_;
 };
 

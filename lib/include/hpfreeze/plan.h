@@ -2,7 +2,7 @@
 // The plan dump (SPEC §2) and the model tree dump (SPEC §3) as plain C++ structs.
 // Every string is a view into the JsonDocument it was decoded from: keep it alive.
 
-#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,13 +52,19 @@ struct ParamPlacements {
   std::vector<AxisPlacement> axes;  // dump order
 };
 
+struct ModuleField {
+  std::size_t index;  // into kSpecFields
+  SpecValue value;
+};
+
 struct ModuleSpec {
   std::string_view fqn;
   // `params` (kSpecFields[kParamsField]); nullopt when missing or null.
   std::optional<std::vector<ParamPlacements>> params;
-  // Every other table field by its kSpecFields index; nullopt when missing or null.
-  // The kind's type rules have already been checked.
-  std::array<std::optional<SpecValue>, kSpecFields.size()> fields;
+  // Every other table field that is present and not null, sorted by its kSpecFields index
+  // (stored sparsely: most modules set one or two of the sixteen fields). The kind's type
+  // rules have already been checked.
+  std::vector<ModuleField> fields;
 };
 
 // Typed placements whose real dim is negative (PyTorch style): their canonical string
