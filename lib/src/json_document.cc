@@ -636,7 +636,6 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
   // Elements hold the address of the document they came from: none taken so far survives
   // this move (the JsonDocument takes its root from the moved document).
   auto document = std::make_unique<simdjson::dom::document>(std::move(parser->doc));
-  parser.reset();
   return JsonDocument(std::move(display_name), std::move(bytes), std::move(document));
 }
 

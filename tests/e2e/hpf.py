@@ -1,6 +1,8 @@
 """Shared helpers for the end-to-end tests: run the real binary with a scrubbed environment."""
 import os
 import subprocess
+import tempfile
+import unittest
 
 BINARY = os.environ["HPFREEZE_BINARY"]
 TESTDATA = os.environ["HPFREEZE_TESTDATA_DIR"]
@@ -22,3 +24,22 @@ def run(*args, stdin=None, extra_env=None, cwd=None, timeout=60):
 
 def case(name, *parts):
     return os.path.join(TESTDATA, "cases", name, *parts)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+class TempDirTest(unittest.TestCase):
+    """A test case with a fresh temporary directory per test: self.dir, self.path(...)."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)

@@ -4,30 +4,17 @@ Expected depfile texts are written out by hand from GCC's escaping rules (plus `
 """
 import os
 import shutil
-import tempfile
 import unittest
 
-from hpf import case, run
+from hpf import TempDirTest, case, read, run
 
 
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
-class Depfile(unittest.TestCase):
+class Depfile(TempDirTest):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
+        super().setUp()
         for name in ("plan.json", "model.json", "base.json"):
             shutil.copy(case("tiny-base", name), os.path.join(self.dir, name))
         self.expected = read(case("tiny-base", "expected.json"))
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, *parts):
-        return os.path.join(self.dir, *parts)
 
     def freeze(self, *args, stdin=None):
         return run("freeze", *args, cwd=self.dir, stdin=stdin)

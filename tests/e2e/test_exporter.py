@@ -9,10 +9,9 @@ import enum
 import json
 import os
 import sys
-import tempfile
 import unittest
 
-from hpf import SOURCE, case, run
+from hpf import SOURCE, TempDirTest, case, read, run
 
 sys.path.insert(0, os.path.join(SOURCE, "python"))
 import hpfreeze_export as hx  # noqa: E402
@@ -27,11 +26,6 @@ TP, CP, EP = MeshAxisName.TP, MeshAxisName.CP, MeshAxisName.EP
 
 class PlainAxis(enum.Enum):  # not a str: distinct from "tp" as a dict key
     TP = "tp"
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def load(path):
@@ -230,17 +224,7 @@ def normalized_plan(dump):
     return out
 
 
-class Fixture(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
+class Fixture(TempDirTest):
     def freeze(self, plan, model, *extra):
         return run("freeze", "--plan", plan, "--model", model, *extra)
 

@@ -1,15 +1,9 @@
 """`hpfreeze freeze` input/output behaviour: stdin, -o, atomic replacement, --if-changed."""
 import os
 import subprocess
-import tempfile
 import unittest
 
-from hpf import BINARY, case, env, run
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
+from hpf import BINARY, TempDirTest, case, env, read, run
 
 
 EXPECTED = read(case("moe-qwen-2l", "expected.json"))
@@ -27,14 +21,7 @@ class BundledExample(unittest.TestCase):
         self.assertEqual(r.stdout, read(os.path.join(example, "expected.json")))
 
 
-class FreezeOutput(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
+class FreezeOutput(TempDirTest):
     def freeze(self, *extra, stdin=None, plan=PLAN, model=MODEL):
         return run("freeze", "--plan", plan, "--model", model, *extra, stdin=stdin)
 

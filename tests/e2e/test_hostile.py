@@ -12,11 +12,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
-from hpf import BINARY, env
+from hpf import BINARY, TempDirTest, env
 
 TIME = "/usr/bin/time"
 MIB = 1 << 20
@@ -54,7 +53,7 @@ TOKEN_DENSE_RSS_FACTOR = 14
 MODULES_RSS_FACTOR = 14
 
 
-class Hostile(unittest.TestCase):
+class Hostile(TempDirTest):
     figures = []
 
     @classmethod
@@ -64,13 +63,6 @@ class Hostile(unittest.TestCase):
         for name, size, wall, cpu, rss, result in cls.figures:
             sys.stderr.write("%-46s %6.1f MiB %7.2f %7.2f %6.1f MiB %6.1f  %s\n" % (
                 name, size / MIB, wall, cpu, rss / MIB, rss / size, result))
-
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def write(self, name, data):
         path = os.path.join(self.dir, name)

@@ -9,19 +9,13 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import unittest
 
-from hpf import BINARY, case, env
+from hpf import BINARY, TempDirTest, case, env, read
 
 TINY = {name: case("tiny-base", name) for name in ("plan.json", "model.json", "base.json")}
 NOBODY = 65534
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 EXPECTED = read(case("tiny-base", "expected.json"))
@@ -44,20 +38,16 @@ def unprivileged_prefix():
     return [setpriv, "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"], None
 
 
-class IoFaults(unittest.TestCase):
+class IoFaults(TempDirTest):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
+        super().setUp()
         os.chmod(self.dir, 0o755)  # reachable by the unprivileged runs
 
     def tearDown(self):
         for root, dirs, _ in os.walk(self.dir):
             for d in dirs:
                 os.chmod(os.path.join(root, d), 0o755)
-        self.tmp.cleanup()
-
-    def path(self, *parts):
-        return os.path.join(self.dir, *parts)
+        super().tearDown()
 
     def copy(self, src, name, mode=0o644):
         dst = self.path(name)

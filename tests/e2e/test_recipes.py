@@ -14,15 +14,10 @@ import tempfile
 import time
 import unittest
 
-from hpf import BINARY, SOURCE, case
+from hpf import BINARY, SOURCE, case, read
 
 RECIPES = os.path.join(SOURCE, "docs", "recipes")
 TINY = "tiny-base"  # plan.json, model.json, base.json -> expected.json
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def have(tool):
@@ -79,6 +74,15 @@ class Project(unittest.TestCase):
         now = time.time_ns()
         os.utime(path, ns=(now, now))
         time.sleep(0.05)  # file timestamps come from a coarse clock; let it pass `now`
+
+    def change_plan(self):
+        """A real change of the plan: lin.weight's tp placement becomes R."""
+        plan = os.path.join(self.dir, "plan.json")
+        with open(plan) as f:
+            data = json.load(f)
+        data["modules"]["lin"]["params"]["weight"]["tp"] = "R"
+        with open(plan, "w") as f:
+            json.dump(data, f)
 
     def assert_calls(self, count, context):
         self.assertEqual(len(self.calls()), count, f"{context}: {self.calls()}")
@@ -184,12 +188,7 @@ class NinjaRecipe(Project):
             self.assert_no_work(calls)
 
         # A real change reaches the consumer.
-        plan = os.path.join(self.dir, "plan.json")
-        with open(plan) as f:
-            data = json.load(f)
-        data["modules"]["lin"]["params"]["weight"]["tp"] = "R"
-        with open(plan, "w") as f:
-            json.dump(data, f)
+        self.change_plan()
         time.sleep(0.05)
         r = self.ninja()
         self.assertEqual(r.stdout, "[1/2] FREEZE out/codegen_meta.json\n"
@@ -274,12 +273,7 @@ class CiRecipe(Project):
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
         self.assert_calls(1, "fresh meta")
 
-        plan = os.path.join(self.dir, "plan.json")
-        with open(plan) as f:
-            data = json.load(f)
-        data["modules"]["lin"]["params"]["weight"]["tp"] = "R"
-        with open(plan, "w") as f:
-            json.dump(data, f)
+        self.change_plan()
         self.git("commit", "-q", "-am", "plan changed, meta forgotten")
         r = step()
         self.assertEqual(r.returncode, 1)

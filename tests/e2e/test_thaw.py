@@ -2,10 +2,9 @@
 import glob
 import json
 import os
-import tempfile
 import unittest
 
-from hpf import TESTDATA, run
+from hpf import TESTDATA, TempDirTest, read, run
 
 REAL = sorted(glob.glob(os.path.join(TESTDATA, "realworld", "*.json")))
 GOLDEN = sorted(glob.glob(os.path.join(TESTDATA, "cases", "*", "expected.json")))
@@ -14,22 +13,7 @@ FIELDS = ["param_plan", "injections", "frozen_sharded_params", "tied_pairs", "sp
           "mesh_dim_names"]
 
 
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
-class Thaw(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
+class Thaw(TempDirTest):
     def round_trip(self, meta_path):
         """thaw --model-out, then freeze; returns (refrozen bytes, thaw stderr)."""
         plan, model, out = self.path("plan.json"), self.path("model.json"), self.path("out.json")
