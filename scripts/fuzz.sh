@@ -28,6 +28,7 @@ shift $((OPTIND - 1))
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode)
 
+"$root/scripts/setup.sh" fuzz
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DHPFREEZE_FUZZ=ON -DHPFREEZE_BUILD_TESTS=OFF -DHPFREEZE_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j 2 --target "${targets[@]/#/fuzz_}"

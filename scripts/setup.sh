@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
-# Installs the Debian packages hpfreeze needs to build, test and benchmark.
-# Idempotent: only missing packages are installed. Works as root, uses sudo otherwise.
+# Installs the Debian packages hpfreeze needs, by what you are about to do:
+#
+#   scripts/setup.sh [build|test|fuzz|all]...     (default: all)
+#
+#   build  compiler, CMake, ninja and the four libraries: enough to build the binary
+#   test   build + GoogleTest, Google Benchmark and the tools the test suite drives
+#          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine)
+#   fuzz   build + clang and its libFuzzer / sanitizer runtime
+#
+# Idempotent: only missing packages are installed. Works as root, uses sudo otherwise. apt's
+# and dpkg's output goes to a log file, shown only when the install fails.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config python3 make time
-  libcli11-dev libsimdjson-dev rapidjson-dev libspdlog-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
-  help2man bash-completion hyperfine git groff-base
-)
+build=(build-essential cmake ninja-build pkg-config
+       libcli11-dev libsimdjson-dev rapidjson-dev libspdlog-dev libfmt-dev)
+test=(libgtest-dev libgmock-dev libbenchmark-dev python3 make git time hyperfine
+      help2man man-db groff-base bash-completion)
+fuzz=(clang libclang-rt-14-dev python3)
+
+[ $# -eq 0 ] && set -- all
+packages=()
+for profile in "$@"; do
+  case $profile in
+    build) packages+=("${build[@]}") ;;
+    test) packages+=("${build[@]}" "${test[@]}") ;;
+    fuzz) packages+=("${build[@]}" "${fuzz[@]}") ;;
+    all) packages+=("${build[@]}" "${test[@]}" "${fuzz[@]}") ;;
+    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -18,9 +37,18 @@ for p in "${packages[@]}"; do
   fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
+# De-duplicate, keeping the order.
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++')
 
-echo "setup: installing ${missing[*]}" >&2
+echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
 if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+log=$(mktemp "${TMPDIR:-/tmp}/hpfreeze-setup.XXXXXX.log")
+if ! { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+       "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+         --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  tail -n 40 "$log" >&2
+  echo "setup: apt-get failed; the whole log is $log" >&2
+  exit 1
+fi
+rm -f "$log"
+echo "setup: done" >&2
