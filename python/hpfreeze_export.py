@@ -60,7 +60,16 @@ COMMAND LINE
   1 the plan, the model or the --meta file was read and cannot be exported (one line
   naming the JSON Pointer of the value); 2 usage error (no such module or function, a
   result that is not a pair) or a file that cannot be read or written. An exception
-  raised inside FUNCTION itself is shown with its traceback.
+  raised inside FUNCTION itself is shown with its traceback. For example, with a
+  train_setup.py in the current directory holding
+
+    def build_plan():
+        model = make_model()        # your code: the model, on the meta device is enough
+        plan = ShardingPlanner(plan_overrides=overrides).plan(model, mesh, tp_size=2)
+        return plan, model
+
+  PYTHONPATH=/usr/local/share/hpfreeze python3 -m hpfreeze_export train_setup:build_plan
+  writes plan.json and model.json.
 
 PYTHON API
   plan_to_dump(plan, meta=None) -> dict     the plan dump

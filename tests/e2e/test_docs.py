@@ -161,7 +161,7 @@ class DocsAreCopyPasteSafe(unittest.TestCase):
                         failures.append(f"{rel}:{at}: not valid shell ({message}): {first}")
         if failures:
             self.fail("\n" + "\n".join(failures))
-        self.assertGreater(checked, 40)  # the rules above found the docs' commands
+        self.assertGreater(checked, 30)  # the rules above found the docs' commands
 
     def test_examples_name_only_files_the_repo_has(self):
         entries = repo_entries()
