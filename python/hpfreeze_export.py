@@ -239,7 +239,7 @@ class _Walk:
         entry = self.unresolvable.setdefault(text, [path, 0, reason])
         entry[1] += 1
 
-    def warnings(self) -> List[str]:
+    def messages(self) -> List[str]:
         out = []
         for path, count, reason in self.unresolvable.values():
             more = f" ({count} places in all)" if count > 1 else ""
@@ -391,7 +391,7 @@ def _plan_dump(plan: Any, meta: Optional[Mapping]) -> Tuple[dict, List[str]]:
             raise _fail("/modules", f"module FQN {fqn!r} is not a string")
         out[str.__str__(fqn)] = walk.module_spec(spec, _pointer("/modules", fqn))
     dump["modules"] = out
-    return dump, walk.warnings()
+    return dump, walk.messages()
 
 
 def _warn(messages: List[str], stacklevel: int) -> None:
