@@ -1,59 +1,141 @@
-"""Write a live HyperParallel sharding plan and a torch model as hpfreeze's input dumps.
+"""hpfreeze_export: write a live HyperParallel sharding plan and its model as the two JSON
+dumps that ``hpfreeze freeze`` reads (``hpfreeze.plan/v1`` and ``hpfreeze.model/v1``).
 
-The planner's ``ShardingPlan`` holds live objects (placements, ``Target``s, functions,
-enum axis names) and the model is a ``torch.nn.Module``; ``hpfreeze freeze`` reads
-neither. This module turns them into the two JSON documents it does read:
+Installed by ``cmake --install`` as ``<prefix>/share/hpfreeze/hpfreeze_export.py``
+(``/usr/local/share/hpfreeze/hpfreeze_export.py`` with CMake's default prefix); the source
+is ``python/hpfreeze_export.py``. Standard library only, Python >= 3.9; it imports neither
+torch nor hyper_parallel and reads their objects by duck typing.
 
-* ``plan_to_dump(plan)`` -> the ``hpfreeze.plan/v1`` dump (docs/formats.md),
-* ``model_to_dump(model)`` -> the ``hpfreeze.model/v1`` dump,
-* ``write_dumps(plan, model, plan_path, model_path)`` writes both files.
+WHERE THE PLAN AND THE MODEL ARE
+  In a training script, the live ShardingPlan is what ShardingPlanner.plan() returns, and
+  the model is the torch.nn.Module you passed to it (a meta-device model is enough: only
+  module names, class names, parameter shapes and dtypes are read). Export right after
+  planning, before apply_sharding_plan(), so the dumps show the plan and the model as the
+  planner saw them. The three added lines are marked:
 
-Then::
+    from hyper_parallel.distributed import ShardingPlanner, apply_sharding_plan
+    plan = ShardingPlanner(plan_overrides=overrides).plan(model, mesh, tp_size=2, ep_size=8)
+    import sys; sys.path.insert(0, "/usr/local/share/hpfreeze")    # added: where it is installed
+    import hpfreeze_export                                           # added
+    hpfreeze_export.write_dumps(plan, model, "plan.json", "model.json")  # added
+    model, _ = apply_sharding_plan(model, plan, mesh)
 
-    hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json
+  Then, in the build (make, ninja, CI; see docs/recipes.md):
 
-Standard library only (Python >= 3.9); nothing imports torch or hyper_parallel. Objects
-are recognised by duck typing:
+    hpfreeze freeze --plan plan.json --model model.json --base codegen_meta.json -o codegen_meta.json
 
-* placements by class name: ``Shard``, ``StridedShard``, ``Replicate``, ``Partial``, with
-  their attributes ``dim``, ``uneven_shard``, ``split_factor``, ``reduce_op``. Any other
-  class that has ``Placement`` (or one of those names) among its bases, ``RaggedShard``
-  included, is an ``ExportError``: it has no canonical string form;
-* targets by a ``to_dict()`` method -> ``{"$target": obj.to_dict()}``;
-* enum members (``MeshAxisName.TP``) by their ``.value``, as keys and as values;
-* callables by ``__name__`` -> ``{"$callable": name}`` (``str(obj)`` when there is no
-  ``__name__``, which is what upstream's freeze writes too);
-* tuples and lists as JSON arrays, mappings as objects (keys must be strings or
-  numbers after ``.value``);
-* a module spec that is a dataclass by every one of its fields (``dataclasses.fields``,
-  ``init=False`` ones included) under the attribute name, ``None`` as ``null``. Which
-  fields are frozen, exempt or unknown is for ``hpfreeze freeze`` to judge;
-* the model by ``named_modules()`` (FQN -> class name, the root as ``""``) and
-  ``named_parameters()`` (shape, dtype without its ``torch.`` prefix, requires_grad),
-  both with ``remove_duplicate=False`` so tied weights and shared modules appear under
-  every name the model gives them.
+  Upstream's own codegen gets the same pair from hyper_parallel.codegen.plan.derive:
+  build_meta_model(spec) for the model and derive_sharding_plan(model, spec, ...) for the
+  plan; any code that holds both can call write_dumps the same way.
 
-Anything else (a set, a NaN, an integer beyond 64 bits, an arbitrary object) raises
-``ExportError`` naming where in the plan it sits, e.g. ``/modules/lm_head/params/weight/tp``.
+THE META ARGUMENT: SIGNATURE AND THE OTHER IDENTITY FIELDS
+  write_dumps(..., meta=...) and plan_to_dump(plan, meta=...) take an optional dict that is
+  stored as the plan dump's "meta" object. It holds the identity fields of
+  codegen_meta.json, which hpfreeze copies and never computes:
+    signature        upstream's short hex digest (e.g. "dd6082765d8f") of the codegen
+                     spec: parallel dims, plan overrides, model source. Upstream's runtime
+                     compares it with its own to decide whether a generated bundle is stale,
+                     so it must be the value upstream computed for this recipe.
+    yaml_path, yaml_sha256   the recipe YAML the artifact belongs to, and its digest.
+    codegen_version, source, parallel_dims, model_name, model_class, outputs, ...
+                     any other CodegenMeta key; unknown keys are kept as they are.
+  Where they come from: an existing codegen_meta.json of the same recipe holds them all.
+  hpfreeze freeze takes them from --base FILE when given (the plan's "meta" is then not
+  read at all), else from the plan dump's "meta", else uses upstream's defaults ("" for
+  signature, yaml_path and yaml_sha256, {} for source and parallel_dims, null for
+  model_name and model_class). Omit meta= when you pass --base.
 
-Installed as ``share/hpfreeze/hpfreeze_export.py``; the source lives in ``python/``.
+COMMAND LINE
+    python3 -m hpfreeze_export MODULE:FUNCTION [--plan FILE] [--model FILE] [--meta FILE]
+    python3 /usr/local/share/hpfreeze/hpfreeze_export.py MODULE:FUNCTION ...
+
+  With -m, put the installed directory on the path first:
+  PYTHONPATH=/usr/local/share/hpfreeze. MODULE is imported from the current directory or
+  PYTHONPATH; FUNCTION (a name in it, dots allowed) is called with no arguments and must
+  return the pair (plan, model), e.g. a function of yours that builds the meta-device
+  model and runs the planner. The dumps go to --plan (default plan.json) and --model
+  (default model.json); --meta FILE is a JSON object stored as the plan dump's "meta"
+  (say, last run's codegen_meta.json). Each file is replaced atomically and left untouched,
+  mtime included, when its bytes did not change. Exit status: 0 written (or unchanged);
+  1 the plan, the model or the --meta file was read and cannot be exported (one line
+  naming the JSON Pointer of the value); 2 usage error (no such module or function, a
+  result that is not a pair) or a file that cannot be read or written. An exception
+  raised inside FUNCTION itself is shown with its traceback. For example, with a
+  train_setup.py in the current directory holding
+
+    def build_plan():
+        model = make_model()        # your code: the model, on the meta device is enough
+        plan = ShardingPlanner(plan_overrides=overrides).plan(model, mesh, tp_size=2)
+        return plan, model
+
+  PYTHONPATH=/usr/local/share/hpfreeze python3 -m hpfreeze_export train_setup:build_plan
+  writes plan.json and model.json.
+
+PYTHON API
+  plan_to_dump(plan, meta=None) -> dict     the plan dump
+  model_to_dump(model) -> dict              the model tree dump
+  write_dumps(plan, model, plan_path, model_path, meta=None)
+      builds both dumps before touching either file, so an ExportError writes nothing.
+  ExportError (a ValueError) says where the value sits, e.g.
+  "/modules/lm_head/params/weight/tp: placement RaggedShard has no canonical string form
+  and cannot be frozen". ExportWarning (a UserWarning) goes through the warnings module.
+
+HOW OBJECTS ARE READ
+  * placements by class name: Shard, StridedShard, Replicate, Partial, with their
+    attributes dim, uneven_shard, split_factor, reduce_op. Any other class that has
+    Placement (or one of those names) among its bases, RaggedShard included, is an
+    ExportError: it has no canonical string form;
+  * targets by a to_dict() method -> {"$target": obj.to_dict()};
+  * enum members (MeshAxisName.TP) by their .value, as keys and as values;
+  * callables by __name__ -> {"$callable": name}; str(obj) when there is no __name__,
+    which is what upstream's freeze writes too;
+  * dataclass instances (TpLocalAttrPlan, nested specs) as objects of all their fields;
+  * tuples and lists as arrays, mappings as objects (keys must be strings or numbers
+    after .value);
+  * a module spec (a dataclass instance, or a mapping) by every one of its fields
+    (dataclasses.fields, init=False ones included) under the attribute name, None as
+    null. Which fields are frozen, exempt or unknown is for hpfreeze freeze to judge. The
+    fields freeze ignores whatever they hold (_tp_local_attr_plan, _is_terminal,
+    _needs_cp_attn, _resolved_inner_wrapper, _resolved_inner_target, _head_count_owner)
+    never stop an export: a value there that the dump cannot hold is written as null;
+  * the model by named_modules() (FQN -> class name, the root as "") and
+    named_parameters() (shape, dtype without its "torch." prefix, requires_grad), both
+    with remove_duplicate=False so tied weights and shared modules appear under every
+    name the model gives them.
+  Anything else in a field freeze reads (a set, a NaN, an integer beyond 64 bits, an
+  arbitrary object) raises ExportError naming where in the plan it sits.
+
+WARNINGS
+  An ExportWarning is given when a callable reaches the dump under a name that makes the
+  meta irreproducible: a functools.partial or another callable object without __name__
+  (its str(), memory address included, lands in the meta, so every run writes a
+  different meta), or a lambda (every lambda is named "<lambda>", which no generated code
+  can resolve). Use a def function, a registry name or a Target instead. One warning per
+  distinct name, at its first place, with the number of places.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import enum
+import importlib
 import json
 import math
 import operator
 import os
+import re
 import secrets
-from typing import Any, Mapping, Optional
+import sys
+import warnings
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 __all__ = [
     "ExportError",
+    "ExportWarning",
     "MODEL_FORMAT",
     "PLAN_FORMAT",
+    "main",
     "model_to_dump",
     "plan_to_dump",
     "write_dumps",
@@ -67,8 +149,14 @@ _TAGS = ("$placement", "$target", "$callable")
 _PLACEMENTS = ("Shard", "StridedShard", "Replicate", "Partial")
 # Class names that, anywhere in an object's MRO, mark it as a placement.
 _PLACEMENT_FAMILY = frozenset(_PLACEMENTS + ("Placement", "RaggedShard"))
+# Module-spec fields that hpfreeze freeze accepts and ignores whatever they hold
+# (docs/formats.md, "The plan dump").
+_EXEMPT_FIELDS = frozenset(("_tp_local_attr_plan", "_is_terminal", "_needs_cp_attn",
+                            "_resolved_inner_wrapper", "_resolved_inner_target",
+                            "_head_count_owner"))
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 class ExportError(ValueError):
@@ -136,69 +224,123 @@ def _key(key: Any, path: str) -> str:
     raise _fail(path, f"mapping key {key!r} is not a string")
 
 
-def _convert(value: Any, path: str, typed: bool = True) -> Any:
-    """A value as JSON; with typed=False placements, targets and callables are errors."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, enum.Enum):
-        return _convert(value.value, path, typed)
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int) or hasattr(type(value), "__index__"):  # numpy integers too
-        return _int(value, path, "integer")
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _fail(path, f"{value!r} is not a JSON number")
-        return float(value)
-    if _is_placement_like(value):
-        if not typed:
-            raise _fail(path, f"expected plain data, got placement {type(value).__name__}")
-        return _placement(value, path)
-    if hasattr(value, "to_dict") and not isinstance(value, type):
-        if not typed:
-            raise _fail(path, f"expected plain data, got target {type(value).__name__}")
-        inner = value.to_dict()
-        if not isinstance(inner, Mapping):
-            raise _fail(path, f"{type(value).__name__}.to_dict() returned "
-                              f"{type(inner).__name__}, not a dict")
-        return {"$target": _mapping(inner, _pointer(path, "$target"), typed=False)}
-    if isinstance(value, Mapping):
-        return _mapping(value, path, typed)
-    if isinstance(value, (list, tuple)):
-        return [_convert(item, _pointer(path, i), typed) for i, item in enumerate(value)]
-    if callable(value):
-        if not typed:
-            raise _fail(path, f"expected plain data, got callable {value!r}")
+class ExportWarning(UserWarning):
+    """A plan value that exports, but makes the frozen meta irreproducible."""
+
+
+class _Walk:
+    """One conversion pass; remembers the callables worth a warning."""
+
+    def __init__(self) -> None:
+        # name as written -> [first path, count, reason], in first-seen order
+        self.unresolvable: Dict[str, List[Any]] = {}
+
+    def note(self, text: str, path: str, reason: str) -> None:
+        entry = self.unresolvable.setdefault(text, [path, 0, reason])
+        entry[1] += 1
+
+    def messages(self) -> List[str]:
+        out = []
+        for path, count, reason in self.unresolvable.values():
+            more = f" ({count} places in all)" if count > 1 else ""
+            out.append(f"{path}: {reason}{more}")
+        return out
+
+    def callable_(self, value: Any, path: str) -> dict:
         name = getattr(value, "__name__", None)
-        return {"$callable": name if isinstance(name, str) else str(value)}
-    raise _fail(path, f"cannot export a value of type {type(value).__name__}")
+        if isinstance(name, str):
+            if name.startswith("<"):
+                self.note(name, path, f"a lambda is written as {name!r}, a name no generated "
+                                      "code can resolve; use a def function, a registry name "
+                                      "or a Target")
+            return {"$callable": name}
+        text = str(value)
+        address = (", which holds a memory address and changes from run to run"
+                   if _ADDRESS.search(text) else "")
+        self.note(text, path, f"{type(value).__name__} has no __name__, so the meta gets its "
+                              f"str() {text!r}{address}; use a def function, a registry name "
+                              "or a Target")
+        return {"$callable": text}
 
+    def value(self, value: Any, path: str, typed: bool = True) -> Any:
+        """A value as JSON; with typed=False placements, targets and callables are errors."""
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, enum.Enum):
+            return self.value(value.value, path, typed)
+        if isinstance(value, str):
+            return str.__str__(value)
+        if isinstance(value, int) or hasattr(type(value), "__index__"):  # numpy integers too
+            return _int(value, path, "integer")
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise _fail(path, f"{value!r} is not a JSON number")
+            return float(value)
+        if _is_placement_like(value):
+            if not typed:
+                raise _fail(path, f"expected plain data, got placement {type(value).__name__}")
+            return _placement(value, path)
+        if hasattr(value, "to_dict") and not isinstance(value, type):
+            if not typed:
+                raise _fail(path, f"expected plain data, got target {type(value).__name__}")
+            inner = value.to_dict()
+            if not isinstance(inner, Mapping):
+                raise _fail(path, f"{type(value).__name__}.to_dict() returned "
+                                  f"{type(inner).__name__}, not a dict")
+            return {"$target": self.mapping(inner, _pointer(path, "$target"), typed=False)}
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            # Field names are identifiers, so they can never read as a $-tag.
+            return {f.name: self.value(getattr(value, f.name, None), _pointer(path, f.name), typed)
+                    for f in dataclasses.fields(value)}
+        if isinstance(value, Mapping):
+            return self.mapping(value, path, typed)
+        if isinstance(value, (list, tuple)):
+            return [self.value(item, _pointer(path, i), typed) for i, item in enumerate(value)]
+        if callable(value):
+            if not typed:
+                raise _fail(path, f"expected plain data, got callable {value!r}")
+            return self.callable_(value, path)
+        raise _fail(path, f"cannot export a value of type {type(value).__name__}")
 
-def _mapping(value: Mapping, path: str, typed: bool) -> dict:
-    out: dict = {}
-    for key, item in value.items():
-        name = _key(key, path)
-        if name in out:
-            raise _fail(path, f"two keys both export as {name!r}")
-        if typed and name in _TAGS:
-            raise _fail(path, f"a plain mapping may not use the key {name!r} "
-                              "(it would read as a typed value)")
-        out[name] = _convert(item, _pointer(path, name), typed)
-    return out
+    def mapping(self, value: Mapping, path: str, typed: bool) -> dict:
+        out: dict = {}
+        for key, item in value.items():
+            name = _key(key, path)
+            if name in out:
+                raise _fail(path, f"two keys both export as {name!r}")
+            if typed and name in _TAGS:
+                raise _fail(path, f"a plain mapping may not use the key {name!r} "
+                                  "(it would read as a typed value)")
+            out[name] = self.value(item, _pointer(path, name), typed)
+        return out
 
+    def exempt(self, value: Any, path: str) -> Any:
+        """A field freeze ignores: exported when it can be, else null, never an error."""
+        try:
+            return _Walk().value(value, path)  # its warnings would be about nothing frozen
+        except Exception:  # noqa: BLE001 - whatever a to_dict() raises must not stop the export
+            return None
 
-def _module_spec(spec: Any, path: str) -> dict:
-    if isinstance(spec, Mapping):
-        return _mapping(spec, path, typed=True)
-    if not dataclasses.is_dataclass(spec) or isinstance(spec, type):
-        raise _fail(path, "expected a dataclass instance as module spec, got "
-                          f"{type(spec).__name__}")
-    out: dict = {}
-    for field in dataclasses.fields(spec):
-        # An init=False field that was never assigned counts as None.
-        value = getattr(spec, field.name, None)
-        out[field.name] = _convert(value, _pointer(path, field.name))
-    return out
+    def module_spec(self, spec: Any, path: str) -> dict:
+        if isinstance(spec, Mapping):
+            items = [(_key(k, path), v) for k, v in spec.items()]
+        elif dataclasses.is_dataclass(spec) and not isinstance(spec, type):
+            # An init=False field that was never assigned counts as None.
+            items = [(f.name, getattr(spec, f.name, None)) for f in dataclasses.fields(spec)]
+        else:
+            raise _fail(path, "expected a dataclass instance as module spec, got "
+                              f"{type(spec).__name__}")
+        out: dict = {}
+        for name, value in items:
+            if name in out:
+                raise _fail(path, f"two keys both export as {name!r}")
+            if name in _TAGS:
+                raise _fail(path, f"a plain mapping may not use the key {name!r} "
+                                  "(it would read as a typed value)")
+            where = _pointer(path, name)
+            out[name] = self.exempt(value, where) if name in _EXEMPT_FIELDS else \
+                self.value(value, where)
+        return out
 
 
 def _string_list(value: Any, path: str) -> list:
@@ -213,13 +355,8 @@ def _string_list(value: Any, path: str) -> list:
     return out
 
 
-def plan_to_dump(plan: Any, meta: Optional[Mapping] = None) -> dict:
-    """The ``hpfreeze.plan/v1`` dump of a ``ShardingPlan`` (or anything shaped like one).
-
-    ``meta``, when given, is stored as the dump's ``meta`` object: the identity fields
-    (signature, yaml_path, ...) that ``hpfreeze freeze`` copies into the meta.
-    Raises ExportError for a value the dump cannot hold.
-    """
+def _plan_dump(plan: Any, meta: Optional[Mapping]) -> Tuple[dict, List[str]]:
+    walk = _Walk()
     dump: dict = {"format": PLAN_FORMAT}
     mesh = getattr(plan, "mesh_dim_names", None)
     if mesh is not None:
@@ -234,7 +371,7 @@ def plan_to_dump(plan: Any, meta: Optional[Mapping] = None) -> dict:
     if handlers is not None:
         if not isinstance(handlers, Mapping):
             raise _fail("/special_handlers", f"expected a dict, got {type(handlers).__name__}")
-        dump["special_handlers"] = _mapping(handlers, "/special_handlers", typed=False)
+        dump["special_handlers"] = walk.mapping(handlers, "/special_handlers", typed=False)
     for flag in ("sequence_parallel", "loss_parallel"):
         value = getattr(plan, flag, None)
         if value is not None:
@@ -244,7 +381,7 @@ def plan_to_dump(plan: Any, meta: Optional[Mapping] = None) -> dict:
     if meta is not None:
         if not isinstance(meta, Mapping):
             raise _fail("/meta", f"expected a dict, got {type(meta).__name__}")
-        dump["meta"] = _mapping(meta, "/meta", typed=False)
+        dump["meta"] = walk.mapping(meta, "/meta", typed=False)
     modules = getattr(plan, "modules", None)
     if not isinstance(modules, Mapping):
         raise _fail("/modules", f"plan.modules must be a dict, got {type(modules).__name__}")
@@ -252,8 +389,26 @@ def plan_to_dump(plan: Any, meta: Optional[Mapping] = None) -> dict:
     for fqn, spec in modules.items():
         if not isinstance(fqn, str):
             raise _fail("/modules", f"module FQN {fqn!r} is not a string")
-        out[str.__str__(fqn)] = _module_spec(spec, _pointer("/modules", fqn))
+        out[str.__str__(fqn)] = walk.module_spec(spec, _pointer("/modules", fqn))
     dump["modules"] = out
+    return dump, walk.messages()
+
+
+def _warn(messages: List[str], stacklevel: int) -> None:
+    for message in messages:
+        warnings.warn(message, ExportWarning, stacklevel=stacklevel + 1)
+
+
+def plan_to_dump(plan: Any, meta: Optional[Mapping] = None) -> dict:
+    """The ``hpfreeze.plan/v1`` dump of a ``ShardingPlan`` (or anything shaped like one).
+
+    ``meta``, when given, is stored as the dump's ``meta`` object: the identity fields
+    (signature, yaml_path, ...) that ``hpfreeze freeze`` copies into the meta when no
+    ``--base`` is given. Raises ExportError for a value the dump cannot hold; gives an
+    ExportWarning for a callable whose name makes the meta irreproducible.
+    """
+    dump, messages = _plan_dump(plan, meta)
+    _warn(messages, stacklevel=2)
     return dump
 
 
@@ -335,7 +490,108 @@ def write_dumps(plan: Any, model: Any, plan_path: str, model_path: str,
     nothing. Each file is replaced atomically, and left untouched (mtime included)
     when it already holds the same bytes, so make and ninja see no change.
     """
-    plan_bytes = _dumps(plan_to_dump(plan, meta))
+    plan_dump, messages = _plan_dump(plan, meta)
+    _warn(messages, stacklevel=2)
+    plan_bytes = _dumps(plan_dump)
     model_bytes = _dumps(model_to_dump(model))
     _write_if_changed(plan_path, plan_bytes)
     _write_if_changed(model_path, model_bytes)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _load_factory(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise _UsageError(f"expected MODULE:FUNCTION, got {spec!r}")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Only the module asked for; a missing import inside it is the user's traceback.
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise
+        raise _UsageError(f"cannot import {module_name!r}: {exc}") from None
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise _UsageError(f"{module_name!r} has no attribute {attribute!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise _UsageError(f"{spec} is a {type(target).__name__}, not a function")
+    return target
+
+
+def _read_meta(path: str) -> Any:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise _UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        meta = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ExportError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise ExportError(f"{path}: expected a JSON object, got {type(meta).__name__}")
+    return meta
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """The command line (see the module docstring); returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="hpfreeze_export",
+        usage="python3 -m hpfreeze_export MODULE:FUNCTION [--plan FILE] [--model FILE] "
+              "[--meta FILE]",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("factory", metavar="MODULE:FUNCTION",
+                        help="a function returning the pair (plan, model), e.g. "
+                             "train_setup:build_plan")
+    parser.add_argument("--plan", metavar="FILE", default="plan.json",
+                        help="where the plan dump goes (default: plan.json)")
+    parser.add_argument("--model", metavar="FILE", default="model.json",
+                        help="where the model tree dump goes (default: model.json)")
+    parser.add_argument("--meta", metavar="FILE",
+                        help="a JSON object stored as the plan dump's meta: the identity "
+                             "fields (signature, yaml_path, ...), e.g. an earlier "
+                             "codegen_meta.json")
+    args = parser.parse_args(argv)
+
+    def error(message: str, status: int) -> int:
+        print(f"hpfreeze_export: error: {message}", file=sys.stderr)
+        return status
+
+    # A script run puts its own directory first on sys.path; MODULE lives in the caller's.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        factory = _load_factory(args.factory)
+        meta = _read_meta(args.meta) if args.meta is not None else None
+    except _UsageError as exc:
+        return error(str(exc), 2)
+    except ExportError as exc:
+        return error(str(exc), 1)
+    result = factory()
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return error(f"{args.factory} returned {type(result).__name__}, expected the pair "
+                     "(plan, model)", 2)
+    plan, model = result
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ExportWarning)
+            write_dumps(plan, model, args.plan, args.model, meta=meta)
+    except ExportError as exc:
+        return error(str(exc), 1)
+    except OSError as exc:
+        return error(f"{exc.filename or args.plan}: cannot write: {exc.strerror or exc}", 2)
+    for w in caught:
+        if issubclass(w.category, ExportWarning):
+            print(f"hpfreeze_export: warning: {w.message}", file=sys.stderr)
+        else:
+            sys.stderr.write(warnings.formatwarning(w.message, w.category, w.filename,
+                                                    w.lineno, w.line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,6 +8,7 @@ guessed. Expected metas are golden files of testdata/cases (never hpfreeze's out
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -279,6 +280,76 @@ class CiRecipe(Project):
         self.assertEqual(r.returncode, 1)
         self.assertIn('-    "lin.weight"\n', r.stdout)
         self.assertIn('+          "tp": "R"\n', r.stdout)
+
+
+# The Debian/Ubuntu package behind each find_package() name of the project's CMake files.
+DEBIAN_PACKAGES = {
+    "CLI11": "libcli11-dev", "simdjson": "libsimdjson-dev", "RapidJSON": "rapidjson-dev",
+    "spdlog": "libspdlog-dev", "GTest": "libgtest-dev", "benchmark": "libbenchmark-dev",
+    "Python3": "python3",
+}
+
+
+def ci_packages(script):
+    """The packages of the `apt-get install` command in a CI step."""
+    command = script.replace("\\\n", " ")
+    line = next(l for l in command.splitlines() if "apt-get install" in l)
+    return {w for w in shlex.split(line.split("apt-get install", 1)[1]) if not w.startswith("-")}
+
+
+def find_packages():
+    names = set()
+    for root, _, files in os.walk(SOURCE):
+        if os.path.relpath(root, SOURCE).split(os.sep)[0].startswith(("build", ".git")):
+            continue
+        for name in files:
+            if name == "CMakeLists.txt" or name.endswith(".cmake"):
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    names.update(re.findall(r"find_package\(\s*(\w+)", f.read()))
+    return names - {"PackageName"}
+
+
+class CiBuildStep(unittest.TestCase):
+    """The build step configures with nothing but the packages it installs."""
+
+    def test_every_step_is_valid_bash(self):
+        with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
+            names = re.findall(r"^      - name: (.+)$", f.read(), re.M)
+        for name in names:
+            if name.startswith("codegen") or name.startswith("Build"):
+                r = subprocess.run(["bash", "-n"], input=ci_step(name), capture_output=True,
+                                   text=True, timeout=30)
+                self.assertEqual((r.returncode, r.stderr), (0, ""), name)
+
+    @unittest.skipUnless(have("cmake") and have("ninja"), "cmake or ninja is not installed")
+    def test_configure_with_only_the_listed_packages(self):
+        script = ci_step("Build and install hpfreeze")
+        packages = ci_packages(script)
+        self.assertTrue({"cmake", "ninja-build", "g++", "git", "ca-certificates"} <= packages,
+                        packages)
+        unknown = find_packages() - set(DEBIAN_PACKAGES)
+        self.assertEqual(unknown, set(), "add their Debian package to DEBIAN_PACKAGES")
+        # A package the step does not install is one CMake must do without: disabling it
+        # makes any find_package(... REQUIRED) of it fail, as on a fresh machine.
+        absent = sorted(name for name, package in DEBIAN_PACKAGES.items()
+                        if package not in packages)
+        self.assertIn("benchmark", absent)
+        configure = next(l for l in script.replace("\\\n", " ").splitlines()
+                         if l.strip().startswith("cmake -S"))
+        with tempfile.TemporaryDirectory() as tmp:
+            args = [w.replace("/tmp/hpfreeze/build", os.path.join(tmp, "build"))
+                     .replace("/tmp/hpfreeze", SOURCE) for w in shlex.split(configure)]
+            args += [f"-DCMAKE_DISABLE_FIND_PACKAGE_{name}=ON" for name in absent]
+            r = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                               env={k: v for k, v in os.environ.items()
+                                    if not k.startswith("CMAKE_")})
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            targets = subprocess.run(["ninja", "-C", os.path.join(tmp, "build"), "-t",
+                                      "targets", "all"], capture_output=True, text=True,
+                                     timeout=60).stdout
+        built = {line.split(":")[0] for line in targets.splitlines()}
+        self.assertIn("apps/hpfreeze/hpfreeze", built)
+        self.assertFalse([t for t in built if "bench" in t or t.endswith("_test")], built)
 
 
 class PipelineRecipe(Project):
