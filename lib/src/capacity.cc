@@ -461,19 +461,19 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
                          " is swept and also given a fixed size or another sweep");
     }
   }
-  std::vector<std::pair<std::string, const std::vector<std::uint64_t>*>> slots;
+  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> slots;
   for (const std::string& a : axis_order) {
     auto it = values.find(a);
     if (it != values.end()) {
-      slots.emplace_back(a, &it->second);
+      slots.emplace_back(a, std::move(it->second));
       values.erase(it);  // an axis listed twice in axis_order keeps its first place
     }
   }
-  for (const auto& [name, sizes] : values) slots.emplace_back(name, &sizes);
+  for (auto& [name, sizes] : values) slots.emplace_back(name, std::move(sizes));
 
   std::size_t count = 1;
   for (const auto& slot : slots) {
-    count *= slot.second->size();
+    count *= slot.second.size();
     if (count > kMaxMeshes) {
       return usage_error("the sweeps make more than " + std::to_string(kMaxMeshes) + " meshes");
     }
@@ -485,7 +485,7 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
     Mesh mesh;
     bool fits = true;
     for (std::size_t s = 0; s < slots.size(); ++s) {
-      const std::uint64_t size = (*slots[s].second)[pick[s]];
+      const std::uint64_t size = slots[s].second[pick[s]];
       mesh.axes.push_back(AxisSize{slots[s].first, size});
       fits = fits && checked_mul(mesh.devices, size, mesh.devices);
     }
@@ -496,7 +496,7 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
     }
     meshes.push_back(std::move(mesh));
     for (std::size_t s = slots.size(); s-- > 0;) {  // odometer, last axis fastest
-      if (++pick[s] < slots[s].second->size()) break;
+      if (++pick[s] < slots[s].second.size()) break;
       pick[s] = 0;
     }
   }
