@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -269,6 +270,110 @@ TEST(CapacityVerdict, ExitCodeAndText) {
   ASSERT_TRUE(no_budget.ok());
   EXPECT_EQ(capacity_exit_code(*no_budget), 0);  // tp=1 divides; nothing to fit
   EXPECT_FALSE(no_budget->meshes[0].fits.has_value());
+}
+
+TEST(CapacityChunking, ManyDistinctUnevenSizesAreRefusedNotEnumerated) {
+  // 3 axes of 2^20 ranks, 200 distinct uneven sizes each: about 400 cuts per axis, 6.4e7
+  // rank classes, above the 2^24 limit.
+  std::vector<CapacityParam> params;
+  for (const char* axis : {"a", "b", "c"}) {
+    for (std::int64_t k = 0; k < 200; ++k) {
+      params.push_back(param(std::string(axis) + std::to_string(k),
+                             {(std::int64_t{1} << 21) + 7 * k + 1}, "bf16", {{axis, "S(-1)"}}));
+    }
+  }
+  Expected<CapacityModel> model = CapacityModel::build(params, {"a", "b", "c"}, Optimizer::kNone);
+  ASSERT_TRUE(model.ok());
+  const std::uint64_t n = std::uint64_t{1} << 20;
+  Expected<MeshCapacity> m = model->evaluate(mesh({{"a", n}, {"b", n}, {"c", n}}), std::nullopt);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors().front().message,
+            "the ranks of mesh a=1048576 b=1048576 c=1048576 fall into more than 16777216 classes "
+            "of distinct sizes; too many to compare exactly");
+}
+
+// torch.chunk of `length` into `chunks`, padded with empty chunks: the sizes, rank by rank.
+std::vector<std::uint64_t> torch_chunk(std::uint64_t length, std::uint64_t chunks) {
+  std::vector<std::uint64_t> out(chunks, 0);
+  if (length == 0) return out;
+  const std::uint64_t c = (length + chunks - 1) / chunks;
+  for (std::uint64_t i = 0; i * c < length; ++i) out[i] = std::min(c, length - i * c);
+  return out;
+}
+
+// Random small plans against a rank-by-rank walk: every rank, every parameter, each axis
+// chunking the local size in turn.
+TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
+  std::mt19937 rng(16);
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const std::vector<std::string> axes{"x", "y", "z"};
+  for (int round = 0; round < 300; ++round) {
+    std::vector<CapacityParam> params;
+    const int count = pick(1, 4);
+    for (int i = 0; i < count; ++i) {
+      CapacityParam p{"p" + std::to_string(i), {}, pick(0, 1) != 0 ? "bf16" : "float32", true, {}};
+      const int rank = pick(1, 3);
+      for (int d = 0; d < rank; ++d) p.shape.push_back(pick(0, 23));
+      for (const std::string& a : axes) {
+        const int kind = pick(0, 4);
+        const auto dim = static_cast<std::int64_t>(pick(0, rank - 1));
+        const bool uneven = pick(0, 1) != 0;
+        if (kind == 0) continue;
+        p.placements.emplace_back(a, kind == 1   ? Placement::replicate()
+                                     : kind == 2 ? Placement::partial()
+                                     : kind == 3
+                                         ? Placement::shard(dim, uneven)
+                                         : Placement::strided_shard(dim, pick(1, 3), uneven));
+      }
+      params.push_back(std::move(p));
+    }
+    const std::vector<std::uint64_t> n{static_cast<std::uint64_t>(pick(1, 5)),
+                                       static_cast<std::uint64_t>(pick(1, 4)),
+                                       static_cast<std::uint64_t>(pick(1, 3))};
+    const MeshCapacity got =
+        evaluate(params, axes, mesh({{"x", n[0]}, {"y", n[1]}, {"z", n[2]}}), Optimizer::kAdam);
+    std::uint64_t max = 0;
+    std::uint64_t min = UINT64_MAX;
+    std::vector<std::uint64_t> max_at;
+    std::vector<std::uint64_t> min_at;
+    for (std::uint64_t i = 0; i < n[0]; ++i) {
+      for (std::uint64_t j = 0; j < n[1]; ++j) {
+        for (std::uint64_t k = 0; k < n[2]; ++k) {
+          const std::uint64_t at[3] = {i, j, k};
+          std::uint64_t total = 0;
+          for (const CapacityParam& p : params) {
+            std::vector<std::uint64_t> local(p.shape.begin(), p.shape.end());
+            for (std::size_t a = 0; a < 3; ++a) {
+              for (const auto& [axis, pl] : p.placements) {
+                if (axis != axes[a] || !pl.has_dim()) continue;
+                const auto d = static_cast<std::size_t>(pl.dim);
+                const std::uint64_t f = static_cast<std::uint64_t>(pl.split_factor);
+                const std::vector<std::uint64_t> pieces = torch_chunk(local[d], n[a] * f);
+                std::uint64_t held = 0;
+                for (std::uint64_t r = 0; r < f; ++r) held += pieces[at[a] + r * n[a]];
+                local[d] = held;
+              }
+            }
+            std::uint64_t elements = 1;
+            for (std::uint64_t s : local) elements *= s;
+            total += elements * 16;  // adam: 16 bytes per bf16 or fp32 element
+          }
+          if (total > max || max_at.empty()) {
+            max = total;
+            max_at = {i, j, k};
+          }
+          if (total < min) {
+            min = total;
+            min_at = {i, j, k};
+          }
+        }
+      }
+    }
+    ASSERT_EQ(got.max_rank_bytes, max) << "round " << round;
+    ASSERT_EQ(got.min_rank_bytes, min) << "round " << round;
+    ASSERT_EQ(got.max_rank, max_at) << "round " << round;
+    ASSERT_EQ(got.min_rank, min_at) << "round " << round;
+  }
 }
 
 // The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
