@@ -1,0 +1,129 @@
+// The capacity planner on a DeepSeek-V3-scale parameter list (61 layers, 3 dense, 58 MoE
+// with 256 experts each as separate parameters: about 46,000 planned params), built in
+// memory. The sweep should cost a few times one mesh: the per-parameter work is shared.
+//
+//   hpfreeze_capacity_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/capacity.h"
+
+namespace hpfreeze {
+namespace {
+
+CapacityParam make(std::string fqn, std::vector<std::int64_t> shape,
+                   std::vector<std::pair<std::string, Placement>> placements,
+                   std::string dtype = "bfloat16") {
+  return CapacityParam{std::move(fqn), std::move(shape), std::move(dtype), true,
+                       std::move(placements)};
+}
+
+std::vector<CapacityParam> deepseek_v3() {
+  const std::int64_t h = 7168;
+  const std::int64_t vocab = 129280;
+  const auto row = Placement::shard(0);
+  const auto col = Placement::shard(1);
+  const auto rep = Placement::replicate();
+  std::vector<CapacityParam> ps;
+  ps.push_back(make("model.embed_tokens.weight", {vocab, h}, {{"tp", row}}));
+  for (int i = 0; i < 61; ++i) {
+    const std::string pre = "model.layers." + std::to_string(i) + ".";
+    const std::string att = pre + "self_attn.";
+    ps.push_back(make(pre + "input_layernorm.weight", {h}, {{"tp", rep}}));
+    ps.push_back(make(att + "q_a_proj.weight", {1536, h}, {}));
+    ps.push_back(make(att + "q_a_layernorm.weight", {1536}, {}));
+    ps.push_back(make(att + "q_b_proj.weight", {128 * 192, 1536}, {{"tp", row}}));
+    ps.push_back(make(att + "kv_a_proj_with_mqa.weight", {576, h}, {}));
+    ps.push_back(make(att + "kv_a_layernorm.weight", {512}, {}));
+    ps.push_back(make(att + "kv_b_proj.weight", {128 * 256, 512}, {{"tp", row}}));
+    ps.push_back(make(att + "o_proj.weight", {h, 128 * 128}, {{"tp", col}}));
+    ps.push_back(make(pre + "post_attention_layernorm.weight", {h}, {}));
+    const std::string mlp = pre + "mlp.";
+    if (i < 3) {
+      ps.push_back(make(mlp + "gate_proj.weight", {18432, h}, {{"tp", row}}));
+      ps.push_back(make(mlp + "up_proj.weight", {18432, h}, {{"tp", row}}));
+      ps.push_back(make(mlp + "down_proj.weight", {h, 18432}, {{"tp", col}}));
+      continue;
+    }
+    ps.push_back(make(mlp + "gate.weight", {256, h}, {{"ep", rep}}));
+    ps.push_back(make(mlp + "gate.e_score_correction_bias", {256}, {}, "float32"));
+    for (int e = 0; e < 256; ++e) {
+      const std::string ex = mlp + "experts." + std::to_string(e) + ".";
+      ps.push_back(make(ex + "gate_proj.weight", {2048, h}, {{"tp", row}, {"ep", rep}}));
+      ps.push_back(make(ex + "up_proj.weight", {2048, h}, {{"tp", row}, {"ep", rep}}));
+      ps.push_back(make(ex + "down_proj.weight", {h, 2048}, {{"tp", col}, {"ep", rep}}));
+    }
+    ps.push_back(make(mlp + "shared_experts.gate_proj.weight", {2048, h}, {{"tp", row}}));
+    ps.push_back(make(mlp + "shared_experts.up_proj.weight", {2048, h}, {{"tp", row}}));
+    ps.push_back(make(mlp + "shared_experts.down_proj.weight", {h, 2048}, {{"tp", col}}));
+  }
+  ps.push_back(make("model.norm.weight", {h}, {}));
+  // Uneven on purpose: tp=3 or 5 leave a smaller last rank, so the rank classes are real.
+  ps.push_back(make("lm_head.weight", {vocab, h}, {{"tp", Placement::shard(0, true)}}));
+  return ps;
+}
+
+CapacityRequest request(std::vector<AxisSweep> sweeps, std::vector<AxisSize> fixed) {
+  CapacityRequest r;
+  r.params = deepseek_v3();
+  r.axis_order = {"ep", "cp", "tp"};
+  r.fixed = std::move(fixed);
+  r.sweeps = std::move(sweeps);
+  r.optimizer = Optimizer::kAdam;
+  r.budget = std::uint64_t{80} << 30;
+  return r;
+}
+
+void run(benchmark::State& state, const CapacityRequest& r) {
+  std::size_t meshes = 0;
+  for (auto _ : state) {
+    Expected<CapacityResult> result = plan_capacity(r);
+    if (!result) throw std::runtime_error(result.errors().front().message);
+    meshes = result->meshes.size();
+    benchmark::DoNotOptimize(result->meshes.data());
+  }
+  state.counters["meshes"] = static_cast<double>(meshes);
+  state.counters["params"] = static_cast<double>(r.params.size());
+}
+
+void BM_PlanOneMesh(benchmark::State& state) {
+  static const CapacityRequest r = request({}, {{"ep", 8}, {"cp", 2}, {"tp", 8}});
+  run(state, r);
+}
+BENCHMARK(BM_PlanOneMesh)->Unit(benchmark::kMillisecond);
+
+void BM_PlanSweep64(benchmark::State& state) {
+  static const CapacityRequest r =
+      request({{"tp", {1, 2, 4, 8}}, {"ep", {1, 2, 4, 8}}, {"cp", {1, 2, 4, 8}}}, {});
+  run(state, r);
+}
+BENCHMARK(BM_PlanSweep64)->Unit(benchmark::kMillisecond);
+
+// Uneven meshes (tp=3, 5, 6, 7 do not divide 129280 evenly): several rank classes each.
+void BM_PlanSweep64Uneven(benchmark::State& state) {
+  static const CapacityRequest r =
+      request({{"tp", {3, 5, 6, 7}}, {"ep", {1, 2, 4, 8}}, {"cp", {1, 2, 4, 8}}}, {});
+  run(state, r);
+}
+BENCHMARK(BM_PlanSweep64Uneven)->Unit(benchmark::kMillisecond);
+
+// The per-parameter work alone (grouping), which the meshes share.
+void BM_BuildModel(benchmark::State& state) {
+  const std::vector<CapacityParam> params = deepseek_v3();
+  for (auto _ : state) {
+    Expected<CapacityModel> model =
+        CapacityModel::build(params, {"ep", "cp", "tp"}, Optimizer::kAdam);
+    if (!model) throw std::runtime_error(model.errors().front().message);
+    benchmark::DoNotOptimize(model->groups());
+  }
+}
+BENCHMARK(BM_BuildModel)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace hpfreeze
+
+BENCHMARK_MAIN();

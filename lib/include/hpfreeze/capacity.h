@@ -1,0 +1,192 @@
+#pragma once
+// Capacity planning: the parameter bytes every rank of a device mesh holds under a frozen
+// plan, for one mesh or a sweep of meshes, with optional optimizer accounting and a budget.
+//
+// Command-independent: the caller decodes the meta (param_plan, mesh_dim_names) and the
+// model tree and passes plain values; nothing here reads files. docs/capacity.md describes
+// the accounting, the chunking rules, the mesh order and the JSON shape.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/placement.h"
+
+namespace hpfreeze {
+
+// One planned parameter: its shape and dtype from the model tree, its placements from the
+// meta's param_plan (axis name -> placement, any order, each axis at most once).
+struct CapacityParam {
+  std::string fqn;
+  std::vector<std::int64_t> shape;
+  std::string dtype;  // torch spelling ("bfloat16", "torch.float8_e4m3fn", ...)
+  bool requires_grad = true;
+  std::vector<std::pair<std::string, Placement>> placements;
+};
+
+enum class Optimizer : std::uint8_t { kNone, kSgd, kMomentum, kAdam, kAdamW };
+
+// "none", "sgd", "momentum", "adam", "adamw"; nullopt for anything else.
+std::optional<Optimizer> parse_optimizer(std::string_view name);
+std::string_view optimizer_name(Optimizer optimizer);
+
+// Bytes per element of a torch dtype name (torch's dtype.itemsize), "torch." prefix and
+// the short aliases (half, float, double, long, int, short, cfloat, ...) accepted; nullopt
+// for a name not in the table, sub-byte types included (docs/capacity.md lists it).
+std::optional<std::uint64_t> dtype_element_size(std::string_view dtype);
+
+// Bytes one element of a parameter costs under `optimizer`: the weight, and for a
+// floating-point parameter that requires grad and an optimizer other than none, its
+// gradient (the param's dtype), an fp32 master copy when the dtype is narrower than 4
+// bytes, and 0/1/2 moments (sgd/momentum/adam(w)) of max(4, element size) bytes each.
+std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
+                                bool requires_grad, Optimizer optimizer);
+
+// Parses a --budget value: a decimal number (fraction allowed) and an optional unit:
+// B, K/KB/k/kB, M/MB, G/GB, T/TB, P/PB, E/EB (powers of 1000) or Ki/KiB ... Ei/EiB (powers
+// of 1024). Fractional bytes are rounded down. The message quotes the offending text.
+Expected<std::uint64_t> parse_byte_size(std::string_view text);
+
+// "512 B", "1.5 KiB", "29.9 GiB": binary units, one decimal, rounded half up; the unit is
+// the largest that keeps the rounded value below 1024.
+std::string format_byte_size(std::uint64_t bytes);
+
+struct AxisSize {
+  std::string axis;
+  std::uint64_t size = 1;
+  friend bool operator==(const AxisSize& a, const AxisSize& b) = default;
+};
+
+struct AxisSweep {
+  std::string axis;
+  std::vector<std::uint64_t> sizes;  // in the order given
+};
+
+// Parses the value of --sweep: `AXIS=N1,N2,...`, the axis name [A-Za-z_][A-Za-z0-9_]*,
+// sizes decimal integers >= 1 below 2^63, none listed twice. A usage error on failure.
+Expected<AxisSweep> parse_sweep_arg(std::string_view text);
+
+// A mesh: axis sizes in placement order (see CapacityRequest::axis_order).
+struct Mesh {
+  std::vector<AxisSize> axes;
+  std::uint64_t devices = 1;  // product of the sizes
+};
+
+// The first sharded dim that does not divide on a mesh: the dim's size where the axis
+// shards it (after the earlier axes, for composed shards), the axis and its size.
+struct Indivisible {
+  std::string fqn;
+  std::size_t dim = 0;
+  std::uint64_t size = 0;
+  std::string axis;
+  std::uint64_t axis_size = 0;
+  std::uint64_t split_factor = 1;  // > 1 for a StridedShard: it must divide by size x factor
+};
+
+struct MeshCapacity {
+  Mesh mesh;
+  std::uint64_t max_rank_bytes = 0;
+  std::uint64_t min_rank_bytes = 0;
+  // Coordinates (one per mesh axis, same order) of the first rank in row-major order that
+  // holds max_rank_bytes / min_rank_bytes.
+  std::vector<std::uint64_t> max_rank;
+  std::vector<std::uint64_t> min_rank;
+  std::optional<Indivisible> indivisible;  // nullopt: every sharded dim divides
+  std::optional<bool> fits;                // nullopt without a budget; false if indivisible
+  std::uint64_t over_by = 0;               // max_rank_bytes - budget when above it
+
+  [[nodiscard]] bool divisible() const { return !indivisible.has_value(); }
+  // Usable: divides, and fits the budget when there is one.
+  [[nodiscard]] bool usable() const { return divisible() && fits.value_or(true); }
+};
+
+// The mesh-independent part of the work, done once per parameter list and shared by every
+// mesh: parameters with the same sharded dims and placements are merged into one group.
+class CapacityModel {
+ public:
+  // `axis_order` is the order placements are applied in (DTensor applies them in mesh-dim
+  // order); axes of placements missing from it are appended by name. Errors name the
+  // parameter: unknown dtype, negative size, dim out of range, more than 2^64-1 bytes.
+  static Expected<CapacityModel> build(const std::vector<CapacityParam>& params,
+                                       std::vector<std::string> axis_order, Optimizer optimizer);
+
+  // Exact worst/best rank bytes over every rank of `mesh`; axes of the mesh the model does
+  // not know hold no sharded dim. Fails only when the ranks fall into more distinct size
+  // classes than can be enumerated (docs/capacity.md, "How it is computed").
+  [[nodiscard]] Expected<MeshCapacity> evaluate(const Mesh& mesh,
+                                                std::optional<std::uint64_t> budget) const;
+
+  [[nodiscard]] const std::vector<std::string>& axis_order() const { return axis_order_; }
+  [[nodiscard]] std::uint64_t full_bytes() const { return full_bytes_; }
+  [[nodiscard]] std::size_t groups() const { return groups_.size(); }
+
+  struct Step {  // one axis sharding one dim
+    std::uint32_t axis = 0;
+    std::uint64_t split_factor = 1;
+    bool uneven = false;
+  };
+  struct ShardedDim {
+    std::size_t dim = 0;
+    std::uint64_t size = 0;
+    std::vector<Step> steps;  // in axis order
+  };
+  struct Group {
+    std::vector<ShardedDim> dims;
+    std::uint64_t weight = 0;  // sum over members of bytes per element x unsharded numel
+    std::size_t first_param = 0;
+  };
+
+ private:
+  std::vector<std::string> axis_order_;
+  std::vector<std::string> first_fqns_;  // of each group's first parameter
+  std::vector<Group> groups_;
+  std::uint64_t constant_bytes_ = 0;  // parameters no axis shards
+  std::uint64_t full_bytes_ = 0;      // every parameter whole
+};
+
+struct CapacityRequest {
+  std::vector<CapacityParam> params;
+  std::vector<std::string> axis_order;  // the meta's mesh_dim_names; may be empty
+  std::vector<AxisSize> fixed;          // --mesh, or the mesh the meta implies
+  std::vector<AxisSweep> sweeps;        // one per axis, none also in `fixed`
+  Optimizer optimizer = Optimizer::kNone;
+  std::optional<std::uint64_t> budget;
+};
+
+struct CapacityResult {
+  Optimizer optimizer = Optimizer::kNone;
+  std::optional<std::uint64_t> budget;
+  std::vector<std::string> axis_order;  // resolved: the request's, then the rest by name
+  std::size_t params = 0;
+  std::uint64_t full_bytes = 0;      // every parameter whole on one device, with accounting
+  std::vector<MeshCapacity> meshes;  // by devices, then sizes in axis order
+};
+
+// Every combination of the sweeps with the fixed sizes, each axis at the position of
+// `axis_order` (mesh axes it lacks appended by name), sorted by device count, then by the
+// sizes in axis order. Errors: an axis given twice, a sweep with no size, more than 65536
+// meshes, a mesh of more than 2^64-1 devices.
+Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axis_order,
+                                             const std::vector<AxisSize>& fixed,
+                                             const std::vector<AxisSweep>& sweeps);
+
+Expected<CapacityResult> plan_capacity(const CapacityRequest& request);
+
+// 1 when no evaluated mesh is usable (a single mesh that does not divide or does not fit,
+// or every mesh of a sweep), else 0.
+int capacity_exit_code(const CapacityResult& result);
+
+// One line per mesh: mesh, devices, worst and best rank, a bar proportional to the worst
+// rank (with '|' at the budget), the verdict. Ends with a newline.
+std::string render_capacity_text(const CapacityResult& result);
+
+// One compact JSON object and a newline: {"optimizer", "budget_bytes", "axis_order",
+// "params", "full_bytes", "meshes": [{"mesh", "devices", "max_rank_bytes", ...}]}.
+std::string render_capacity_json(const CapacityResult& result);
+
+}  // namespace hpfreeze

@@ -1,0 +1,555 @@
+#include "hpfreeze/capacity.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace hpfreeze {
+namespace {
+
+constexpr std::size_t kMaxMeshes = 65536;
+// Rank classes (boxes of ranks with equal bytes, see evaluate) compared per mesh; far above
+// what uneven shards of real models produce, low enough to answer in about a second.
+constexpr std::uint64_t kMaxRankClasses = std::uint64_t{1} << 24;
+
+bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+Diagnostic usage_error(std::string message) { return make_error({}, {}, std::move(message)); }
+
+std::string who(std::string_view fqn) { return "parameter " + quote_for_diagnostic(fqn); }
+
+struct DtypeInfo {
+  std::string_view name;
+  std::uint64_t size;
+  bool floating;  // real or complex floating point: can require grad
+};
+
+// torch's dtype names and aliases with their itemsize. Sub-byte types (uint1..uint7,
+// int1..int7, quint4x2, quint2x4) are left out: their itemsize does not say what a shape
+// of them stores.
+constexpr std::array<DtypeInfo, 40> kDtypes{{
+    {"float32", 4, true},        {"float", 4, true},
+    {"float64", 8, true},        {"double", 8, true},
+    {"float16", 2, true},        {"half", 2, true},
+    {"bfloat16", 2, true},       {"bf16", 2, true},
+    {"complex32", 4, true},      {"chalf", 4, true},
+    {"complex64", 8, true},      {"cfloat", 8, true},
+    {"complex128", 16, true},    {"cdouble", 16, true},
+    {"float8_e4m3fn", 1, true},  {"float8_e4m3fnuz", 1, true},
+    {"float8_e5m2", 1, true},    {"float8_e5m2fnuz", 1, true},
+    {"float8_e8m0fnu", 1, true}, {"float4_e2m1fn_x2", 1, true},
+    {"uint8", 1, false},         {"uint16", 2, false},
+    {"uint32", 4, false},        {"uint64", 8, false},
+    {"int8", 1, false},          {"int16", 2, false},
+    {"short", 2, false},         {"int32", 4, false},
+    {"int", 4, false},           {"int64", 8, false},
+    {"long", 8, false},          {"bool", 1, false},
+    {"quint8", 1, false},        {"qint8", 1, false},
+    {"qint32", 4, false},        {"bits8", 1, false},
+    {"bits16", 2, false},        {"bits1x8", 1, false},
+    {"bits2x4", 1, false},       {"bits4x2", 1, false},
+}};
+
+const DtypeInfo* find_dtype(std::string_view dtype) {
+  if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
+  for (const DtypeInfo& d : kDtypes) {
+    if (d.name == dtype) return &d;
+  }
+  return nullptr;
+}
+
+// The chunk geometry of torch.chunk over `total` = n x f chunks (Shard is f = 1): chunks
+// of ceil(v / total) elements, the last ones smaller or empty; rank i holds chunks
+// i, i + n, ..., i + (f-1) n (StridedShard) and their sizes add up.
+struct ChunkGeometry {
+  std::uint64_t chunk = 0;  // full chunk size
+  std::uint64_t full = 0;   // number of full chunks
+  std::uint64_t rem = 0;    // size of the one partial chunk (index `full`), 0 when none
+
+  ChunkGeometry(std::uint64_t v, std::uint64_t n, std::uint64_t f) {
+    if (v == 0) return;
+    std::uint64_t total = 0;
+    // More chunks than elements: every chunk holds at most one element.
+    chunk = checked_mul(n, f, total) ? ceil_div(v, total) : 1;
+    full = v / chunk;
+    rem = v % chunk;
+  }
+  // Rank i of n holds chunks i + j n for j < f: those below `full` are full, and the
+  // partial chunk is held by rank full mod n.
+  [[nodiscard]] std::uint64_t at(std::uint64_t i, std::uint64_t n) const {
+    if (chunk == 0) return 0;
+    const std::uint64_t full_held = full / n + (i < full % n ? 1 : 0);
+    return chunk * full_held + (rem != 0 && full % n == i ? rem : 0);
+  }
+  // Starts of the runs of equal sizes over ranks 0..n-1: at most 0, full mod n and the
+  // rank after it.
+  void breakpoints(std::uint64_t n, std::vector<std::uint64_t>& out) const {
+    out.push_back(0);
+    if (chunk == 0) return;
+    const std::uint64_t r = full % n;
+    if (r != 0) out.push_back(r);
+    if (r + 1 < n) out.push_back(r + 1);
+  }
+};
+
+}  // namespace
+
+std::optional<std::uint64_t> dtype_element_size(std::string_view dtype) {
+  const DtypeInfo* d = find_dtype(dtype);
+  if (d == nullptr) return std::nullopt;
+  return d->size;
+}
+
+std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
+                                bool requires_grad, Optimizer optimizer) {
+  const DtypeInfo* d = find_dtype(dtype);
+  if (optimizer == Optimizer::kNone || !requires_grad || d == nullptr || !d->floating) {
+    return element_size;
+  }
+  const std::uint64_t master = element_size < 4 ? 4 : 0;
+  const std::uint64_t moment = std::max<std::uint64_t>(4, element_size);
+  const std::uint64_t moments = optimizer == Optimizer::kSgd        ? 0
+                                : optimizer == Optimizer::kMomentum ? 1
+                                                                    : 2;
+  return 2 * element_size + master + moments * moment;
+}
+
+Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
+                                             std::vector<std::string> axis_order,
+                                             Optimizer optimizer) {
+  CapacityModel model;
+  std::map<std::string, std::uint32_t, std::less<>> axis_index;
+  for (std::string& a : axis_order) {
+    if (axis_index.emplace(a, static_cast<std::uint32_t>(model.axis_order_.size())).second) {
+      model.axis_order_.push_back(std::move(a));
+    }
+  }
+  std::set<std::string, std::less<>> extra;
+  for (const CapacityParam& p : params) {
+    for (const auto& [axis, placement] : p.placements) {
+      if (!axis_index.contains(axis)) extra.insert(axis);
+    }
+  }
+  for (const std::string& a : extra) {
+    axis_index.emplace(a, static_cast<std::uint32_t>(model.axis_order_.size()));
+    model.axis_order_.push_back(a);
+  }
+
+  Diagnostics errors;
+  std::map<std::vector<std::uint64_t>, std::size_t> group_of;  // key: sharded dims and steps
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const CapacityParam& p = params[i];
+    const std::optional<std::uint64_t> element = dtype_element_size(p.dtype);
+    if (!element) {
+      errors.push_back(usage_error(
+          who(p.fqn) + (p.dtype.empty() ? " has no dtype"
+                                        : " has unknown dtype " + quote_for_diagnostic(p.dtype))));
+      continue;
+    }
+    const std::size_t rank = p.shape.size();
+    std::vector<std::uint64_t> shape(rank);
+    bool ok = true;
+    for (std::size_t d = 0; d < rank && ok; ++d) {
+      ok = p.shape[d] >= 0;
+      if (!ok) {
+        errors.push_back(usage_error(who(p.fqn) + " has a negative size " +
+                                     std::to_string(p.shape[d]) + " in dim " + std::to_string(d)));
+      }
+      shape[d] = static_cast<std::uint64_t>(p.shape[d]);
+    }
+    std::vector<std::vector<Step>> steps(rank);
+    std::set<std::string_view> seen_axes;
+    for (const auto& [axis, placement] : p.placements) {
+      if (!seen_axes.insert(axis).second) {
+        errors.push_back(
+            usage_error(who(p.fqn) + " has two placements on axis " + quote_for_diagnostic(axis)));
+        ok = false;
+        continue;
+      }
+      if (!placement.has_dim()) continue;  // Replicate and Partial keep the whole local shape
+      // A negative real dim counts from the end, as in PyTorch.
+      const std::int64_t dim =
+          placement.dim < 0 ? placement.dim + static_cast<std::int64_t>(rank) : placement.dim;
+      if (dim < 0 || static_cast<std::uint64_t>(dim) >= rank) {
+        errors.push_back(usage_error(who(p.fqn) + " has " + std::to_string(rank) + " dim" +
+                                     (rank == 1 ? "" : "s") + "; " + to_canonical(placement) +
+                                     " on axis " + quote_for_diagnostic(axis) + " shards dim " +
+                                     std::to_string(placement.dim)));
+        ok = false;
+        continue;
+      }
+      const auto f =
+          static_cast<std::uint64_t>(placement.kind == PlacementKind::kStridedShard
+                                         ? std::max<std::int64_t>(1, placement.split_factor)
+                                         : 1);
+      steps[static_cast<std::size_t>(dim)].push_back(
+          Step{axis_index.at(axis), f, placement.uneven_shard});
+    }
+    if (!ok) continue;
+    const std::uint64_t unit = bytes_per_element(p.dtype, *element, p.requires_grad, optimizer);
+    std::uint64_t bytes = unit;
+    bool zero = false;
+    for (std::uint64_t s : shape) {
+      zero = zero || s == 0;
+      ok = ok && checked_mul(bytes, s, bytes);
+    }
+    if (zero) continue;  // no bytes on any rank, and 0 divides by everything
+    if (!ok) {
+      errors.push_back(usage_error(who(p.fqn) + " needs more than 2^64-1 bytes"));
+      continue;
+    }
+    if (__builtin_add_overflow(model.full_bytes_, bytes, &model.full_bytes_)) {
+      errors.push_back(usage_error("the parameters need more than 2^64-1 bytes together; " +
+                                   who(p.fqn) + " is the first beyond it"));
+      break;
+    }
+    std::vector<std::uint64_t> key;
+    std::vector<ShardedDim> dims;
+    std::uint64_t weight = unit;  // <= bytes: no overflow
+    for (std::size_t d = 0; d < rank; ++d) {
+      if (steps[d].empty()) {
+        weight *= shape[d];
+        continue;
+      }
+      std::sort(steps[d].begin(), steps[d].end(),
+                [](const Step& a, const Step& b) { return a.axis < b.axis; });
+      key.insert(key.end(), {d, shape[d], steps[d].size()});
+      for (const Step& s : steps[d]) key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
+      dims.push_back(ShardedDim{d, shape[d], std::move(steps[d])});
+    }
+    if (dims.empty()) {
+      model.constant_bytes_ += bytes;
+      continue;
+    }
+    auto [it, fresh] = group_of.emplace(std::move(key), model.groups_.size());
+    if (fresh) {
+      model.groups_.push_back(Group{std::move(dims), 0, i});
+      model.first_fqns_.push_back(p.fqn);
+    }
+    model.groups_[it->second].weight += weight;  // the sum stays <= full_bytes_
+  }
+  if (!errors.empty()) return errors;
+  return model;
+}
+
+namespace {
+
+bool divides(std::uint64_t v, std::uint64_t n, std::uint64_t f) {
+  std::uint64_t nf = 0;
+  return checked_mul(n, f, nf) ? v % nf == 0 : v == 0;
+}
+
+// A sum over rank classes for the parameter groups sharded on exactly `scope` (positions
+// among the mesh's sharding axes), row-major over the segments of those axes.
+struct ClassTable {
+  std::vector<std::size_t> scope;
+  std::vector<std::uint64_t> cells;
+};
+
+// Odometer over `limits` (row-major, last fastest); false once every index wrapped.
+bool advance(std::vector<std::size_t>& index, const std::vector<std::size_t>& limits) {
+  for (std::size_t i = index.size(); i-- > 0;) {
+    if (++index[i] < limits[i]) return true;
+    index[i] = 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The bytes of one rank are a sum over groups of weight x (product of the group's local
+// dim sizes), and each local size is a step function of the coordinates of the axes that
+// shard the dim, with at most three steps per axis and distinct size (ChunkGeometry). Cut
+// every axis at each step of each group: the ranks fall into boxes of equal bytes, usually
+// one or a handful per axis, and only one representative per box is summed. Each group
+// is summed into a table over its own axes first, so a box costs one lookup per distinct
+// axis set rather than one term per group.
+Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
+                                               std::optional<std::uint64_t> budget) const {
+  MeshCapacity out;
+  out.mesh = mesh;
+  const std::size_t naxes = axis_order_.size();
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::vector<std::uint64_t> n(naxes, 1);
+  std::vector<std::size_t> mesh_pos(naxes, kNone);
+  for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
+    auto it = std::find(axis_order_.begin(), axis_order_.end(), mesh.axes[i].axis);
+    if (it == axis_order_.end()) continue;  // shards nothing
+    const auto a = static_cast<std::size_t>(it - axis_order_.begin());
+    n[a] = mesh.axes[i].size;
+    mesh_pos[a] = i;
+  }
+
+  // Pass 1: the cuts of every axis, divisibility, and the groups this mesh leaves whole.
+  std::vector<std::vector<std::uint64_t>> cuts(naxes);
+  std::vector<char> active(groups_.size(), 0);
+  std::uint64_t constant = constant_bytes_;
+  std::vector<std::uint64_t> values;
+  std::vector<std::uint64_t> next;
+  std::vector<std::uint64_t> breaks;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
+    std::optional<Indivisible> first;  // the failing step of the lowest axis
+    std::size_t first_axis = kNone;
+    std::uint64_t whole = group.weight;
+    for (const ShardedDim& dim : group.dims) {
+      whole *= dim.size;  // <= full_bytes_
+      values.assign(1, dim.size);
+      for (const Step& step : dim.steps) {
+        const std::uint64_t size = n[step.axis];
+        if (size == 1) continue;
+        active[g] = 1;
+        next.clear();
+        for (std::uint64_t v : values) {
+          if (!out.indivisible && !step.uneven && step.axis < first_axis &&
+              !divides(v, size, step.split_factor)) {
+            first = Indivisible{first_fqns_[g],         dim.dim, v,
+                                axis_order_[step.axis], size,    step.split_factor};
+            first_axis = step.axis;
+          }
+          const ChunkGeometry geo(v, size, step.split_factor);
+          breaks.clear();
+          geo.breakpoints(size, breaks);
+          for (std::uint64_t b : breaks) {
+            cuts[step.axis].push_back(b);
+            next.push_back(geo.at(b, size));
+          }
+        }
+        std::sort(next.begin(), next.end(), std::greater<>());  // largest (rank 0's) first
+        next.erase(std::unique(next.begin(), next.end()), next.end());
+        values.swap(next);
+      }
+    }
+    if (first && !out.indivisible) out.indivisible = std::move(first);
+    if (active[g] == 0) constant += whole;
+  }
+
+  // Pass 2: segments of every axis that shards something here.
+  std::vector<std::size_t> used;  // model axes, in order
+  std::vector<std::size_t> used_pos(naxes, kNone);
+  std::vector<std::size_t> segments;
+  std::uint64_t classes = 1;
+  for (std::size_t a = 0; a < naxes; ++a) {
+    std::vector<std::uint64_t>& c = cuts[a];
+    if (c.empty()) continue;
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    used_pos[a] = used.size();
+    used.push_back(a);
+    segments.push_back(c.size());
+    if (!checked_mul(classes, c.size(), classes) || classes > kMaxRankClasses) {
+      return usage_error("the ranks of mesh" +
+                         [&mesh] {
+                           std::string label;
+                           for (const AxisSize& x : mesh.axes)
+                             label += " " + x.axis + "=" + std::to_string(x.size);
+                           return label;
+                         }() +
+                         " fall into more than " + std::to_string(kMaxRankClasses) +
+                         " classes of distinct sizes; too many to compare exactly");
+    }
+  }
+
+  // Pass 3: each active group summed into the table of its axis set.
+  std::map<std::vector<std::size_t>, ClassTable> tables;
+  std::vector<std::uint64_t> coord(naxes, 0);
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    if (active[g] == 0) continue;
+    const Group& group = groups_[g];
+    std::vector<std::size_t> scope;
+    for (const ShardedDim& dim : group.dims) {
+      for (const Step& step : dim.steps) {
+        if (n[step.axis] != 1) scope.push_back(used_pos[step.axis]);
+      }
+    }
+    std::sort(scope.begin(), scope.end());  // an axis shards one dim of a param at most
+    std::vector<std::size_t> limits;
+    std::size_t cells = 1;
+    for (std::size_t u : scope) {
+      limits.push_back(segments[u]);
+      cells *= segments[u];  // <= classes
+    }
+    ClassTable& table = tables[scope];
+    if (table.cells.empty()) {
+      table.scope = scope;
+      table.cells.assign(cells, 0);
+    }
+    std::vector<std::size_t> index(scope.size(), 0);
+    std::size_t cell = 0;
+    do {
+      for (std::size_t k = 0; k < scope.size(); ++k) {
+        coord[used[scope[k]]] = cuts[used[scope[k]]][index[k]];
+      }
+      std::uint64_t bytes = group.weight;
+      for (const ShardedDim& dim : group.dims) {
+        std::uint64_t local = dim.size;
+        for (const Step& step : dim.steps) {
+          const std::uint64_t size = n[step.axis];
+          if (size != 1)
+            local = ChunkGeometry(local, size, step.split_factor).at(coord[step.axis], size);
+        }
+        bytes *= local;  // local <= dim.size: stays <= full_bytes_
+      }
+      table.cells[cell++] += bytes;
+    } while (advance(index, limits));
+  }
+
+  // Pass 4: every class of ranks, row-major; the first extreme wins ties.
+  std::vector<std::size_t> index(used.size(), 0);
+  bool first_class = true;
+  std::vector<std::size_t> max_at(used.size(), 0);
+  std::vector<std::size_t> min_at(used.size(), 0);
+  do {
+    std::uint64_t total = constant;
+    for (const auto& [scope, table] : tables) {
+      std::size_t cell = 0;
+      for (std::size_t u : scope) cell = cell * segments[u] + index[u];
+      total += table.cells[cell];  // a rank's bytes never exceed full_bytes_
+    }
+    if (first_class || total > out.max_rank_bytes) {
+      out.max_rank_bytes = total;
+      max_at = index;
+    }
+    if (first_class || total < out.min_rank_bytes) {
+      out.min_rank_bytes = total;
+      min_at = index;
+    }
+    first_class = false;
+  } while (advance(index, segments));
+
+  out.max_rank.assign(mesh.axes.size(), 0);
+  out.min_rank.assign(mesh.axes.size(), 0);
+  for (std::size_t u = 0; u < used.size(); ++u) {
+    const std::size_t pos = mesh_pos[used[u]];
+    out.max_rank[pos] = cuts[used[u]][max_at[u]];
+    out.min_rank[pos] = cuts[used[u]][min_at[u]];
+  }
+  if (budget) {
+    out.fits = out.divisible() && out.max_rank_bytes <= *budget;
+    out.over_by = out.max_rank_bytes > *budget ? out.max_rank_bytes - *budget : 0;
+  }
+  return out;
+}
+
+Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axis_order,
+                                             const std::vector<AxisSize>& fixed,
+                                             const std::vector<AxisSweep>& sweeps) {
+  // One slot per axis, in placement order; a slot lists the sizes it takes.
+  std::map<std::string, std::vector<std::uint64_t>, std::less<>> values;
+  for (const AxisSize& a : fixed) {
+    if (a.size == 0) return usage_error("axis " + quote_for_diagnostic(a.axis) + " has size 0");
+    if (!values.emplace(a.axis, std::vector<std::uint64_t>{a.size}).second) {
+      return usage_error("axis " + quote_for_diagnostic(a.axis) + " is given twice");
+    }
+  }
+  for (const AxisSweep& s : sweeps) {
+    if (s.sizes.empty()) {
+      return usage_error("the sweep of axis " + quote_for_diagnostic(s.axis) + " has no size");
+    }
+    if (std::find(s.sizes.begin(), s.sizes.end(), 0) != s.sizes.end()) {
+      return usage_error("the sweep of axis " + quote_for_diagnostic(s.axis) + " has size 0");
+    }
+    if (!values.emplace(s.axis, s.sizes).second) {
+      return usage_error("axis " + quote_for_diagnostic(s.axis) +
+                         " is swept and also given a fixed size or another sweep");
+    }
+  }
+  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> slots;
+  for (const std::string& a : axis_order) {
+    auto it = values.find(a);
+    if (it != values.end()) {
+      slots.emplace_back(a, std::move(it->second));
+      values.erase(it);  // an axis listed twice in axis_order keeps its first place
+    }
+  }
+  for (auto& [name, sizes] : values) slots.emplace_back(name, std::move(sizes));
+
+  std::size_t count = 1;
+  for (const auto& slot : slots) {
+    count *= slot.second.size();
+    if (count > kMaxMeshes) {
+      return usage_error("the sweeps make more than " + std::to_string(kMaxMeshes) + " meshes");
+    }
+  }
+  std::vector<Mesh> meshes;
+  meshes.reserve(count);
+  std::vector<std::size_t> pick(slots.size(), 0);
+  for (std::size_t m = 0; m < count; ++m) {
+    Mesh mesh;
+    bool fits = true;
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+      const std::uint64_t size = slots[s].second[pick[s]];
+      mesh.axes.push_back(AxisSize{slots[s].first, size});
+      fits = fits && checked_mul(mesh.devices, size, mesh.devices);
+    }
+    if (!fits) {
+      std::string label;
+      for (const AxisSize& a : mesh.axes) label += " " + a.axis + "=" + std::to_string(a.size);
+      return usage_error("mesh" + label + " has more than 2^64-1 devices");
+    }
+    meshes.push_back(std::move(mesh));
+    for (std::size_t s = slots.size(); s-- > 0;) {  // odometer, last axis fastest
+      if (++pick[s] < slots[s].second.size()) break;
+      pick[s] = 0;
+    }
+  }
+  std::stable_sort(meshes.begin(), meshes.end(), [](const Mesh& a, const Mesh& b) {
+    if (a.devices != b.devices) return a.devices < b.devices;
+    for (std::size_t i = 0; i < a.axes.size(); ++i) {
+      if (a.axes[i].size != b.axes[i].size) return a.axes[i].size < b.axes[i].size;
+    }
+    return false;
+  });
+  return meshes;
+}
+
+Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
+  // The placement order: the request's axes, then every other axis by name.
+  std::vector<std::string> order;
+  std::set<std::string, std::less<>> listed;
+  for (const std::string& a : request.axis_order) {
+    if (listed.insert(a).second) order.push_back(a);
+  }
+  std::set<std::string, std::less<>> rest;
+  for (const CapacityParam& p : request.params) {
+    for (const auto& pl : p.placements) rest.insert(pl.first);
+  }
+  for (const AxisSize& a : request.fixed) rest.insert(a.axis);
+  for (const AxisSweep& s : request.sweeps) rest.insert(s.axis);
+  for (const std::string& a : rest) {
+    if (!listed.contains(a)) order.push_back(a);
+  }
+
+  Expected<std::vector<Mesh>> meshes = enumerate_meshes(order, request.fixed, request.sweeps);
+  if (!meshes) return meshes.errors();
+  Expected<CapacityModel> model = CapacityModel::build(request.params, order, request.optimizer);
+  if (!model) return model.errors();
+
+  CapacityResult result;
+  result.optimizer = request.optimizer;
+  result.budget = request.budget;
+  result.axis_order = model->axis_order();
+  result.params = request.params.size();
+  result.full_bytes = model->full_bytes();
+  for (const Mesh& mesh : *meshes) {
+    Expected<MeshCapacity> one = model->evaluate(mesh, request.budget);
+    if (!one) return one.errors();
+    result.meshes.push_back(std::move(*one));
+  }
+  return result;
+}
+
+int capacity_exit_code(const CapacityResult& result) {
+  const bool any = std::any_of(result.meshes.begin(), result.meshes.end(),
+                               [](const MeshCapacity& m) { return m.usable(); });
+  return any ? 0 : 1;
+}
+
+}  // namespace hpfreeze

@@ -1,0 +1,333 @@
+// The text side of capacity planning: the option values it reads (--optimizer, --budget,
+// --sweep) and the two renderings of a result (the one-line-per-mesh table and --json).
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <utility>
+
+#include "hpfreeze/capacity.h"
+#include "hpfreeze/encode.h"
+
+namespace hpfreeze {
+namespace {
+
+constexpr std::uint64_t kMaxBytes = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kMaxAxisSize = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t kBarWidth = 32;
+
+__extension__ using U128 = unsigned __int128;
+
+bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+
+Diagnostic usage_error(std::string message) { return make_error({}, {}, std::move(message)); }
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Keys and strings spelled as every other hpfreeze JSON output (Python's ensure_ascii).
+void write_string(JsonWriter& w, std::string_view s) {
+  std::string quoted;
+  append_python_string(quoted, s);
+  w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType);
+}
+
+void write_coordinates(JsonWriter& w, const Mesh& mesh, const std::vector<std::uint64_t>* at) {
+  w.StartObject();
+  for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
+    write_string(w, mesh.axes[i].axis);
+    w.Uint64(at == nullptr ? mesh.axes[i].size : (*at)[i]);
+  }
+  w.EndObject();
+}
+
+void write_mesh(JsonWriter& w, const MeshCapacity& m) {
+  w.StartObject();
+  write_string(w, "mesh");
+  write_coordinates(w, m.mesh, nullptr);
+  write_string(w, "devices");
+  w.Uint64(m.mesh.devices);
+  write_string(w, "max_rank_bytes");
+  w.Uint64(m.max_rank_bytes);
+  write_string(w, "min_rank_bytes");
+  w.Uint64(m.min_rank_bytes);
+  write_string(w, "max_rank");
+  write_coordinates(w, m.mesh, &m.max_rank);
+  write_string(w, "min_rank");
+  write_coordinates(w, m.mesh, &m.min_rank);
+  write_string(w, "divisible");
+  w.Bool(m.divisible());
+  write_string(w, "indivisible");
+  if (m.indivisible) {
+    const Indivisible& x = *m.indivisible;
+    w.StartObject();
+    write_string(w, "param");
+    write_string(w, x.fqn);
+    write_string(w, "dim");
+    w.Uint64(x.dim);
+    write_string(w, "size");
+    w.Uint64(x.size);
+    write_string(w, "axis");
+    write_string(w, x.axis);
+    write_string(w, "axis_size");
+    w.Uint64(x.axis_size);
+    write_string(w, "split_factor");
+    w.Uint64(x.split_factor);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  write_string(w, "fits");
+  if (m.fits) {
+    w.Bool(*m.fits);
+  } else {
+    w.Null();
+  }
+  write_string(w, "over_by_bytes");
+  if (m.fits) {
+    w.Uint64(m.over_by);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+}
+
+std::string mesh_label(const Mesh& mesh) {
+  if (mesh.axes.empty()) return "(no axes)";
+  std::string out;
+  for (const AxisSize& a : mesh.axes) {
+    if (!out.empty()) out += ' ';
+    out += a.axis + "=" + std::to_string(a.size);
+  }
+  return out;
+}
+
+std::string verdict(const MeshCapacity& m) {
+  if (m.indivisible) {
+    const Indivisible& x = *m.indivisible;
+    std::string out = "does not divide: " + x.fqn + " dim " + std::to_string(x.dim) + " by " +
+                      x.axis + "=" + std::to_string(x.axis_size);
+    if (x.split_factor != 1) out += " x split factor " + std::to_string(x.split_factor);
+    return out;
+  }
+  if (!m.fits) return "divides";
+  return *m.fits ? "fits" : "over by " + format_byte_size(m.over_by);
+}
+
+// round(value x width / scale), value <= scale.
+std::size_t bar_cells(std::uint64_t value, std::uint64_t scale) {
+  if (scale == 0) return 0;
+  const U128 cells = (U128{value} * kBarWidth * 2 + scale) / (U128{scale} * 2);
+  return static_cast<std::size_t>(cells);
+}
+
+std::string bar(std::uint64_t bytes, std::uint64_t scale, std::optional<std::uint64_t> budget) {
+  std::size_t filled = bar_cells(bytes, scale);
+  if (bytes > 0 && filled == 0) filled = 1;  // something is there
+  std::string out(kBarWidth, '.');
+  std::fill_n(out.begin(), filled, '#');
+  if (budget) out.insert(bar_cells(*budget, scale), 1, '|');
+  return out;
+}
+
+}  // namespace
+
+std::optional<Optimizer> parse_optimizer(std::string_view name) {
+  static constexpr std::pair<std::string_view, Optimizer> kNames[] = {
+      {"none", Optimizer::kNone},
+      {"sgd", Optimizer::kSgd},
+      {"momentum", Optimizer::kMomentum},
+      {"adam", Optimizer::kAdam},
+      {"adamw", Optimizer::kAdamW}};
+  for (const auto& [n, o] : kNames) {
+    if (n == name) return o;
+  }
+  return std::nullopt;
+}
+
+std::string_view optimizer_name(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kNone:
+      return "none";
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kMomentum:
+      return "momentum";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kAdamW:
+      return "adamw";
+  }
+  return "none";
+}
+
+Expected<std::uint64_t> parse_byte_size(std::string_view text) {
+  const std::string quoted = quote_for_diagnostic(text);
+  auto fail = [&quoted](std::string_view why) -> Expected<std::uint64_t> {
+    return usage_error(quoted + ": " + std::string(why));
+  };
+  std::size_t i = 0;
+  std::uint64_t mantissa = 0;  // every digit, the decimal point dropped
+  std::uint64_t scale = 1;     // 10^(digits after the point)
+  std::size_t digits = 0;
+  bool point = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    ++digits;
+    if (!checked_mul(mantissa, 10, mantissa) ||
+        __builtin_add_overflow(mantissa, static_cast<std::uint64_t>(c - '0'), &mantissa) ||
+        (point && !checked_mul(scale, 10, scale))) {
+      return fail("the number is too large or too long");
+    }
+  }
+  if (digits == 0) return fail("expected a number of bytes with an optional unit, as 80GiB");
+  const std::string_view unit = text.substr(i);
+  static constexpr std::string_view kPrefixes = "KMGTPE";
+  std::uint64_t multiplier = 1;
+  if (!unit.empty() && unit != "B") {
+    std::size_t k = kPrefixes.find(unit.front() == 'k' ? 'K' : unit.front());
+    const std::string_view rest = unit.substr(1);
+    const bool binary = rest == "i" || rest == "iB";
+    if (k == std::string_view::npos || (!binary && !rest.empty() && rest != "B") ||
+        (binary && unit.front() == 'k')) {
+      return fail(
+          "unknown unit; expected B, K, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi, Ei "
+          "(x1024), optionally followed by B");
+    }
+    for (std::size_t p = 0; p <= k; ++p) multiplier *= binary ? 1024 : 1000;
+  }
+  // floor(mantissa x multiplier / scale): < 2^64 x 2^60 before the division.
+  const U128 bytes = U128{mantissa} * multiplier / scale;
+  if (bytes > kMaxBytes) return fail("more than 2^64-1 bytes");
+  return static_cast<std::uint64_t>(bytes);
+}
+
+std::string format_byte_size(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  std::uint64_t tenths = 0;
+  std::size_t k = 0;
+  for (; k < std::size(kUnits); ++k) {
+    const std::uint64_t unit = std::uint64_t{1} << (10 * (k + 1));
+    const std::uint64_t r10 = (bytes % unit) * 10;  // < 10 x 2^60: fits
+    tenths = bytes / unit * 10 + r10 / unit + (r10 % unit >= unit - r10 % unit ? 1 : 0);
+    if (tenths < 10240) break;
+  }
+  k = std::min(k, std::size(kUnits) - 1);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " " +
+         std::string(kUnits[k]);
+}
+
+Expected<AxisSweep> parse_sweep_arg(std::string_view text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return usage_error(quote_for_diagnostic(text) + " is not AXIS=N1,N2,...");
+  }
+  AxisSweep sweep{std::string(text.substr(0, eq)), {}};
+  if (sweep.axis.empty() || !is_name_start(sweep.axis.front()) ||
+      !std::all_of(sweep.axis.begin(), sweep.axis.end(), is_name_char)) {
+    return usage_error(quote_for_diagnostic(text) +
+                       ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
+  }
+  std::string_view list = text.substr(eq + 1);
+  while (true) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    std::uint64_t value = 0;
+    bool ok = !item.empty();
+    for (char c : item) {
+      ok = ok && c >= '0' && c <= '9' && checked_mul(value, 10, value) &&
+           !__builtin_add_overflow(value, static_cast<std::uint64_t>(c - '0'), &value) &&
+           value <= kMaxAxisSize;
+    }
+    if (!ok || value == 0) {
+      return usage_error(quote_for_diagnostic(text) + ": " + quote_for_diagnostic(item) +
+                         " is not a size; sizes are decimal integers from 1 to 2^63-1");
+    }
+    if (std::find(sweep.sizes.begin(), sweep.sizes.end(), value) != sweep.sizes.end()) {
+      return usage_error(quote_for_diagnostic(text) + ": size " + std::to_string(value) +
+                         " is listed twice");
+    }
+    sweep.sizes.push_back(value);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return sweep;
+}
+
+std::string render_capacity_json(const CapacityResult& result) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.StartObject();
+  write_string(w, "optimizer");
+  write_string(w, optimizer_name(result.optimizer));
+  write_string(w, "budget_bytes");
+  if (result.budget) {
+    w.Uint64(*result.budget);
+  } else {
+    w.Null();
+  }
+  write_string(w, "axis_order");
+  w.StartArray();
+  for (const std::string& a : result.axis_order) write_string(w, a);
+  w.EndArray();
+  write_string(w, "params");
+  w.Uint64(result.params);
+  write_string(w, "full_bytes");
+  w.Uint64(result.full_bytes);
+  write_string(w, "meshes");
+  w.StartArray();
+  for (const MeshCapacity& m : result.meshes) write_mesh(w, m);
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string render_capacity_text(const CapacityResult& result) {
+  std::string out = std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") +
+                    ", " + format_byte_size(result.full_bytes) + " whole on one device" +
+                    ", optimizer " + std::string(optimizer_name(result.optimizer)) + ", " +
+                    (result.budget ? "budget " + format_byte_size(*result.budget) : "no budget") +
+                    "\n";
+  std::uint64_t scale = result.budget.value_or(0);
+  for (const MeshCapacity& m : result.meshes) scale = std::max(scale, m.max_rank_bytes);
+
+  std::vector<std::array<std::string, 6>> rows;
+  rows.push_back({"MESH", "DEVICES", "WORST RANK", "BEST RANK", "BAR", "VERDICT"});
+  for (const MeshCapacity& m : result.meshes) {
+    rows.push_back({mesh_label(m.mesh), std::to_string(m.mesh.devices),
+                    format_byte_size(m.max_rank_bytes), format_byte_size(m.min_rank_bytes),
+                    bar(m.max_rank_bytes, scale, result.budget), verdict(m)});
+  }
+  std::array<std::size_t, 6> width{};
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  static constexpr bool kRight[] = {false, true, true, true, false, false};
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::size_t pad = width[i] - row[i].size();
+      if (i != 0) line += "  ";
+      if (kRight[i]) line.append(pad, ' ');
+      line += row[i];
+      if (!kRight[i] && i + 1 != row.size()) line.append(pad, ' ');
+    }
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace hpfreeze

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Independent calculator for the capacity planner (docs/capacity.md).
+
+It shares no code with the C++ planner and takes the plain route: every rank of every mesh
+is visited, every parameter's local shape is built by chunking one mesh axis after the
+other exactly as torch.chunk (padded with empty chunks) does, and the bytes are added up.
+From that it writes testdata/report/sweep/cases.json: the inputs of each case and the
+exact JSON line the planner must render, which tests/unit/capacity_test.cc compares.
+
+    capacity_model.py            rewrite the fixture
+    capacity_model.py --check    exit 1 if the committed fixture differs from a fresh one
+"""
+
+import itertools
+import json
+import math
+import pathlib
+import re
+import sys
+from functools import lru_cache
+
+FIXTURE = pathlib.Path(__file__).resolve().parents[2] / "testdata/report/sweep/cases.json"
+
+# torch dtype name -> (itemsize, floating point or complex)
+DTYPES = {
+    "float32": (4, True), "float": (4, True), "float64": (8, True), "double": (8, True),
+    "float16": (2, True), "half": (2, True), "bfloat16": (2, True), "bf16": (2, True),
+    "complex32": (4, True), "chalf": (4, True), "complex64": (8, True), "cfloat": (8, True),
+    "complex128": (16, True), "cdouble": (16, True),
+    "float8_e4m3fn": (1, True), "float8_e4m3fnuz": (1, True), "float8_e5m2": (1, True),
+    "float8_e5m2fnuz": (1, True), "float8_e8m0fnu": (1, True), "float4_e2m1fn_x2": (1, True),
+    "uint8": (1, False), "uint16": (2, False), "uint32": (4, False), "uint64": (8, False),
+    "int8": (1, False), "int16": (2, False), "short": (2, False), "int32": (4, False),
+    "int": (4, False), "int64": (8, False), "long": (8, False), "bool": (1, False),
+    "quint8": (1, False), "qint8": (1, False), "qint32": (4, False), "bits8": (1, False),
+    "bits16": (2, False), "bits1x8": (1, False), "bits2x4": (1, False), "bits4x2": (1, False),
+}
+MOMENTS = {"none": None, "sgd": 0, "momentum": 1, "adam": 2, "adamw": 2}
+UNITS = {"": 1, "B": 1}
+for i, p in enumerate("KMGTPE"):
+    for suffix in ("", "B"):
+        UNITS[p + suffix] = 1000 ** (i + 1)
+        UNITS[p + "i" + suffix] = 1024 ** (i + 1)
+UNITS["k"] = UNITS["kB"] = 1000
+
+
+def budget_bytes(text):
+    m = re.fullmatch(r"(\d*\.?\d*)([A-Za-z]*)", text)
+    number, unit = m.group(1), m.group(2)
+    whole, _, frac = number.partition(".")
+    scaled = int(whole or "0") * UNITS[unit] * 10 ** len(frac) + int(frac or "0") * UNITS[unit]
+    return scaled // 10 ** len(frac)
+
+
+def cost_per_element(dtype, requires_grad, optimizer):
+    size, floating = DTYPES[dtype.removeprefix("torch.")]
+    k = MOMENTS[optimizer]
+    if k is None or not requires_grad or not floating:
+        return size
+    weight, grad = size, size
+    master = 4 if size < 4 else 0
+    return weight + grad + master + k * max(4, size)
+
+
+def parse_placement(text):
+    """('S', dim, uneven), ('SS', dim, factor, uneven), ('R',) or ('P',)."""
+    if text == "R":
+        return ("R",)
+    if text.startswith("P("):
+        return ("P",)
+    m = re.fullmatch(r"S\((-?\d+)\)", text)
+    if m:
+        d = int(m.group(1))
+        return ("S", -d - 1, True) if d < 0 else ("S", d, False)
+    m = re.fullmatch(r"SS\((-?\d+),(\d+)\)", text)
+    d = int(m.group(1))
+    return ("SS", -d - 1, int(m.group(2)), True) if d < 0 else ("SS", d, int(m.group(2)), False)
+
+
+@lru_cache(maxsize=None)
+def torch_chunk(length, chunks):
+    """Sizes of torch.chunk(x, chunks) along a dim of `length`, padded to `chunks` entries."""
+    if length == 0:
+        return (0,) * chunks
+    size = -(-length // chunks)
+    got = [min(size, length - i * size) for i in range(-(-length // size))]
+    return tuple(got + [0] * (chunks - len(got)))
+
+
+def local_size(length, placement, n, coordinate):
+    if placement[0] == "S":
+        return torch_chunk(length, n)[coordinate]
+    factor = placement[2]
+    pieces = torch_chunk(length, n * factor)
+    return sum(pieces[coordinate + j * n] for j in range(factor))
+
+
+def meshes_of(axis_order, fixed, sweeps):
+    choices = dict((a, [s]) for a, s in fixed)
+    choices.update((a, list(sizes)) for a, sizes in sweeps)
+    order = [a for a in axis_order if a in choices]
+    order += sorted(a for a in choices if a not in order)
+    meshes = [list(zip(order, combo)) for combo in itertools.product(*(choices[a] for a in order))]
+    meshes.sort(key=lambda m: (math.prod(s for _, s in m), [s for _, s in m]))
+    return meshes
+
+
+def evaluate(case, mesh):
+    optimizer = case["optimizer"]
+    sizes = dict(mesh)
+    axes = [a for a, _ in mesh]
+    params = []
+    for p in case["params"]:
+        placements = dict((a, parse_placement(t)) for a, t in p["placements"])
+        params.append((p, placements, cost_per_element(p["dtype"], p["requires_grad"], optimizer)))
+    order = case["resolved_axis_order"]
+
+    # Divisibility: the first parameter, then the first axis in placement order, whose
+    # dim does not divide for some rank; the size is the largest such local size.
+    indivisible = None
+    for p, placements, _ in params:
+        shape = p["shape"]
+        if 0 in shape:
+            continue
+        for axis in order:
+            pl = placements.get(axis)
+            n = sizes.get(axis, 1)
+            if pl is None or pl[0] not in ("S", "SS") or n == 1 or pl[-1]:
+                continue
+            d = pl[1]
+            factor = pl[2] if pl[0] == "SS" else 1
+            earlier = [a for a in order[: order.index(axis)] if a in placements]
+            seen = set()
+            for coords in itertools.product(*(range(sizes.get(a, 1)) for a in earlier)):
+                length = shape[d]
+                for a, c in zip(earlier, coords):
+                    q = placements[a]
+                    if q[0] in ("S", "SS") and q[1] == d and sizes.get(a, 1) > 1:
+                        length = local_size(length, q, sizes[a], c)
+                seen.add(length)
+            bad = sorted((v for v in seen if v % (n * factor) != 0), reverse=True)
+            if bad:
+                indivisible = {"param": p["fqn"], "dim": d, "size": bad[0], "axis": axis,
+                               "axis_size": n, "split_factor": factor}
+                break
+        if indivisible:
+            break
+
+    best = worst = None
+    for coords in itertools.product(*(range(s) for _, s in mesh)):
+        at = dict(zip(axes, coords))
+        total = 0
+        for p, placements, unit in params:
+            shape = list(p["shape"])
+            for axis in order:
+                pl = placements.get(axis)
+                if pl is None or pl[0] not in ("S", "SS") or sizes.get(axis, 1) == 1:
+                    continue
+                shape[pl[1]] = local_size(shape[pl[1]], pl, sizes[axis], at[axis])
+            total += math.prod(shape) * unit
+        if worst is None or total > worst[0]:
+            worst = (total, coords)
+        if best is None or total < best[0]:
+            best = (total, coords)
+
+    budget = case["budget_bytes"]
+    fits = None if budget is None else (indivisible is None and worst[0] <= budget)
+    return {
+        "mesh": dict(mesh),
+        "devices": math.prod(s for _, s in mesh),
+        "max_rank_bytes": worst[0],
+        "min_rank_bytes": best[0],
+        "max_rank": dict(zip(axes, worst[1])),
+        "min_rank": dict(zip(axes, best[1])),
+        "divisible": indivisible is None,
+        "indivisible": indivisible,
+        "fits": fits,
+        "over_by_bytes": None if budget is None else max(0, worst[0] - budget),
+    }
+
+
+def expected(case):
+    listed = []
+    for a in case["axis_order"]:
+        if a not in listed:
+            listed.append(a)
+    rest = {a for p in case["params"] for a, _ in p["placements"]}
+    rest |= {a for a, _ in case["fixed"]} | {a for a, _ in case["sweeps"]}
+    case["resolved_axis_order"] = listed + sorted(rest - set(listed))
+    case["budget_bytes"] = None if case["budget"] is None else budget_bytes(case["budget"])
+    meshes = [evaluate(case, m) for m in meshes_of(case["axis_order"], case["fixed"], case["sweeps"])]
+    full = sum(math.prod(p["shape"]) * cost_per_element(p["dtype"], p["requires_grad"],
+                                                         case["optimizer"])
+               for p in case["params"])
+    doc = {"optimizer": case["optimizer"], "budget_bytes": case["budget_bytes"],
+           "axis_order": case["resolved_axis_order"], "params": len(case["params"]),
+           "full_bytes": full, "meshes": meshes}
+    exit_code = 0 if any(m["divisible"] and m["fits"] is not False for m in meshes) else 1
+    del case["resolved_axis_order"], case["budget_bytes"]
+    return json.dumps(doc, separators=(",", ":")), exit_code
+
+
+def param(fqn, shape, dtype="bfloat16", placements=(), requires_grad=True):
+    return {"fqn": fqn, "shape": list(shape), "dtype": dtype, "requires_grad": requires_grad,
+            "placements": [list(p) for p in placements]}
+
+
+def deepseek_like(layers, dense_layers, experts):
+    """DeepSeek-V3 dimensions (hidden 7168, vocab 129280, MLA ranks 1536/512+64, 128 heads,
+    expert width 2048, dense width 18432), fewer layers, experts stacked per layer."""
+    h, vocab, heads = 7168, 129280, 128
+    ps = [param("model.embed_tokens.weight", [vocab, h], placements=[("tp", "S(0)")])]
+    for i in range(layers):
+        pre = f"model.layers.{i}."
+        att = pre + "self_attn."
+        ps += [
+            param(pre + "input_layernorm.weight", [h], placements=[("tp", "R")]),
+            param(att + "q_a_proj.weight", [1536, h]),
+            param(att + "q_a_layernorm.weight", [1536]),
+            param(att + "q_b_proj.weight", [heads * 192, 1536], placements=[("tp", "S(0)")]),
+            param(att + "kv_a_proj_with_mqa.weight", [512 + 64, h]),
+            param(att + "kv_a_layernorm.weight", [512]),
+            param(att + "kv_b_proj.weight", [heads * 256, 512], placements=[("tp", "S(0)")]),
+            param(att + "o_proj.weight", [h, heads * 128], placements=[("tp", "S(1)")]),
+            param(pre + "post_attention_layernorm.weight", [h]),
+        ]
+        mlp = pre + "mlp."
+        if i < dense_layers:
+            ps += [param(mlp + "gate_proj.weight", [18432, h], placements=[("tp", "S(0)")]),
+                   param(mlp + "up_proj.weight", [18432, h], placements=[("tp", "S(0)")]),
+                   param(mlp + "down_proj.weight", [h, 18432], placements=[("tp", "S(1)")])]
+            continue
+        ps += [
+            param(mlp + "gate.weight", [experts, h], placements=[("ep", "R")]),
+            param(mlp + "gate.e_score_correction_bias", [experts], "float32", requires_grad=False),
+            param(mlp + "experts.gate_up_proj", [experts, 2 * 2048, h],
+                  placements=[("ep", "S(0)"), ("tp", "SS(1,2)")]),
+            param(mlp + "experts.down_proj", [experts, h, 2048],
+                  placements=[("ep", "S(0)"), ("tp", "S(2)")]),
+            param(mlp + "shared_experts.gate_proj.weight", [2048, h], placements=[("tp", "S(0)")]),
+            param(mlp + "shared_experts.up_proj.weight", [2048, h], placements=[("tp", "S(0)")]),
+            param(mlp + "shared_experts.down_proj.weight", [h, 2048], placements=[("tp", "S(1)")]),
+        ]
+    ps += [param("model.norm.weight", [h]),
+           param("lm_head.weight", [vocab, h], placements=[("tp", "S(-1)")])]
+    return ps
+
+
+def cases():
+    return [
+        {
+            "name": "tiny_tp_sweep",
+            "axis_order": ["tp"], "fixed": [], "sweeps": [["tp", [4, 1, 3, 2]]],
+            "optimizer": "none", "budget": None,
+            "params": [param("embed.weight", [10, 4], placements=[("tp", "S(0)")]),
+                       param("proj.weight", [6, 5], "float32", [("tp", "S(1)")]),
+                       param("norm.weight", [4], placements=[("tp", "R")])],
+        },
+        {
+            "name": "composed_uneven_shards",
+            "axis_order": ["ep", "tp"], "fixed": [], "sweeps": [["ep", [1, 2, 3]], ["tp", [2, 4]]],
+            "optimizer": "adam", "budget": "300",
+            "params": [param("w", [9, 4], placements=[("ep", "S(-1)"), ("tp", "S(-1)")]),
+                       param("v", [7, 3], placements=[("tp", "S(-2)")]),
+                       param("b", [5], "float32", [("ep", "S(-1)")])],
+        },
+        {
+            "name": "strided_and_extra_axes",
+            "axis_order": ["dp", "tp"], "fixed": [["dp", 2]], "sweeps": [["tp", [2, 4, 8]]],
+            "optimizer": "momentum", "budget": "0.25KiB",
+            "params": [param("a", [10, 2], placements=[("tp", "SS(-1,2)")]),
+                       param("c", [16, 3], placements=[("tp", "SS(0,2)"), ("dp", "R")]),
+                       param("d", [12], "float16", [("tp", "SS(0,3)")])],
+        },
+        {
+            "name": "dtypes_grads_partial",
+            "axis_order": [], "fixed": [["tp", 2], ["cp", 3]], "sweeps": [],
+            "optimizer": "adamw", "budget": "1kB",
+            "params": [param("f64", [4, 2], "float64", [("tp", "S(0)")]),
+                       param("fp8", [8], "float8_e4m3fn", [("cp", "S(0)")]),
+                       param("c64", [2, 3], "torch.complex64", [("tp", "P(sum)")]),
+                       param("frozen", [6], "bfloat16", [("tp", "S(0)")], requires_grad=False),
+                       param("steps", [3], "int64", [("cp", "S(-1)")]),
+                       param("flag", [5], "bool", [("tp", "R")]),
+                       param("empty", [0, 7], "float32", [("tp", "S(1)")])],
+        },
+        {
+            "name": "deepseek_like",
+            "axis_order": ["ep", "cp", "tp"], "fixed": [["cp", 2]],
+            "sweeps": [["tp", [1, 2, 3, 4, 8]], ["ep", [1, 8, 32]]],
+            "optimizer": "adam", "budget": "80GiB",
+            "params": deepseek_like(layers=4, dense_layers=1, experts=256),
+        },
+    ]
+
+
+def main():
+    out = []
+    for case in cases():
+        line, code = expected(case)
+        out.append({**case, "expected_json": line, "expected_exit": code})
+    text = json.dumps({"cases": out}, indent=1) + "\n"
+    if "--check" in sys.argv[1:]:
+        if not FIXTURE.exists() or FIXTURE.read_text() != text:
+            print(f"{FIXTURE} is stale: run {sys.argv[0]}", file=sys.stderr)
+            return 1
+        return 0
+    FIXTURE.parent.mkdir(parents=True, exist_ok=True)
+    FIXTURE.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

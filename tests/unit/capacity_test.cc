@@ -1,0 +1,424 @@
+#include "hpfreeze/capacity.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hpfreeze {
+namespace {
+
+Placement placement(std::string_view text) {
+  Expected<Placement> p = parse_placement(text);
+  EXPECT_TRUE(p.ok()) << text;
+  return p ? *p : Placement::replicate();
+}
+
+CapacityParam param(std::string fqn, std::vector<std::int64_t> shape, std::string dtype,
+                    std::vector<std::pair<std::string, std::string_view>> placements,
+                    bool requires_grad = true) {
+  CapacityParam p{std::move(fqn), std::move(shape), std::move(dtype), requires_grad, {}};
+  for (auto& [axis, text] : placements) p.placements.emplace_back(axis, placement(text));
+  return p;
+}
+
+Mesh mesh(std::vector<AxisSize> axes) {
+  Mesh m{std::move(axes), 1};
+  for (const AxisSize& a : m.axes) m.devices *= a.size;
+  return m;
+}
+
+MeshCapacity evaluate(const std::vector<CapacityParam>& params, std::vector<std::string> order,
+                      const Mesh& m, Optimizer optimizer = Optimizer::kNone,
+                      std::optional<std::uint64_t> budget = std::nullopt) {
+  Expected<CapacityModel> model = CapacityModel::build(params, std::move(order), optimizer);
+  EXPECT_TRUE(model.ok()) << (model ? "" : model.errors().front().message);
+  if (!model) return {};
+  Expected<MeshCapacity> one = model->evaluate(m, budget);
+  EXPECT_TRUE(one.ok());
+  return one ? *one : MeshCapacity{};
+}
+
+std::string build_error(const std::vector<CapacityParam>& params) {
+  Expected<CapacityModel> model = CapacityModel::build(params, {}, Optimizer::kNone);
+  EXPECT_FALSE(model.ok());
+  return model ? std::string("<ok>") : model.errors().front().message;
+}
+
+TEST(CapacityChunking, ShardFollowsTorchChunk) {
+  // [10] bf16 by tp=4: torch.chunk gives 3, 3, 3, 1 elements -> 6 and 2 bytes.
+  // [5] bf16 by tp=4: chunks of 2 -> 2, 2, 1, 0 elements -> 4 and 0 bytes.
+  const MeshCapacity ten =
+      evaluate({param("w", {10}, "bf16", {{"tp", "S(-1)"}})}, {}, mesh({{"tp", 4}}));
+  EXPECT_EQ(ten.max_rank_bytes, 6U);
+  EXPECT_EQ(ten.min_rank_bytes, 2U);
+  EXPECT_EQ(ten.min_rank, std::vector<std::uint64_t>{3});
+  const MeshCapacity five =
+      evaluate({param("w", {5}, "bf16", {{"tp", "S(-1)"}})}, {}, mesh({{"tp", 4}}));
+  EXPECT_EQ(five.max_rank_bytes, 4U);
+  EXPECT_EQ(five.min_rank_bytes, 0U);
+  EXPECT_EQ(five.min_rank, std::vector<std::uint64_t>{3});  // ranks 3 is the only empty one
+  EXPECT_TRUE(five.divisible());                            // uneven shards are declared uneven
+}
+
+TEST(CapacityChunking, StridedShardTakesEveryNthChunk) {
+  // [10] f32 SS(0,2) by tp=4: torch.chunk into 8 gives 2,2,2,2,2,0,0,0; rank i holds chunks
+  // i and i+4: rank 0 -> 2+2, rank 1..3 -> 2+0 elements: 16 and 8 bytes.
+  const MeshCapacity m =
+      evaluate({param("w", {10}, "float32", {{"tp", "SS(-1,2)"}})}, {}, mesh({{"tp", 4}}));
+  EXPECT_EQ(m.max_rank_bytes, 16U);
+  EXPECT_EQ(m.min_rank_bytes, 8U);
+  EXPECT_EQ(m.min_rank, std::vector<std::uint64_t>{1});
+}
+
+TEST(CapacityChunking, ComposedShardsApplyInAxisOrder) {
+  // [9] bf16 sharded on dim 0 by ep=2 then tp=4 (both uneven): ep gives 5 | 4, then tp
+  // chunks 5 as 2,2,1,0 and 4 as 1,1,1,1. Worst rank (0,0): 2 elements = 4 bytes; best
+  // (0,3): 0 bytes: the smallest rank is not on the last ep coordinate.
+  const std::vector<CapacityParam> p{param("w", {9}, "bf16", {{"tp", "S(-1)"}, {"ep", "S(-1)"}})};
+  const MeshCapacity m = evaluate(p, {"ep", "tp"}, mesh({{"ep", 2}, {"tp", 4}}));
+  EXPECT_EQ(m.max_rank_bytes, 4U);
+  EXPECT_EQ(m.min_rank_bytes, 0U);
+  EXPECT_EQ(m.min_rank, (std::vector<std::uint64_t>{0, 3}));
+  // The other order: tp=4 first gives 3,3,3,0, ep=2 then 2|1: worst 2 elements, best 0 at
+  // tp=3 (rank (0,3) in ep-major coordinates).
+  const MeshCapacity r = evaluate(p, {"tp", "ep"}, mesh({{"ep", 2}, {"tp", 4}}));
+  EXPECT_EQ(r.max_rank_bytes, 4U);
+  EXPECT_EQ(r.min_rank_bytes, 0U);
+  EXPECT_EQ(r.min_rank, (std::vector<std::uint64_t>{0, 3}));
+}
+
+TEST(CapacityChunking, SumsOverParamsPerRank) {
+  // a: [8, 6] bf16 S(0) on tp=3 -> 3,3,2 rows of 6: 36, 36, 24 bytes (uneven).
+  // b: [4, 5] f32 S(1) on ep=2 -> 3 | 2 columns of 4 rows: 48 | 32 bytes.
+  // c: [7] bf16 replicated everywhere: 14 bytes.
+  // Ranks (tp, ep): max (0,0) = 36+48+14 = 98; min (2,1) = 24+32+14 = 70.
+  const MeshCapacity m = evaluate({param("a", {8, 6}, "bfloat16", {{"tp", "S(-1)"}}),
+                                   param("b", {4, 5}, "float32", {{"ep", "S(-2)"}}),
+                                   param("c", {7}, "bfloat16", {{"tp", "R"}, {"ep", "R"}})},
+                                  {"tp", "ep"}, mesh({{"tp", 3}, {"ep", 2}}));
+  EXPECT_EQ(m.max_rank_bytes, 98U);
+  EXPECT_EQ(m.min_rank_bytes, 70U);
+  EXPECT_EQ(m.max_rank, (std::vector<std::uint64_t>{0, 0}));
+  EXPECT_EQ(m.min_rank, (std::vector<std::uint64_t>{2, 1}));
+}
+
+TEST(CapacityChunking, HugeAxesNeedNoRankEnumeration) {
+  // [3] bf16 on an axis of 2^40 ranks: ranks 0..2 hold 1 element, every other rank none.
+  const MeshCapacity m = evaluate({param("w", {3}, "bf16", {{"tp", "S(-1)"}})}, {},
+                                  mesh({{"tp", std::uint64_t{1} << 40}}));
+  EXPECT_EQ(m.max_rank_bytes, 2U);
+  EXPECT_EQ(m.min_rank_bytes, 0U);
+  EXPECT_EQ(m.min_rank, std::vector<std::uint64_t>{3});
+}
+
+TEST(CapacityDivisibility, FirstOffendingParamAndAxis) {
+  // p0 divides; p1's dim 1 (6) divides by ep=2 but its local 3 not by tp=2; p2 fails too
+  // but comes later.
+  const std::vector<CapacityParam> p{param("p0", {4}, "bf16", {{"tp", "S(0)"}}),
+                                     param("p1", {2, 6}, "bf16", {{"tp", "S(1)"}, {"ep", "S(1)"}}),
+                                     param("p2", {3}, "bf16", {{"tp", "S(0)"}})};
+  const MeshCapacity m = evaluate(p, {"ep", "tp"}, mesh({{"ep", 2}, {"tp", 2}}));
+  ASSERT_FALSE(m.divisible());
+  EXPECT_EQ(m.indivisible->fqn, "p1");
+  EXPECT_EQ(m.indivisible->dim, 1U);
+  EXPECT_EQ(m.indivisible->size, 3U);
+  EXPECT_EQ(m.indivisible->axis, "tp");
+  EXPECT_EQ(m.indivisible->axis_size, 2U);
+  // StridedShard must divide by size x split factor: 12 by 4 x 2 does not.
+  const MeshCapacity s =
+      evaluate({param("s", {12}, "bf16", {{"tp", "SS(0,2)"}})}, {}, mesh({{"tp", 4}}));
+  ASSERT_FALSE(s.divisible());
+  EXPECT_EQ(s.indivisible->split_factor, 2U);
+  // A size-1 axis shards nothing and always divides.
+  EXPECT_TRUE(
+      evaluate({param("s", {3}, "bf16", {{"tp", "S(0)"}})}, {}, mesh({{"tp", 1}})).divisible());
+}
+
+TEST(CapacityAccounting, OptimizerStatePerElement) {
+  // bf16: weight 2, grad 2, fp32 master 4, fp32 moments 4 each.
+  EXPECT_EQ(bytes_per_element("bfloat16", 2, true, Optimizer::kNone), 2U);
+  EXPECT_EQ(bytes_per_element("bfloat16", 2, true, Optimizer::kSgd), 8U);
+  EXPECT_EQ(bytes_per_element("bfloat16", 2, true, Optimizer::kMomentum), 12U);
+  EXPECT_EQ(bytes_per_element("bfloat16", 2, true, Optimizer::kAdam), 16U);
+  EXPECT_EQ(bytes_per_element("bfloat16", 2, true, Optimizer::kAdamW), 16U);
+  // fp32 is its own master: 4 + 4 + 2 x 4; fp64 moments are fp64: 8 + 8 + 2 x 8.
+  EXPECT_EQ(bytes_per_element("float32", 4, true, Optimizer::kAdam), 16U);
+  EXPECT_EQ(bytes_per_element("float64", 8, true, Optimizer::kAdam), 32U);
+  // fp8: 1 + 1 + 4 + 2 x 4.
+  EXPECT_EQ(bytes_per_element("float8_e5m2", 1, true, Optimizer::kAdam), 14U);
+  // Frozen and integer parameters keep their weight only.
+  EXPECT_EQ(bytes_per_element("bfloat16", 2, false, Optimizer::kAdam), 2U);
+  EXPECT_EQ(bytes_per_element("int64", 8, true, Optimizer::kAdam), 8U);
+}
+
+TEST(CapacityAccounting, Dtypes) {
+  EXPECT_EQ(dtype_element_size("bfloat16"), 2U);
+  EXPECT_EQ(dtype_element_size("torch.float8_e4m3fn"), 1U);
+  EXPECT_EQ(dtype_element_size("complex128"), 16U);
+  EXPECT_EQ(dtype_element_size("long"), 8U);
+  EXPECT_EQ(dtype_element_size("float4_e2m1fn_x2"), 1U);
+  EXPECT_EQ(dtype_element_size("uint4"), std::nullopt);
+  EXPECT_EQ(dtype_element_size("Float32"), std::nullopt);
+  EXPECT_EQ(build_error({param("model.w", {2}, "fp32", {})}),
+            "parameter 'model.w' has unknown dtype 'fp32'");
+  EXPECT_EQ(build_error({param("model.w", {2}, "", {})}), "parameter 'model.w' has no dtype");
+}
+
+TEST(CapacityModelErrors, NameTheParameter) {
+  EXPECT_EQ(build_error({param("w", {2, 3}, "bf16", {{"tp", "S(2)"}})}),
+            "parameter 'w' has 2 dims; S(2) on axis 'tp' shards dim 2");
+  EXPECT_EQ(build_error({param("w", {2, -3}, "bf16", {})}),
+            "parameter 'w' has a negative size -3 in dim 1");
+  CapacityParam twice = param("w", {2}, "bf16", {{"tp", "S(0)"}, {"tp", "R"}});
+  EXPECT_EQ(build_error({twice}), "parameter 'w' has two placements on axis 'tp'");
+  EXPECT_EQ(build_error({param("w", {std::int64_t{1} << 62, 8}, "bf16", {})}),
+            "parameter 'w' needs more than 2^64-1 bytes");
+}
+
+TEST(CapacityBudget, Units) {
+  EXPECT_EQ(*parse_byte_size("80GiB"), 85899345920U);  // 80 x 2^30
+  EXPECT_EQ(*parse_byte_size("75G"), 75000000000U);
+  EXPECT_EQ(*parse_byte_size("75GB"), 75000000000U);
+  EXPECT_EQ(*parse_byte_size("1.5TiB"), 1649267441664U);  // 1.5 x 2^40
+  EXPECT_EQ(*parse_byte_size("1.3Ki"), 1331U);            // 1331.2, rounded down
+  EXPECT_EQ(*parse_byte_size("12345"), 12345U);
+  EXPECT_EQ(*parse_byte_size("2kB"), 2000U);
+  EXPECT_EQ(*parse_byte_size(".5K"), 500U);
+  EXPECT_EQ(parse_byte_size("80 GiB").errors().front().message,
+            "'80 GiB': unknown unit; expected B, K, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi, "
+            "Ei (x1024), optionally followed by B");
+  EXPECT_EQ(parse_byte_size("GiB").errors().front().message,
+            "'GiB': expected a number of bytes with an optional unit, as 80GiB");
+  EXPECT_EQ(parse_byte_size("16EiB").errors().front().message, "'16EiB': more than 2^64-1 bytes");
+  EXPECT_FALSE(parse_byte_size("1.2.3G").ok());
+  EXPECT_FALSE(parse_byte_size("1kiB").ok());
+}
+
+TEST(CapacityBudget, FormatBytes) {
+  EXPECT_EQ(format_byte_size(1023), "1023 B");
+  EXPECT_EQ(format_byte_size(1536), "1.5 KiB");
+  EXPECT_EQ(format_byte_size(3435973837), "3.2 GiB");  // 3.2 x 2^30, rounded
+  EXPECT_EQ(format_byte_size(1048575), "1.0 MiB");     // 1023.999 KiB rounds to 1024.0
+}
+
+TEST(CapacityMeshes, SweepParsingAndOrder) {
+  Expected<AxisSweep> s = parse_sweep_arg("tp=8,1,4");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->sizes, (std::vector<std::uint64_t>{8, 1, 4}));
+  EXPECT_EQ(parse_sweep_arg("tp=2,2").errors().front().message, "'tp=2,2': size 2 is listed twice");
+  EXPECT_EQ(parse_sweep_arg("tp=2,,4").errors().front().message,
+            "'tp=2,,4': '' is not a size; sizes are decimal integers from 1 to 2^63-1");
+  EXPECT_EQ(parse_sweep_arg("1tp=2").errors().front().message,
+            "'1tp=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*");
+  EXPECT_FALSE(parse_sweep_arg("tp").ok());
+  EXPECT_FALSE(parse_sweep_arg("tp=0").ok());
+
+  // Order: devices, then sizes in axis order (ep before tp here; dp, unlisted, last).
+  Expected<std::vector<Mesh>> meshes =
+      enumerate_meshes({"ep", "tp"}, {{"dp", 2}}, {{"tp", {4, 1, 2}}, {"ep", {2, 1}}});
+  ASSERT_TRUE(meshes.ok());
+  std::vector<std::string> got;
+  for (const Mesh& m : *meshes) {
+    std::string label;
+    for (const AxisSize& a : m.axes) label += a.axis + std::to_string(a.size);
+    got.push_back(label + ":" + std::to_string(m.devices));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"ep1tp1dp2:2", "ep1tp2dp2:4", "ep2tp1dp2:4",
+                                           "ep1tp4dp2:8", "ep2tp2dp2:8", "ep2tp4dp2:16"}));
+  EXPECT_EQ(enumerate_meshes({}, {{"tp", 2}}, {{"tp", {1}}}).errors().front().message,
+            "axis 'tp' is swept and also given a fixed size or another sweep");
+  EXPECT_EQ(
+      enumerate_meshes({}, {{"a", std::uint64_t{1} << 62}, {"b", 8}}, {}).errors().front().message,
+      "mesh a=4611686018427387904 b=8 has more than 2^64-1 devices");
+}
+
+TEST(CapacityVerdict, ExitCodeAndText) {
+  // w: [8, 6] bf16 S(0) on tp; n: [5] bf16 whole. tp=1: 96 + 10 = 106 bytes; tp=2: 48 + 10
+  // = 58; tp=3: 8 rows do not divide by 3.
+  CapacityRequest request;
+  request.params = {param("model.w", {8, 6}, "bfloat16", {{"tp", "S(0)"}}),
+                    param("model.n", {5}, "bfloat16", {})};
+  request.sweeps = {{"tp", {3, 2, 1}}};
+  request.budget = 100;
+  Expected<CapacityResult> r = plan_capacity(request);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->meshes.size(), 3U);
+  EXPECT_EQ(r->meshes[0].max_rank_bytes, 106U);
+  EXPECT_EQ(r->meshes[0].over_by, 6U);
+  EXPECT_EQ(r->meshes[1].max_rank_bytes, 58U);
+  EXPECT_EQ(capacity_exit_code(*r), 0);  // tp=2 fits
+  // Scale 106 bytes over 32 cells: 106 -> 32, 100 -> round(30.19) = 30, 58 -> round(17.5)
+  // = 18, tp=3's worst 3 rows (36 bytes) + 10 = 46 -> round(13.89) = 14; its best 2 rows +
+  // 10 = 34.
+  EXPECT_EQ(render_capacity_text(*r),
+            "2 params, 106 B whole on one device, optimizer none, budget 100 B\n"
+            "MESH  DEVICES  WORST RANK  BEST RANK  BAR                                VERDICT\n"
+            "tp=1        1       106 B      106 B  ##############################|##  over by 6 B\n"
+            "tp=2        2        58 B       58 B  ##################............|..  fits\n"
+            "tp=3        3        46 B       34 B  ##############................|..  does not "
+            "divide: model.w dim 0 by tp=3\n");
+  request.sweeps = {{"tp", {3, 1}}};
+  Expected<CapacityResult> none_fit = plan_capacity(request);
+  ASSERT_TRUE(none_fit.ok());
+  EXPECT_EQ(capacity_exit_code(*none_fit), 1);  // over budget, and not divisible
+  request.budget.reset();
+  Expected<CapacityResult> no_budget = plan_capacity(request);
+  ASSERT_TRUE(no_budget.ok());
+  EXPECT_EQ(capacity_exit_code(*no_budget), 0);  // tp=1 divides; nothing to fit
+  EXPECT_FALSE(no_budget->meshes[0].fits.has_value());
+}
+
+TEST(CapacityChunking, ManyDistinctUnevenSizesAreRefusedNotEnumerated) {
+  // 3 axes of 2^20 ranks, 200 distinct uneven sizes each: about 400 cuts per axis, 6.4e7
+  // rank classes, above the 2^24 limit.
+  std::vector<CapacityParam> params;
+  for (const char* axis : {"a", "b", "c"}) {
+    for (std::int64_t k = 0; k < 200; ++k) {
+      params.push_back(param(std::string(axis) + std::to_string(k),
+                             {(std::int64_t{1} << 21) + 7 * k + 1}, "bf16", {{axis, "S(-1)"}}));
+    }
+  }
+  Expected<CapacityModel> model = CapacityModel::build(params, {"a", "b", "c"}, Optimizer::kNone);
+  ASSERT_TRUE(model.ok());
+  const std::uint64_t n = std::uint64_t{1} << 20;
+  Expected<MeshCapacity> m = model->evaluate(mesh({{"a", n}, {"b", n}, {"c", n}}), std::nullopt);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors().front().message,
+            "the ranks of mesh a=1048576 b=1048576 c=1048576 fall into more than 16777216 classes "
+            "of distinct sizes; too many to compare exactly");
+}
+
+// torch.chunk of `length` into `chunks`, padded with empty chunks: the sizes, rank by rank.
+std::vector<std::uint64_t> torch_chunk(std::uint64_t length, std::uint64_t chunks) {
+  std::vector<std::uint64_t> out(chunks, 0);
+  if (length == 0) return out;
+  const std::uint64_t c = (length + chunks - 1) / chunks;
+  for (std::uint64_t i = 0; i * c < length; ++i) out[i] = std::min(c, length - i * c);
+  return out;
+}
+
+// Random small plans against a rank-by-rank walk: every rank, every parameter, each axis
+// chunking the local size in turn.
+TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
+  std::mt19937 rng(16);
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const std::vector<std::string> axes{"x", "y", "z"};
+  for (int round = 0; round < 300; ++round) {
+    std::vector<CapacityParam> params;
+    const int count = pick(1, 4);
+    for (int i = 0; i < count; ++i) {
+      CapacityParam p{"p" + std::to_string(i), {}, pick(0, 1) != 0 ? "bf16" : "float32", true, {}};
+      const int rank = pick(1, 3);
+      for (int d = 0; d < rank; ++d) p.shape.push_back(pick(0, 23));
+      for (const std::string& a : axes) {
+        const int kind = pick(0, 4);
+        const auto dim = static_cast<std::int64_t>(pick(0, rank - 1));
+        const bool uneven = pick(0, 1) != 0;
+        if (kind == 0) continue;
+        p.placements.emplace_back(a, kind == 1   ? Placement::replicate()
+                                     : kind == 2 ? Placement::partial()
+                                     : kind == 3
+                                         ? Placement::shard(dim, uneven)
+                                         : Placement::strided_shard(dim, pick(1, 3), uneven));
+      }
+      params.push_back(std::move(p));
+    }
+    const std::vector<std::uint64_t> n{static_cast<std::uint64_t>(pick(1, 5)),
+                                       static_cast<std::uint64_t>(pick(1, 4)),
+                                       static_cast<std::uint64_t>(pick(1, 3))};
+    const MeshCapacity got =
+        evaluate(params, axes, mesh({{"x", n[0]}, {"y", n[1]}, {"z", n[2]}}), Optimizer::kAdam);
+    std::uint64_t max = 0;
+    std::uint64_t min = UINT64_MAX;
+    std::vector<std::uint64_t> max_at;
+    std::vector<std::uint64_t> min_at;
+    for (std::uint64_t i = 0; i < n[0]; ++i) {
+      for (std::uint64_t j = 0; j < n[1]; ++j) {
+        for (std::uint64_t k = 0; k < n[2]; ++k) {
+          const std::uint64_t at[3] = {i, j, k};
+          std::uint64_t total = 0;
+          for (const CapacityParam& p : params) {
+            std::vector<std::uint64_t> local(p.shape.begin(), p.shape.end());
+            for (std::size_t a = 0; a < 3; ++a) {
+              for (const auto& [axis, pl] : p.placements) {
+                if (axis != axes[a] || !pl.has_dim()) continue;
+                const auto d = static_cast<std::size_t>(pl.dim);
+                const std::uint64_t f = static_cast<std::uint64_t>(pl.split_factor);
+                const std::vector<std::uint64_t> pieces = torch_chunk(local[d], n[a] * f);
+                std::uint64_t held = 0;
+                for (std::uint64_t r = 0; r < f; ++r) held += pieces[at[a] + r * n[a]];
+                local[d] = held;
+              }
+            }
+            std::uint64_t elements = 1;
+            for (std::uint64_t s : local) elements *= s;
+            total += elements * 16;  // adam: 16 bytes per bf16 or fp32 element
+          }
+          if (total > max || max_at.empty()) {
+            max = total;
+            max_at = {i, j, k};
+          }
+          if (total < min) {
+            min = total;
+            min_at = {i, j, k};
+          }
+        }
+      }
+    }
+    ASSERT_EQ(got.max_rank_bytes, max) << "round " << round;
+    ASSERT_EQ(got.min_rank_bytes, min) << "round " << round;
+    ASSERT_EQ(got.max_rank, max_at) << "round " << round;
+    ASSERT_EQ(got.min_rank, min_at) << "round " << round;
+  }
+}
+
+// The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
+// like torch; the rendered JSON must match its bytes.
+TEST(CapacityFixture, MatchesIndependentCalculator) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc =
+      parser.load(std::string(HPFREEZE_TESTDATA_DIR) + "/report/sweep/cases.json");
+  int cases = 0;
+  for (simdjson::dom::element c : doc["cases"].get_array()) {
+    const std::string name{std::string_view(c["name"])};
+    CapacityRequest request;
+    for (std::string_view a : c["axis_order"].get_array()) request.axis_order.emplace_back(a);
+    for (simdjson::dom::array f : c["fixed"].get_array()) {
+      request.fixed.push_back({std::string(std::string_view(f.at(0))), uint64_t(f.at(1))});
+    }
+    for (simdjson::dom::array s : c["sweeps"].get_array()) {
+      AxisSweep sweep{std::string(std::string_view(s.at(0))), {}};
+      for (std::uint64_t v : s.at(1).get_array()) sweep.sizes.push_back(v);
+      request.sweeps.push_back(std::move(sweep));
+    }
+    request.optimizer = *parse_optimizer(std::string_view(c["optimizer"]));
+    if (!c["budget"].is_null()) request.budget = *parse_byte_size(std::string_view(c["budget"]));
+    for (simdjson::dom::element p : c["params"].get_array()) {
+      CapacityParam cp;
+      cp.fqn = std::string(std::string_view(p["fqn"]));
+      for (std::int64_t d : p["shape"].get_array()) cp.shape.push_back(d);
+      cp.dtype = std::string(std::string_view(p["dtype"]));
+      cp.requires_grad = bool(p["requires_grad"]);
+      for (simdjson::dom::array pl : p["placements"].get_array()) {
+        cp.placements.emplace_back(std::string(std::string_view(pl.at(0))),
+                                   placement(std::string_view(pl.at(1))));
+      }
+      request.params.push_back(std::move(cp));
+    }
+    Expected<CapacityResult> result = plan_capacity(request);
+    ASSERT_TRUE(result.ok()) << name << ": " << result.errors().front().message;
+    EXPECT_EQ(render_capacity_json(*result),
+              std::string(std::string_view(c["expected_json"])) + "\n")
+        << name;
+    EXPECT_EQ(capacity_exit_code(*result), int64_t(c["expected_exit"])) << name;
+    ++cases;
+  }
+  EXPECT_EQ(cases, 5);
+}
+
+}  // namespace
+}  // namespace hpfreeze
