@@ -34,10 +34,11 @@ Runner declare_freeze(CLI::App& app) {
   app.add_flag("--no-verify", *no_verify, "Skip the checks against the model's parameters");
   app.add_flag("--strict", request->options.strict, "Treat warnings as errors");
   app.add_flag("--allow-empty", request->options.allow_empty, "Accept a plan with no modules");
-  app.footer(help_footer("the meta was written (warnings, if any, on stderr)",
-                         "an input was read and rejected: invalid content, a check against the "
-                         "model failed, a warning under --strict",
-                         "hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json"));
+  app.footer(
+      help_footer("the meta was written (warnings, if any, on stderr)",
+                  "an input was read and rejected: invalid content, a check against the "
+                  "model failed, a warning under --strict",
+                  "hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json"));
   return [request, base, depfile, no_verify, &app]() -> Outcome {
     if (app.count("--base") > 0) request->base_path = *base;
     if (app.count("--depfile") > 0) request->depfile_path = *depfile;

@@ -169,7 +169,8 @@ Outcome run(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Run 'hpfreeze help COMMAND' or 'hpfreeze COMMAND --help' for a command's options.\n\n" +
-      help_footer("success", "the inputs were read and rejected: invalid content, a failed check, "
+      help_footer("success",
+                  "the inputs were read and rejected: invalid content, a failed check, "
                   "differences found",
                   "hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json"));
 
@@ -240,8 +241,9 @@ int main(int argc, char** argv) {
   try {
     return exit_status(run(argc, argv));
   } catch (const std::bad_alloc&) {
-    write_stderr("hpfreeze: error: out of memory (the inputs need more memory than the "
-                 "process may use)\n");
+    write_stderr(
+        "hpfreeze: error: out of memory (the inputs need more memory than the "
+        "process may use)\n");
   } catch (const std::exception& e) {
     write_stderr("hpfreeze: error: internal error: ");
     write_stderr(e.what());

@@ -112,7 +112,7 @@ class Install(unittest.TestCase):
             self.assertEqual([h for h in headings if h in expected], expected, page)
             exit_status = text.split("\nEXIT STATUS\n", 1)[1]
             for code in "012":
-                self.assertRegex(exit_status, rf"^ +{code} +\S", page)
+                self.assertRegex(exit_status, re.compile(rf"^ +{code} +\S", re.M), page)
             examples = text.split("\nEXAMPLES\n", 1)[1].split("\nSEE ALSO\n", 1)[0]
             command = page.replace("-", " ")
             self.assertIn(command + " ", examples, page)
@@ -192,8 +192,8 @@ class Completion(unittest.TestCase):
     def test_subcommands_and_global_flags(self):
         commands = subcommands(BINARY)
         self.assertEqual(self.complete("hpfreeze", ""),
-                         sorted(commands + ["-h", "--help", "--version", "-v", "--verbose",
-                                            "-q", "--quiet"]))
+                         sorted(commands + ["help", "-h", "--help", "--version", "-v",
+                                            "--verbose", "-q", "--quiet"]))
         self.assertEqual(self.complete("hpfreeze", "fr"), ["freeze"])
         self.assertEqual(self.complete("hpfreeze", "he"), ["help"])
         self.assertEqual(self.complete("hpfreeze", "help", "th"), ["thaw"])
