@@ -261,6 +261,12 @@ class ManPageFallback(unittest.TestCase):
             self.assertIn("--depfile", text)
             self.assertIn("EXAMPLES", text)
             self.assertEqual(text.count("DESCRIPTION"), 1)
+            expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
+                        "SEE ALSO"]
+            for page in pages:
+                text = render(os.path.join(tmp, "man", page))
+                headings = re.findall(r"^([A-Z][A-Z ]+)$", text, re.M)
+                self.assertEqual([h for h in headings if h in expected], expected, page)
 
 
 if __name__ == "__main__":
