@@ -16,7 +16,8 @@ _hpfreeze_help() {
 }
 
 # Prints the entries of one --help section ($3: "Subcommands", "Options", "Positionals"):
-# each name of the entry, followed by " 1" when it takes a value and " 0" when not.
+# each name of the entry, followed by the placeholder of its value ("FILE", "N", ...) or
+# "-" when it takes none.
 _hpfreeze_section() {
     local line in_section=0 spec names name rest
     while IFS= read -r line; do
@@ -29,22 +30,32 @@ _hpfreeze_section() {
             rest=${BASH_REMATCH[3]}
             IFS=, read -ra names <<<"$spec"
             for name in "${names[@]}"; do
-                # CLI11 writes a value's type in capitals after the flag: "--plan TEXT".
-                if [[ $rest =~ ^[A-Z] ]]; then echo "$name 1"; else echo "$name 0"; fi
+                # A value's placeholder follows the flag in capitals: "--plan FILE",
+                # "--mesh AXIS=N[,AXIS=N...]", "--top N".
+                if [[ $rest =~ ^[A-Z] && $rest != REQUIRED ]]; then
+                    echo "$name $rest"
+                else
+                    echo "$name -"
+                fi
             done
         fi
     done < <(_hpfreeze_help "$1" "$2")
 }
 
 _hpfreeze_words() {
-    local name takes
-    while read -r name takes; do printf '%s\n' "$name"; done < <(_hpfreeze_section "$@")
+    local name value
+    while read -r name value; do printf '%s\n' "$name"; done < <(_hpfreeze_section "$@")
 }
 
-_hpfreeze_takes_value() {  # $1 binary, $2 subcommand, $3 option
-    local name takes
-    while read -r name takes; do
-        [[ $name == "$3" ]] && return $((1 - takes))
+# Prints the placeholder of option $3 of subcommand $2 ("-" when it takes no value); fails
+# when there is no such option.
+_hpfreeze_value_of() {  # $1 binary, $2 subcommand, $3 option
+    local name value
+    while read -r name value; do
+        if [[ $name == "$3" ]]; then
+            printf '%s\n' "$value"
+            return 0
+        fi
     done < <(_hpfreeze_section "$1" "$2" Options)
     return 1
 }
@@ -53,6 +64,18 @@ _hpfreeze_files() {
     local IFS=$'\n'
     COMPREPLY=($(compgen -f -- "$1"))
     compopt -o filenames 2>/dev/null
+    return 0
+}
+
+# Completes the value of option $3 ($4: the word so far): file names after a FILE, nothing
+# for other values (a mesh, a count, a field name). Fails when $3 takes no value.
+_hpfreeze_value() {
+    local value
+    value=$(_hpfreeze_value_of "$1" "$2" "$3") || return 1
+    [[ $value == - ]] && return 1
+    if [[ $value == FILE ]]; then
+        _hpfreeze_files "$4"
+    fi
     return 0
 }
 
@@ -75,31 +98,38 @@ _hpfreeze() {
     done
 
     if [[ -z $sub ]]; then
-        COMPREPLY=($(compgen -W "$subcommands $(_hpfreeze_words "$bin" "" Options)" -- "$cur"))
+        if [[ $prev == help ]]; then
+            COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$subcommands help $(_hpfreeze_words "$bin" "" Options)" \
+                -- "$cur"))
+        fi
         return 0
     fi
 
     # "--plan FILE", "--plan=FILE" (COMP_WORDBREAKS splits at '=').
-    if [[ $cur == "=" ]] && _hpfreeze_takes_value "$bin" "$sub" "$prev"; then
-        _hpfreeze_files ""
+    if [[ $cur == "=" ]] && _hpfreeze_value "$bin" "$sub" "$prev" ""; then
         return 0
     fi
     if [[ $prev == "=" ]] && ((COMP_CWORD > 1)) &&
-        _hpfreeze_takes_value "$bin" "$sub" "${COMP_WORDS[COMP_CWORD - 2]}"; then
-        _hpfreeze_files "$cur"
+        _hpfreeze_value "$bin" "$sub" "${COMP_WORDS[COMP_CWORD - 2]}" "$cur"; then
         return 0
     fi
-    if [[ $prev == -* ]] && _hpfreeze_takes_value "$bin" "$sub" "$prev"; then
-        _hpfreeze_files "$cur"
+    if [[ $prev == -* ]] && _hpfreeze_value "$bin" "$sub" "$prev" "$cur"; then
         return 0
     fi
+    local flags
+    flags=$(_hpfreeze_words "$bin" "$sub" Options)
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$(_hpfreeze_words "$bin" "$sub" Options)" -- "$cur"))
+        COMPREPLY=($(compgen -W "$flags" -- "$cur"))
         return 0
     fi
-    # Positional arguments are files, except placement strings for `parse`.
+    # Positional arguments are files, except placement strings for `parse`; a command
+    # without file arguments offers its flags.
     if [[ $sub != parse ]] && [[ -n $(_hpfreeze_words "$bin" "$sub" Positionals) ]]; then
         _hpfreeze_files "$cur"
+    elif [[ -z $cur ]]; then
+        COMPREPLY=($(compgen -W "$flags" -- "$cur"))
     fi
     return 0
 }

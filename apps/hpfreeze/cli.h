@@ -1,40 +1,66 @@
 #pragma once
-// Shared pieces of the front end: exit codes, diagnostics output, subcommand registry.
+// Shared pieces of the front end: outcomes, diagnostics output, the command table.
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <span>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "hpfreeze/diagnostic.h"
 
 namespace hpfreeze::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitRejected = 1;  // inputs read and rejected
-inline constexpr int kExitTrouble = 2;   // usage error or I/O failure
+// What a command's run amounts to. main() alone turns it into the process exit status
+// (exit_status below), so the 0/1/2 contract lives in one place.
+enum class Outcome {
+  kOk,        // success (for diff: no differences)
+  kRejected,  // inputs read and rejected (for diff: differences found)
+  kTrouble,   // usage error or I/O failure
+};
+inline constexpr Outcome kExitOk = Outcome::kOk;
+inline constexpr Outcome kExitRejected = Outcome::kRejected;
+inline constexpr Outcome kExitTrouble = Outcome::kTrouble;
+int exit_status(Outcome outcome);
 
-// A subcommand registers its flags on `app` and returns the function that runs it once
-// the command line has been parsed.
-using Runner = std::function<int()>;
+// A command declares its options on `app` and returns the function that runs it once the
+// command line has been parsed.
+using Runner = std::function<Outcome()>;
 
-// Each cmd_*.cc adds itself to the registry during static initialisation:
-//   static const bool registered = add_command({"parse", "...", 20, &register_parse});
-// `order` places it in --help; the registry is read once main() starts.
-struct CommandInfo {
+// One row per command, in --help order (commands.cc). A plain table rather than
+// self-registration by static initialisers, which silently vanish when the object files
+// move into a static library.
+struct Command {
   const char* name;
   const char* description;
-  int order;
-  Runner (*registrar)(CLI::App& app);
+  Runner (*declare)(CLI::App& app);
 };
-bool add_command(const CommandInfo& info);
-std::vector<CommandInfo>& command_registry();
+std::span<const Command> commands();
+
+Runner declare_freeze(CLI::App& app);
+Runner declare_parse(CLI::App& app);
+Runner declare_expand(CLI::App& app);
+Runner declare_check(CLI::App& app);
+Runner declare_diff(CLI::App& app);
+Runner declare_thaw(CLI::App& app);
+Runner declare_report(CLI::App& app);
+
+// Placeholders of option values in --help (and so in the man pages and completion, which
+// read it: completion offers file names only after a FILE).
+inline constexpr const char* kFile = "FILE";
+
+// The end of a command's --help: what each exit status means for it, and one example.
+inline constexpr std::string_view kTroubleMeaning =
+    "usage error, or an input or output could not be read or written";
+std::string help_footer(std::string_view ok, std::string_view rejected, std::string_view example,
+                        std::string_view trouble = kTroubleMeaning);
 
 // Prints each diagnostic as one `hpfreeze: <level>: ...` line on stderr.
 void report(const Diagnostic& d);
 void report(const Diagnostics& ds);
-// Exit code for a failed library call: 2 when any error was an I/O failure, else 1.
-int exit_code_for(const Diagnostics& errors);
+// Outcome of a failed library call: trouble when any error was an I/O failure, else
+// rejected.
+Outcome exit_code_for(const Diagnostics& errors);
 
 // Configures the stderr logger: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
 void setup_logging(int verbose, int quiet);

@@ -8,21 +8,25 @@
 
 namespace hpfreeze::cli {
 
-namespace {
-
-Runner register_check(CLI::App& app) {
+Runner declare_check(CLI::App& app) {
   struct Flags {
     std::string meta;
     std::string model;
     bool json = false;
   };
   auto flags = std::make_shared<Flags>();
-  app.add_option("meta", flags->meta, "codegen_meta.json to check; '-' for stdin")->required();
+  app.add_option("META", flags->meta, "codegen_meta.json to check; '-' for stdin")
+      ->type_name("")
+      ->required();
   app.add_option("--model", flags->model,
-                 "Model tree dump (hpfreeze.model/v1) to check the meta against; '-' for stdin");
+                 "Model tree dump (hpfreeze.model/v1) to check the meta against; '-' for stdin")
+      ->type_name(kFile);
   app.add_flag("--json", flags->json,
                "Print findings as JSON Lines on stdout instead of diagnostics on stderr");
-  return [flags, &app]() -> int {
+  app.footer(help_footer("no error finding (warnings and notes, if any, are printed)",
+                         "at least one error finding",
+                         "hpfreeze check codegen_meta.json --model model.json"));
+  return [flags, &app]() -> Outcome {
     CheckRequest request;
     request.meta_path = flags->meta;
     if (app.count("--model") > 0) request.model_path = flags->model;
@@ -49,9 +53,4 @@ Runner register_check(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] =
-    add_command({"check", "Check a codegen_meta.json offline, optionally against a model tree", 40,
-                 &register_check});
-
-}  // namespace
 }  // namespace hpfreeze::cli

@@ -7,19 +7,26 @@
 
 namespace hpfreeze::cli {
 
-namespace {
-
-Runner register_diff(CLI::App& app) {
+Runner declare_diff(CLI::App& app) {
   auto request = std::make_shared<DiffRequest>();
-  app.add_option("old", request->old_path, "The old codegen_meta.json; '-' for stdin")->required();
-  app.add_option("new", request->new_path, "The new codegen_meta.json; '-' for stdin")->required();
+  app.add_option("OLD", request->old_path, "The old codegen_meta.json; '-' for stdin")
+      ->type_name("")
+      ->required();
+  app.add_option("NEW", request->new_path, "The new codegen_meta.json; '-' for stdin")
+      ->type_name("")
+      ->required();
   app.add_flag("--json", request->json,
                "Print one JSON object per difference: {\"op\", \"pointer\", \"old\", \"new\"}");
   app.add_option("--ignore", request->options.ignored_fields,
                  "Leave this top-level field out of the comparison (repeatable)")
+      ->type_name("FIELD")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  return [request]() -> int {
+  app.footer(help_footer("no differences", "the metas differ",
+                         "hpfreeze diff old/codegen_meta.json new/codegen_meta.json",
+                         "usage error, or an input could not be read or is not a valid meta, "
+                         "or the output could not be written"));
+  return [request]() -> Outcome {
     if (request->old_path == "-" && request->new_path == "-") {
       report(make_error({}, {}, "at most one of the two metas may be '-' (stdin)"));
       return kExitTrouble;
@@ -38,8 +45,4 @@ Runner register_diff(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] = add_command(
-    {"diff", "Show the semantic difference of two codegen_meta.json files", 50, &register_diff});
-
-}  // namespace
 }  // namespace hpfreeze::cli

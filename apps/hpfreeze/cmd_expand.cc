@@ -8,12 +8,14 @@
 
 namespace hpfreeze::cli {
 
-namespace {
-
-Runner register_expand(CLI::App& app) {
+Runner declare_expand(CLI::App& app) {
   auto plan_path = std::make_shared<std::string>();
-  app.add_option("plan", *plan_path, "Plan dump (hpfreeze.plan/v1); '-' for stdin")->required();
-  return [plan_path]() -> int {
+  app.add_option("PLAN", *plan_path, "Plan dump (hpfreeze.plan/v1); '-' for stdin")
+      ->type_name("")
+      ->required();
+  app.footer(help_footer("the names were printed", "the plan dump was read and rejected",
+                         "hpfreeze expand plan.json > sharded_params.txt"));
+  return [plan_path]() -> Outcome {
     Expected<std::string> lines = render_expand(*plan_path);
     if (!lines) {
       report(lines.errors());
@@ -27,9 +29,4 @@ Runner register_expand(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] = add_command(
-    {"expand", "Print the sorted FQNs of a plan dump's sharded parameters, one per line", 30,
-     &register_expand});
-
-}  // namespace
 }  // namespace hpfreeze::cli

@@ -8,20 +8,23 @@
 
 namespace hpfreeze::cli {
 
-namespace {
-Runner register_parse(CLI::App& app) {
+Runner declare_parse(CLI::App& app) {
   struct Flags {
     std::vector<std::string> placements;
     ParseOptions options;
   };
   auto flags = std::make_shared<Flags>();
-  app.add_option("placement", flags->placements,
-                 "Placement strings (S(0), SS(0,2), R, P(sum)); stdin lines when none are given");
+  app.add_option("PLACEMENT", flags->placements,
+                 "Placement strings (S(0), SS(0,2), R, P(sum)); stdin lines when none are given")
+      ->type_name("");
   app.add_flag("--json", flags->options.json,
                "Print one JSON object per line: the plan-dump form plus \"canonical\"");
   app.add_flag("--check", flags->options.check,
                "Also fail on valid input that is not already in canonical form");
-  return [flags]() -> int {
+  app.footer(help_footer("every placement is valid (and, with --check, canonical)",
+                         "a placement is invalid, or with --check not in canonical form",
+                         "hpfreeze parse 'SS( 0 , 2 )' 'S(+3)' 'P(sum)'"));
+  return [flags]() -> Outcome {
     std::vector<ParseInput> inputs;
     Expected<InputFile> stdin_text = InputFile{};
     if (flags->placements.empty()) {
@@ -46,8 +49,4 @@ Runner register_parse(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] = add_command(
-    {"parse", "Parse placement strings and print their canonical form", 20, &register_parse});
-
-}  // namespace
 }  // namespace hpfreeze::cli

@@ -9,18 +9,19 @@
 
 namespace hpfreeze::cli {
 
-namespace {
-
-Runner register_report(CLI::App& app) {
+Runner declare_report(CLI::App& app) {
   struct Flags {
     ReportRequest request;
     std::string mesh;
     std::string top;
   };
   auto flags = std::make_shared<Flags>();
-  app.add_option("meta", flags->request.meta_path, "codegen_meta.json; '-' for stdin")->required();
+  app.add_option("META", flags->request.meta_path, "codegen_meta.json; '-' for stdin")
+      ->type_name("")
+      ->required();
   app.add_option("--model", flags->request.model_path,
                  "Model tree dump (hpfreeze.model/v1) with parameter shapes; '-' for stdin")
+      ->type_name(kFile)
       ->required();
   // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).
   const CLI::Validator mesh_syntax(
@@ -28,9 +29,10 @@ Runner register_report(CLI::App& app) {
         Expected<std::vector<MeshAxis>> mesh = parse_mesh_arg(text);
         return mesh ? std::string() : mesh.errors().front().message;
       },
-      "AXIS=N,...");
+      "");
   app.add_option("--mesh", flags->mesh,
                  "Mesh axis sizes, e.g. tp=2,cp=2,ep=8 (default: the meta's parallel_dims)")
+      ->type_name("AXIS=N[,AXIS=N...]")
       ->check(mesh_syntax);
   app.add_flag("--json", flags->request.json, "Print one JSON object instead of the table");
   app.add_option("--top", flags->top,
@@ -41,8 +43,13 @@ Runner register_report(CLI::App& app) {
                 !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
             return digits ? std::string() : "expected a non-negative integer, got '" + text + "'";
           },
-          "K"));
-  return [flags, &app]() -> int {
+          ""))
+      ->type_name("N");
+  app.footer(help_footer("every finding is a warning or a note",
+                         "an error finding: a sharded dim does not divide on the mesh, or the "
+                         "meta does not fit the model",
+                         "hpfreeze report codegen_meta.json --model model.json --mesh tp=2,cp=2"));
+  return [flags, &app]() -> Outcome {
     ReportRequest& request = flags->request;
     if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
     if (app.count("--top") > 0) {
@@ -75,9 +82,4 @@ Runner register_report(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] =
-    add_command({"report", "Report per-rank parameter memory of a frozen plan and check it divides",
-                 70, &register_report});
-
-}  // namespace
 }  // namespace hpfreeze::cli

@@ -6,19 +6,23 @@
 
 namespace hpfreeze::cli {
 
-namespace {
-
-Runner register_thaw(CLI::App& app) {
+Runner declare_thaw(CLI::App& app) {
   auto request = std::make_shared<ThawRequest>();
   auto model = std::make_shared<std::string>();
-  app.add_option("meta", request->meta_path, "The codegen_meta.json to thaw; '-' for stdin")
+  app.add_option("META", request->meta_path, "The codegen_meta.json to thaw; '-' for stdin")
+      ->type_name("")
       ->required();
   app.add_option("-o,--output", request->plan_path,
-                 "Plan dump (hpfreeze.plan/v1), written atomically; '-' for stdout (default)");
+                 "Plan dump (hpfreeze.plan/v1), written atomically; '-' for stdout (default)")
+      ->type_name(kFile);
   app.add_option("--model-out", *model,
                  "Also write a model tree dump (hpfreeze.model/v1) built from boundary_classes; "
-                 "'-' for stdout");
-  return [request, model, &app]() -> int {
+                 "'-' for stdout")
+      ->type_name(kFile);
+  app.footer(help_footer("the plan dump (and model tree) were written",
+                         "the meta was read and rejected: it is not a meta freeze can write",
+                         "hpfreeze thaw codegen_meta.json -o plan.json --model-out model.json"));
+  return [request, model, &app]() -> Outcome {
     if (app.count("--model-out") > 0) request->model_path = *model;
     if (request->model_path && *request->model_path == request->plan_path) {
       report(make_error({}, {},
@@ -33,9 +37,4 @@ Runner register_thaw(CLI::App& app) {
   };
 }
 
-const bool registered [[maybe_unused]] =
-    add_command({"thaw", "Turn a codegen_meta.json back into a plan dump (the inverse of freeze)",
-                 60, &register_thaw});
-
-}  // namespace
 }  // namespace hpfreeze::cli

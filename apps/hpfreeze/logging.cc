@@ -103,7 +103,7 @@ void report(const Diagnostics& ds) {
   for (const Diagnostic& d : ds) report(d);
 }
 
-int exit_code_for(const Diagnostics& errors) {
+Outcome exit_code_for(const Diagnostics& errors) {
   for (const Diagnostic& d : errors) {
     if (d.error_class == ErrorClass::kIo) return kExitTrouble;
   }

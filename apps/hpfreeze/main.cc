@@ -1,66 +1,255 @@
 // hpfreeze: freeze a HyperParallel sharding plan into codegen_meta.json.
-#include <spdlog/spdlog.h>
+//
+// main() is the boundary of the program: it builds the command line from the command table
+// (commands.cc), names every usage mistake, writes --help and --version like any other
+// output (a failed write is exit status 2), and is the one place where an exception that
+// escapes a command becomes a diagnostic instead of an abort.
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "cli.h"
+#include "hpfreeze/io.h"
 #include "hpfreeze/version.h"
 
 namespace hpfreeze::cli {
+namespace {
 
-std::vector<CommandInfo>& command_registry() {
-  static std::vector<CommandInfo> registry;
-  return registry;
+// Writes one line to stderr without allocating: also usable once memory has run out.
+void write_stderr(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
 }
 
-bool add_command(const CommandInfo& info) {
-  command_registry().push_back(info);
-  return true;
+Outcome usage_error(const std::string& message) {
+  write_stderr("hpfreeze: error: " + message + "\n");
+  return kExitTrouble;
 }
 
+// Optimal string alignment distance: edits, counting a swap of neighbours as one, so that
+// "frezee" is one edit from "freeze".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The candidate nearest to `typed`, when it is near enough to be what was meant: at most a
+// third of its length in edits (one for short names). The first of equals wins.
+std::optional<std::string> nearest(std::string_view typed,
+                                   const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_distance = 0;
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(typed, c);
+    if (d > std::max<std::size_t>(1, c.size() / 3)) continue;
+    if (!best || d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const Command& c : commands()) names.emplace_back(c.name);
+  return names;
+}
+
+Outcome unknown_command(const std::string& word) {
+  if (std::optional<std::string> near = nearest(word, command_names())) {
+    return usage_error("unknown command '" + word + "'; did you mean '" + *near + "'?");
+  }
+  return usage_error("unknown command '" + word + "' (see 'hpfreeze --help')");
+}
+
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+std::string help_hint(const CLI::App* sub) {
+  return sub == nullptr ? "(see 'hpfreeze --help')"
+                        : "(see 'hpfreeze " + sub->get_name() + " --help')";
+}
+
+// After a failed parse: the first word CLI11 could not place is the mistake to name, since
+// what it reports instead (a required option missing) is often only its consequence.
+Outcome parse_failure(const CLI::App& app, const CLI::ParseError& e) {
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  const CLI::App* sub = parsed.empty() ? nullptr : parsed.front();
+  for (const CLI::App* where : {&app, sub}) {
+    if (where == nullptr) continue;
+    const std::vector<std::string> extras = where->remaining();
+    if (extras.empty()) continue;
+    const std::string& word = extras.front();
+    if (word.size() > 1 && word[0] == '-') {
+      const std::string name = word.substr(0, word.find('='));
+      std::optional<std::string> near;
+      if (name.size() > 2) near = nearest(name, option_names(*where));
+      if (near) return usage_error("unknown option '" + name + "'; did you mean '" + *near + "'?");
+      return usage_error("unknown option '" + name + "' " + help_hint(sub));
+    }
+    return usage_error("unexpected argument '" + word + "' " + help_hint(sub));
+  }
+  if (sub == nullptr && e.get_name() == "RequiredError") {
+    return usage_error("no command given " + help_hint(nullptr));
+  }
+  return usage_error(std::string(e.what()) + " " + help_hint(sub));
+}
+
+// --help and --version text goes to stdout like any data: a failed write is an I/O error.
+Outcome print(const std::string& text) {
+  if (Expected<WriteOutcome> written = write_stdout(text); !written) {
+    report(written.errors());
+    return kExitTrouble;
+  }
+  return kExitOk;
+}
+
+// The global flags, declared on hpfreeze itself and again on every command, so that they
+// work on either side of the command word and every command's --help lists them.
+struct GlobalFlags {
+  CLI::Option* verbose;
+  CLI::Option* quiet;
+};
+GlobalFlags add_global_flags(CLI::App& app) {
+  app.set_version_flag("--version", std::string("hpfreeze ") + hpfreeze::kVersion,
+                       "Print the version and exit");
+  const std::string verbose_help = "More diagnostics on stderr (repeatable)";
+  const std::string quiet_help = "Fewer diagnostics: -q errors only, -qq none";
+  return {app.add_flag("-v,--verbose", verbose_help), app.add_flag("-q,--quiet", quiet_help)};
+}
+
+// The command word: the first argument that is not a flag (hpfreeze's own flags take no
+// value), if any.
+std::optional<int> command_index(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") return i + 1 < argc ? std::optional<int>(i + 1) : std::nullopt;
+    if (arg.empty() || arg[0] != '-') return i;
+  }
+  return std::nullopt;
+}
+
+Outcome run(int argc, char** argv) {
+  setup_logging(0, 0);  // until the command line is read: for errors writing --help
+  CLI::App app{
+      "hpfreeze: freeze a HyperParallel sharding plan into a byte-stable codegen_meta.json"};
+  app.name("hpfreeze");
+  const GlobalFlags global = add_global_flags(app);
+  app.require_subcommand(1);
+  app.footer(
+      "Run 'hpfreeze help COMMAND' or 'hpfreeze COMMAND --help' for a command's options.\n\n" +
+      help_footer("success",
+                  "the inputs were read and rejected: invalid content, a failed check, "
+                  "differences found",
+                  "hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json"));
+
+  std::vector<std::string> args(argv, argv + argc);
+  if (std::optional<int> at = command_index(argc, argv)) {
+    const std::string word = args[static_cast<std::size_t>(*at)];
+    const std::vector<std::string> names = command_names();
+    if (word == "help") {
+      // `hpfreeze help [COMMAND]`: the same text as `hpfreeze [COMMAND] --help`.
+      const int rest = argc - *at - 1;
+      if (rest > 1) return usage_error("help takes at most one command (see 'hpfreeze --help')");
+      args.erase(args.begin() + *at, args.end());
+      if (rest == 1) {
+        const std::string topic = argv[*at + 1];
+        if (std::find(names.begin(), names.end(), topic) == names.end()) {
+          return unknown_command(topic);
+        }
+        args.push_back(topic);
+      }
+      args.emplace_back("--help");
+    } else if (std::find(names.begin(), names.end(), word) == names.end()) {
+      return unknown_command(word);
+    }
+  }
+
+  struct Entry {
+    CLI::App* app;
+    GlobalFlags global;
+    Runner run;
+  };
+  std::vector<Entry> entries;
+  for (const Command& command : commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    Runner runner = command.declare(*sub);
+    entries.push_back({sub, add_global_flags(*sub), std::move(runner)});
+  }
+
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11's order
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    std::ostringstream out;
+    std::ostringstream err;
+    app.exit(e, out, err);
+    return print(out.str());
+  } catch (const CLI::CallForVersion& e) {
+    return print(std::string(e.what()) + "\n");
+  } catch (const CLI::ParseError& e) {
+    return parse_failure(app, e);
+  }
+  for (const Entry& entry : entries) {
+    if (!entry.app->parsed()) continue;
+    const auto count = [](const GlobalFlags& g, CLI::Option* GlobalFlags::*flag) {
+      return static_cast<int>((g.*flag)->count());
+    };
+    setup_logging(count(global, &GlobalFlags::verbose) + count(entry.global, &GlobalFlags::verbose),
+                  count(global, &GlobalFlags::quiet) + count(entry.global, &GlobalFlags::quiet));
+    return entry.run();
+  }
+  return usage_error("no command given (see 'hpfreeze --help')");
+}
+
+}  // namespace
 }  // namespace hpfreeze::cli
 
 int main(int argc, char** argv) {
   using namespace hpfreeze::cli;
-  CLI::App app{
-      "hpfreeze: freeze a HyperParallel sharding plan into a byte-stable codegen_meta.json"};
-  app.name("hpfreeze");
-  app.set_version_flag("--version", std::string("hpfreeze ") + hpfreeze::kVersion,
-                       "Print the version and exit");
-  int verbose = 0;
-  int quiet = 0;
-  app.add_flag("-v,--verbose", verbose, "More diagnostics on stderr (repeatable)");
-  app.add_flag("-q,--quiet", quiet, "Fewer diagnostics on stderr (repeatable)");
-  app.require_subcommand(1);
-  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
-    // Point at the help of the subcommand being parsed, when there is one.
-    std::string where;
-    for (const CLI::App* sub : failed->get_subcommands()) where = sub->get_name() + " ";
-    return "hpfreeze: error: " + std::string(e.what()) + " (see 'hpfreeze " + where +
-           "--help')\n";
-  });
-
-  std::vector<CommandInfo> infos = command_registry();
-  std::sort(infos.begin(), infos.end(),
-            [](const CommandInfo& a, const CommandInfo& b) { return a.order < b.order; });
-  std::vector<std::pair<CLI::App*, Runner>> commands;
-  for (const CommandInfo& info : infos) {
-    CLI::App* sub = app.add_subcommand(info.name, info.description);
-    commands.emplace_back(sub, info.registrar(*sub));
-  }
-
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitTrouble;  // CLI11's own codes (100+) are usage errors
+    return exit_status(run(argc, argv));
+  } catch (const std::bad_alloc&) {
+    write_stderr(
+        "hpfreeze: error: out of memory (the inputs need more memory than the "
+        "process may use)\n");
+  } catch (const std::exception& e) {
+    write_stderr("hpfreeze: error: internal error: ");
+    write_stderr(e.what());
+    write_stderr("\n");
+  } catch (...) {
+    write_stderr("hpfreeze: error: internal error: unknown exception\n");
   }
-  setup_logging(verbose, quiet);
-  for (auto& [sub, run] : commands) {
-    if (sub->parsed()) return run();
-  }
-  return kExitTrouble;
+  return exit_status(kExitTrouble);
 }

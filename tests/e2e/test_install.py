@@ -99,6 +99,27 @@ class Install(unittest.TestCase):
             self.assertRegex(text, rf"\b{c}\b")
             self.assertIn(f"hpfreeze-{c}(1)", text)
 
+    def test_every_page_has_the_sections(self):
+        man1 = self.path("share", "man", "man1")
+        pages = ["hpfreeze"] + [f"hpfreeze-{c}" for c in self.commands]
+        for page in pages:
+            text = render(os.path.join(man1, page + ".1"))
+            if text is None:
+                self.skipTest("neither man nor groff is installed")
+            headings = re.findall(r"^([A-Z][A-Z ]+)$", text, re.M)
+            expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
+                        "SEE ALSO"]
+            self.assertEqual([h for h in headings if h in expected], expected, page)
+            exit_status = text.split("\nEXIT STATUS\n", 1)[1]
+            for code in "012":
+                self.assertRegex(exit_status, re.compile(rf"^ +{code} +\S", re.M), page)
+            examples = text.split("\nEXAMPLES\n", 1)[1].split("\nSEE ALSO\n", 1)[0]
+            command = page.replace("-", " ")
+            self.assertIn(command + " ", examples, page)
+            self.assertNotIn("Exit status:", text, page)  # turned into its section
+            if page != "hpfreeze":
+                self.assertIn("hpfreeze(1)", text.split("\nSEE ALSO\n", 1)[1], page)
+
     def test_freeze_page_documents_every_flag(self):
         text = render(self.path("share", "man", "man1", "hpfreeze-freeze.1"))
         if text is None:
@@ -171,18 +192,40 @@ class Completion(unittest.TestCase):
     def test_subcommands_and_global_flags(self):
         commands = subcommands(BINARY)
         self.assertEqual(self.complete("hpfreeze", ""),
-                         sorted(commands + ["-h", "--help", "--version", "-v", "--verbose",
-                                            "-q", "--quiet"]))
+                         sorted(commands + ["help", "-h", "--help", "--version", "-v",
+                                            "--verbose", "-q", "--quiet"]))
         self.assertEqual(self.complete("hpfreeze", "fr"), ["freeze"])
+        self.assertEqual(self.complete("hpfreeze", "he"), ["help"])
+        self.assertEqual(self.complete("hpfreeze", "help", "th"), ["thaw"])
         self.assertEqual(self.complete("hpfreeze", "-v", "pa"), ["parse"])
 
     def test_subcommand_flags(self):
         self.assertEqual(self.complete("hpfreeze", "freeze", "--d"), ["--depfile"])
-        self.assertEqual(self.complete("hpfreeze", "freeze", "--"), sorted([
-            "--help", "--plan", "--model", "--base", "--output", "--if-changed", "--depfile",
-            "--no-verify", "--strict", "--allow-empty"]))
+        freeze_flags = ["--help", "--plan", "--model", "--base", "--output", "--if-changed",
+                        "--depfile", "--no-verify", "--strict", "--allow-empty"]
+        global_flags = ["--version", "--verbose", "--quiet"]
+        self.assertEqual(self.complete("hpfreeze", "freeze", "--"),
+                         sorted(freeze_flags + global_flags))
         self.assertEqual(self.complete("hpfreeze", "parse", "--"),
-                         ["--check", "--help", "--json"])
+                         sorted(["--check", "--help", "--json"] + global_flags))
+
+    def test_flags_right_after_a_command_without_file_arguments(self):
+        expected = sorted(["-h", "--help", "--plan", "--model", "--base", "-o", "--output",
+                           "--if-changed", "--depfile", "--no-verify", "--strict",
+                           "--allow-empty", "--version", "-v", "--verbose", "-q", "--quiet"])
+        self.assertEqual(self.complete("hpfreeze", "freeze", ""), expected)
+        self.assertEqual(self.complete("hpfreeze", "freeze", "--plan", "plan.json", ""),
+                         expected)
+        self.assertIn("--json", self.complete("hpfreeze", "parse", ""))
+
+    def test_no_file_names_for_values_that_are_not_files(self):
+        for words in (["report", "m.json", "--mesh", ""], ["report", "m.json", "--mesh", "p"],
+                      ["report", "m.json", "--top", ""], ["diff", "a", "b", "--ignore", ""],
+                      ["diff", "a", "b", "--ignore", "p"], ["report", "--mesh", "=", ""]):
+            self.assertEqual(self.complete("hpfreeze", *words), [], words)
+        # ... while a FILE value still completes file names.
+        self.assertEqual(self.complete("hpfreeze", "report", "m.json", "--model", "p"),
+                         ["pipeline.sh", "plan.json"])
 
     def test_files_after_options_that_take_one(self):
         self.assertEqual(self.complete("hpfreeze", "freeze", "--plan", "p"),
@@ -218,6 +261,12 @@ class ManPageFallback(unittest.TestCase):
             self.assertIn("--depfile", text)
             self.assertIn("EXAMPLES", text)
             self.assertEqual(text.count("DESCRIPTION"), 1)
+            expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
+                        "SEE ALSO"]
+            for page in pages:
+                text = render(os.path.join(tmp, "man", page))
+                headings = re.findall(r"^([A-Z][A-Z ]+)$", text, re.M)
+                self.assertEqual([h for h in headings if h in expected], expected, page)
 
 
 if __name__ == "__main__":
