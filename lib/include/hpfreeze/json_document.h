@@ -62,7 +62,8 @@ class JsonDocument {
 // that overflow a double, trailing content, nesting deeper than kMaxJsonDepth, inputs of
 // 4 GiB or more and duplicate keys in one object. Syntax errors carry line and column (the
 // first byte at which the text stops being the start of a valid document); a duplicate
-// key carries the JSON Pointer of its second occurrence. Pass `bytes` with
+// key carries the JSON Pointer of its second occurrence. Running out of memory is not a
+// rejection: it gives "out of memory while parsing", ErrorClass::kIo. Pass `bytes` with
 // simdjson::SIMDJSON_PADDING spare capacity to avoid a copy.
 Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes);
 
