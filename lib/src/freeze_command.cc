@@ -26,7 +26,8 @@ double ms_since(Clock::time_point start) {
 
 // The document without its input text, which nothing after the parse needs. `stage`
 // receives the size and the read and parse times.
-Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage) {
+Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage,
+                                     ParseOptions options = {}) {
   Clock::time_point start = Clock::now();
   Expected<InputFile> input = read_input(path);
   stage.read_ms = ms_since(start);
@@ -39,7 +40,7 @@ Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Inpu
   stage.read = true;
   start = Clock::now();
   Expected<JsonDocument> document =
-      parse_json_document(input->display_name, std::move(input->bytes));
+      parse_json_document(input->display_name, std::move(input->bytes), options);
   stage.parse_ms = ms_since(start);
   stage.parsed = static_cast<bool>(document);
   if (document) document->release_bytes();
@@ -53,9 +54,13 @@ struct LoadedModel {
   FreezeStages::Input stage;
 };
 
+// The model decoder checks the keys of every object it walks, and a model dump has no
+// others (model_decode.cc): its parse skips the separate duplicate-key walk.
 LoadedModel load_model(const std::string& path) {
   LoadedModel model;
-  model.document = load_document(path, model.stage);
+  ParseOptions options;
+  options.check_duplicate_keys = false;
+  model.document = load_document(path, model.stage, options);
   if (*model.document) {
     const Clock::time_point start = Clock::now();
     model.tree = decode_model_tree(**model.document);
@@ -210,14 +215,25 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   LoadedModel model = model_future.valid() ? model_future.get() : load_model(request.model_path);
   st.inputs[1] = std::move(model.stage);
 
+  // A repeated key in the model dump, which its parse left to the decoder: looked for only
+  // when something failed, and reported where the parse would have reported it.
+  const auto model_repeated_key = [&model]() -> std::optional<Diagnostic> {
+    if (!*model.document || (**model.document).keys_checked()) return std::nullopt;
+    return find_duplicate_key(**model.document);
+  };
   Diagnostics errors;
+  const bool parse_failed = !plan_doc || !*model.document || (base_doc && !*base_doc);
   for (const Expected<JsonDocument>* doc :
        {&plan_doc, &*model.document, base_doc ? &*base_doc : nullptr}) {
-    if (doc != nullptr && !*doc)
+    if (doc != nullptr && !*doc) {
       errors.insert(errors.end(), doc->errors().begin(), doc->errors().end());
+    } else if (doc == &*model.document && parse_failed) {
+      if (std::optional<Diagnostic> repeated = model_repeated_key()) errors.push_back(*repeated);
+    }
   }
   if (!errors.empty()) return errors;
   if (!*plan || !*model.tree) {
+    if (std::optional<Diagnostic> repeated = model_repeated_key()) return *repeated;
     if (auto mixup = wrong_kind_error(*plan_doc, **model.document, !*plan)) return *mixup;
     return std::move(!*plan ? (*plan).errors() : (*model.tree).errors());
   }

@@ -235,6 +235,40 @@ std::pair<std::size_t, std::size_t> line_column(std::string_view bytes, std::siz
 
 namespace {
 
+Diagnostic duplicate_key_error(std::string name, DomProblem problem) {
+  return make_error(std::move(name), std::move(problem.pointer),
+                    "duplicate key " + quote_for_diagnostic(problem.key));
+}
+
+// The depth check alone, as one pass over simdjson's tape (a word per value, two for a
+// number; containers open with '[' or '{' and close with ']' or '}'): true when a container
+// sits at nesting level kMaxJsonDepth + 1 (see DomChecker).
+bool too_deep(const simdjson::dom::document& doc) {
+  const std::uint64_t* tape = doc.tape.get();
+  const std::size_t end = static_cast<std::size_t>(tape[0] & simdjson::internal::JSON_VALUE_MASK);
+  std::size_t depth = 0;
+  for (std::size_t i = 1; i < end; ++i) {
+    switch (static_cast<char>(tape[i] >> 56)) {
+      case '[':
+      case '{':
+        if (++depth > kMaxJsonDepth) return true;
+        break;
+      case ']':
+      case '}':
+        --depth;
+        break;
+      case 'l':
+      case 'u':
+      case 'd':
+        ++i;  // the number's second word
+        break;
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
 // Running out of memory says nothing about the input: it is an I/O-class failure (exit 2),
 // never a rejection.
 Diagnostic out_of_memory(std::string name, std::size_t size) {
@@ -250,7 +284,8 @@ Diagnostic simdjson_failure(std::string name, std::size_t size, simdjson::error_
 
 // The parsed document, or the errors; `bytes` gets its padding here.
 Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& display_name,
-                                                                   std::string& bytes) {
+                                                                   std::string& bytes,
+                                                                   bool check_keys) {
   const std::size_t size = bytes.size();
   if (size > simdjson::SIMDJSON_MAXSIZE_BYTES) {
     return make_error(std::move(display_name), {}, "input larger than 4 GiB");
@@ -292,10 +327,11 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
     if (error == simdjson::MEMALLOC) return out_of_memory(std::move(display_name), size);
     return locate_syntax_error(display_name, bytes, simdjson::error_message(error));
   }
-  if (auto problem = DomChecker().find(root)) {
+  if (!check_keys) {
+    if (too_deep(parser->doc)) return locate_syntax_error(display_name, bytes, "nesting too deep");
+  } else if (auto problem = DomChecker().find(root)) {
     if (problem->kind == DomProblem::Kind::kDuplicateKey) {
-      return make_error(std::move(display_name), std::move(problem->pointer),
-                        "duplicate key " + quote_for_diagnostic(problem->key));
+      return duplicate_key_error(std::move(display_name), std::move(*problem));
     }
     return locate_syntax_error(display_name, bytes, "nesting too deep");
   }
@@ -306,17 +342,26 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
 
 }  // namespace
 
-Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes) {
+Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
+                                           ParseOptions options) {
   const std::size_t size = bytes.size();
   try {
     Expected<std::unique_ptr<simdjson::dom::document>> document =
-        parse_unguarded(display_name, bytes);
+        parse_unguarded(display_name, bytes, options.check_duplicate_keys);
     if (!document) return std::move(document.errors());
-    return JsonDocument(std::move(display_name), std::move(bytes), std::move(*document));
+    return JsonDocument(std::move(display_name), std::move(bytes), std::move(*document),
+                        options.check_duplicate_keys);
   } catch (const std::bad_alloc&) {
     // The padding, the parser's index, the duplicate-key tables or the syntax scan.
     return out_of_memory(std::move(display_name), size);
   }
+}
+
+std::optional<Diagnostic> find_duplicate_key(const JsonDocument& document) {
+  std::optional<DomProblem> problem = DomChecker().find(document.root());
+  // Too deep cannot happen here: every parse checks the depth.
+  if (!problem || problem->kind != DomProblem::Kind::kDuplicateKey) return std::nullopt;
+  return duplicate_key_error(document.name(), std::move(*problem));
 }
 
 Json json_from_dom(element e) {

@@ -19,6 +19,7 @@ struct ModelTree::Indexes {
   NameIndex parameters;
   bool modules_built = false;
   bool parameters_built = false;
+  bool names_unique = true;
 };
 
 ModelTree::ModelTree() = default;
@@ -31,7 +32,8 @@ ModelTree::~ModelTree() = default;
 NameIndex& ModelTree::module_index() const {
   if (!indexes_) indexes_ = std::make_unique<Indexes>();
   if (!indexes_->modules_built) {
-    indexes_->modules.build(modules.size(), [this](std::size_t k) { return modules[k].first; });
+    indexes_->names_unique &=
+        indexes_->modules.build(modules.size(), [this](std::size_t k) { return modules[k].first; });
     indexes_->modules_built = true;
   }
   return indexes_->modules;
@@ -40,8 +42,8 @@ NameIndex& ModelTree::module_index() const {
 NameIndex& ModelTree::parameter_index() const {
   if (!indexes_) indexes_ = std::make_unique<Indexes>();
   if (!indexes_->parameters_built) {
-    indexes_->parameters.build(parameters.size(),
-                               [this](std::size_t k) { return parameters[k].first; });
+    indexes_->names_unique &= indexes_->parameters.build(
+        parameters.size(), [this](std::size_t k) { return parameters[k].first; });
     indexes_->parameters_built = true;
   }
   return indexes_->parameters;
@@ -69,11 +71,30 @@ const ModelParameter* ModelTree::find_parameter(std::string_view fqn, std::size_
   return &parameters[*i].second;
 }
 
-void ModelTree::index() {
+bool ModelTree::index() {
   module_index();
   parameter_index();
+  return indexes_->names_unique;
 }
 
+namespace {
+
+// A repeated key in a document parsed without the duplicate-key check. The text does not
+// matter: decode_model_tree then reports what find_duplicate_key() says.
+[[noreturn]] void fail_repeated_key() { throw DecodeError{{}, "duplicate key"}; }
+
+// Marks `bit` in `seen`; a key seen before is a repeated key.
+void see(unsigned& seen, unsigned bit) {
+  if ((seen & bit) != 0) fail_repeated_key();
+  seen |= bit;
+}
+
+}  // namespace
+
+// Every object of a model dump is either walked here (the root, `modules`, `parameters`
+// and each parameter's fields) or a type error, so the decoder can check its keys for
+// repeats itself when the parse did not (ParseOptions): known keys by a bit each, module
+// and parameter names by the lookup indexes, built here then.
 Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
   ModelTree model;
   model.file = document.name();
@@ -81,15 +102,19 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
     const Path root_path;
     simdjson::dom::object root = expect_object(document.root(), root_path);
     std::optional<element> modules;
+    unsigned root_keys = 0;
     for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
       const std::string_view key = key_it.key();
       const element value = key_it.value();
       const Path pointer(root_path, key);
       if (is(key, "modules")) {
+        see(root_keys, 1);
         modules = value;
       } else if (is(key, "format")) {
+        see(root_keys, 2);
         check_format(value, "hpfreeze.model/v1");
       } else if (is(key, "parameters")) {
+        see(root_keys, 4);
         if (value.is_null()) continue;
         model.has_parameters = true;
         simdjson::dom::object params = expect_object(value, pointer);
@@ -104,11 +129,13 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
           auto& [name, parameter] = model.parameters.emplace_back();
           name = fqn;
           bool has_shape = false;
+          unsigned fields = 0;
           for (auto field_it = info.begin(); field_it != info.end(); ++field_it) {
             const std::string_view field = field_it.key();
             const element field_value = field_it.value();
             const Path field_pointer(param_pointer, field);
             if (is(field, "shape")) {
+              see(fields, 1);
               has_shape = true;
               simdjson::dom::array dims = expect_array(field_value, field_pointer);
               parameter.shape.reserve(dims.size());
@@ -127,9 +154,11 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
                 }
               }
             } else if (is(field, "dtype")) {
+              see(fields, 2);
               if (!field_value.is_null())
                 parameter.dtype = expect_string(field_value, field_pointer);
             } else if (is(field, "requires_grad")) {
+              see(fields, 4);
               if (field_value.is_null()) continue;
               if (!field_value.is_bool()) fail_type(field_pointer, "a boolean", field_value);
               parameter.requires_grad = bool_of(field_value);
@@ -152,7 +181,13 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
       const std::string_view fqn = it.key();
       model.modules.emplace_back(fqn, expect_string(it.value(), Path(modules_path, fqn)));
     }
+    if (!document.keys_checked() && !model.index()) fail_repeated_key();
   } catch (const DecodeError& error) {
+    // A repeated key anywhere is reported as such, before the first decode error, as the
+    // parse would have reported it.
+    if (!document.keys_checked()) {
+      if (std::optional<Diagnostic> repeated = find_duplicate_key(document)) return *repeated;
+    }
     return to_diagnostic(error, document.name());
   }
   return model;

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -469,6 +470,42 @@ TEST(ParseJsonDocument, OutOfMemoryIsAnIoError) {
   // Unpadded: adding the padding already needs a second 32 MB buffer (std::bad_alloc).
   EXPECT_EQ(parse_with_spare_address_space(std::size_t{8} << 20, false), 0);
 #endif
+}
+
+// Without the duplicate-key check (for a decoder that makes it), repeated keys pass the
+// parse and find_duplicate_key() reports them as the parse would; the rest is still checked.
+TEST(ParseJsonDocument, DuplicateKeysLeftToTheCaller) {
+  ParseOptions unchecked;
+  unchecked.check_duplicate_keys = false;
+  const std::string text = R"j({"a": {"b": 1, "c": [{"d": 1, "d": 2}]}, "a": 3})j";
+  Expected<JsonDocument> doc = parse_json_document("in.json", text, unchecked);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_FALSE(doc->keys_checked());
+  std::optional<Diagnostic> repeated = find_duplicate_key(*doc);
+  ASSERT_TRUE(repeated.has_value());
+  EXPECT_EQ(repeated->location_and_message(), "in.json: /a/c/0/d: duplicate key 'd'");
+  EXPECT_EQ(error_of(text), "/a/c/0/d duplicate key 'd'");
+
+  Expected<JsonDocument> clean = parse_json_document("in.json", R"({"a": {"a": 1}})", unchecked);
+  ASSERT_TRUE(clean.ok());
+  EXPECT_FALSE(find_duplicate_key(*clean).has_value());
+  Expected<JsonDocument> checked = parse_json_document("in.json", R"({"a": 1})");
+  ASSERT_TRUE(checked.ok());
+  EXPECT_TRUE(checked->keys_checked());
+
+  // The depth limit holds either way: 1024 levels pass, an empty container below them not.
+  auto nested = [](std::size_t depth, const std::string& inner) {
+    return std::string(depth, '[') + inner + std::string(depth, ']');
+  };
+  for (const std::string& inner : {std::string("0"), std::string("{}"), std::string("1.5")}) {
+    EXPECT_TRUE(parse_json_document("in.json", nested(1023, inner), unchecked).ok()) << inner;
+  }
+  EXPECT_TRUE(parse_json_document("in.json", nested(1024, ""), unchecked).ok());
+  Expected<JsonDocument> deep = parse_json_document("in.json", nested(1024, "{}"), unchecked);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.errors().front().location_and_message(),
+            "in.json:1:1025: nesting deeper than 1024 levels");
+  EXPECT_EQ(error_of(nested(1024, "{}")), "1:1025 nesting deeper than 1024 levels");
 }
 
 }  // namespace

@@ -90,5 +90,30 @@ TEST(DecodeModel, Lookups) {
   EXPECT_EQ(*moved.find_class("m7"), "C7");
 }
 
+// A dump parsed without the duplicate-key check: the decoder finds repeated keys itself and
+// reports each as the parse would have, before any decode error.
+TEST(DecodeModel, RepeatedKeysWhenTheParseDidNotCheck) {
+  auto error = [](const std::string& text) {
+    ParseOptions unchecked;
+    unchecked.check_duplicate_keys = false;
+    Expected<JsonDocument> doc = parse_json_document("model.json", text, unchecked);
+    EXPECT_TRUE(doc.ok());
+    Expected<ModelTree> model = decode_model_tree(*doc);
+    return model ? std::string("<ok>") : model.errors().front().location_and_message();
+  };
+  EXPECT_EQ(error(R"j({"modules": {"a": "A", "b": "B", "a": "C"}})j"),
+            "model.json: /modules/a: duplicate key 'a'");
+  EXPECT_EQ(error(R"j({"modules": {}, "modules": {}})j"), "model.json: /modules: duplicate key 'modules'");
+  EXPECT_EQ(error(R"j({"modules": {}, "parameters": {"w": {"shape": [1]}, "w": {"shape": [2]}}})j"),
+            "model.json: /parameters/w: duplicate key 'w'");
+  EXPECT_EQ(error(R"j({"modules": {}, "parameters": {"w": {"shape": [1], "dtype": "f", "dtype": "g"}}})j"),
+            "model.json: /parameters/w/dtype: duplicate key 'dtype'");
+  // The repeat comes first even when a decode error comes earlier in the document.
+  EXPECT_EQ(error(R"j({"modules": {"a": 1}, "x": {"k": 1, "k": 2}})j"),
+            "model.json: /x/k: duplicate key 'k'");
+  EXPECT_EQ(error(R"j({"modules": {"a": 1}})j"), "model.json: /modules/a: expected a string, got an integer");
+  EXPECT_EQ(error(R"j({"modules": {"a": "A"}, "parameters": {"a.w": {"shape": [3]}}})j"), "<ok>");
+}
+
 }  // namespace
 }  // namespace hpfreeze

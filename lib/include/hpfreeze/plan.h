@@ -115,8 +115,10 @@ struct ModelTree {
 
   // Builds both lookup indexes now. Otherwise each is built by the first lookup that needs
   // it (indexing 100,000 names costs more than a freeze's lookups, which mostly hit the
-  // cursor): do not search one ModelTree from two threads at once.
-  void index();
+  // cursor): do not search one ModelTree from two threads at once. False when two modules
+  // or two parameters have the same name (only possible in a dump parsed without the
+  // duplicate-key check).
+  bool index();
 
  private:
   struct Indexes;  // hash indexes over the names (model_decode.cc)
