@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -173,6 +174,14 @@ inline void check_format(element e, std::string_view expected) {
 
 inline Diagnostic to_diagnostic(const DecodeError& error, const std::string& file) {
   return make_error(file, error.pointer, error.message);
+}
+
+// The `modules` object both dumps require; `found` is its value when the root has the key,
+// `pointer` the path "/modules".
+inline simdjson::dom::object required_modules(const std::optional<element>& found,
+                                              const Path& pointer) {
+  if (!found) fail(Path(), "missing required key 'modules'");
+  return expect_object(*found, pointer);
 }
 
 }  // namespace hpfreeze::dom_decode

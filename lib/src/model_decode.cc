@@ -172,9 +172,8 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
     }
-    if (!modules) fail(root_path, "missing required key 'modules'");
     const Path modules_path(root_path, "modules");
-    simdjson::dom::object module_object = expect_object(*modules, modules_path);
+    simdjson::dom::object module_object = required_modules(modules, modules_path);
     model.modules.reserve(module_object.size());
     advise_huge_pages(model.modules);
     for (auto it = module_object.begin(); it != module_object.end(); ++it) {

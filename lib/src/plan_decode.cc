@@ -406,9 +406,8 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
     }
-    if (!modules) fail(root_path, "missing required key 'modules'");
     const Path modules_path(root_path, "modules");
-    simdjson::dom::object module_object = expect_object(*modules, modules_path);
+    simdjson::dom::object module_object = required_modules(modules, modules_path);
     plan.modules.reserve(module_object.size());
     for (auto fqn_it = module_object.begin(); fqn_it != module_object.end(); ++fqn_it) {
       const std::string_view fqn = fqn_it.key();
