@@ -1,10 +1,59 @@
 // `hpfreeze freeze --plan PLAN --model MODEL [--base META] [-o OUT] ...`
+#include <spdlog/spdlog.h>
+
 #include <memory>
 
 #include "cli.h"
 #include "hpfreeze/freeze_command.h"
 
 namespace hpfreeze::cli {
+
+namespace {
+
+// The stage lines of -v, and per input with -vv (docs/cli.md, "Verbose output"); only
+// the stages that ran.
+void log_stages(const FreezeStages& st, const std::string& output_path) {
+  double read_ms = 0;
+  double parse_ms = 0;
+  double decode_ms = 0;
+  std::size_t bytes = 0;
+  std::size_t read = 0;
+  bool all_parsed = true;
+  for (const FreezeStages::Input& input : st.inputs) {
+    if (input.read) {
+      ++read;
+      bytes += input.bytes;
+    }
+    all_parsed = all_parsed && input.parsed;
+    read_ms += input.read_ms;
+    parse_ms += input.parse_ms;
+    decode_ms += input.decode_ms;
+    spdlog::trace("{}: read {:.2f} ms, {} bytes; parse {:.2f} ms; decode {:.2f} ms", input.name,
+                  input.read_ms, input.bytes, input.parse_ms, input.decode_ms);
+  }
+  if (read == 0) return;
+  spdlog::debug("read: {:.2f} ms, {} bytes in {} files", read_ms, bytes, read);
+  if (!all_parsed) return;
+  spdlog::debug("parse: {:.2f} ms", parse_ms);
+  if (!st.decoded) return;
+  spdlog::debug("decode: {:.2f} ms, {} modules, {} planned params; model: {} modules, {} "
+                "parameters",
+                decode_ms, st.modules, st.planned_params, st.model_modules, st.model_parameters);
+  if (!st.frozen) return;
+  spdlog::debug("freeze: {:.2f} ms, {} sharded params", st.freeze_ms, st.sharded_params);
+  if (!st.encoded) return;
+  spdlog::debug("encode: {:.2f} ms, {} bytes", st.encode_ms, st.output_bytes);
+  if (!st.written) return;
+  const std::string target = output_path == "-" ? "stdout" : output_path;
+  if (st.output_unchanged) {
+    spdlog::debug("write: {:.2f} ms, {} unchanged (--if-changed left it alone)", st.write_ms,
+                  target);
+  } else {
+    spdlog::debug("write: {:.2f} ms, {} bytes to {}", st.write_ms, st.output_bytes, target);
+  }
+}
+
+}  // namespace
 
 Runner declare_freeze(CLI::App& app) {
   auto request = std::make_shared<FreezeRequest>();
@@ -49,7 +98,9 @@ Runner declare_freeze(CLI::App& app) {
       report(make_error({}, {}, "at most one of --plan, --model and --base may be '-' (stdin)"));
       return kExitTrouble;
     }
-    const CommandResult result = run_freeze(*request);
+    FreezeStages stages;
+    const CommandResult result = run_freeze(*request, &stages);
+    log_stages(stages, request->output_path);
     report(result.diagnostics);
     if (result.io_failed()) return kExitTrouble;
     return result.failed() ? kExitRejected : kExitOk;

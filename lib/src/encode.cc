@@ -18,7 +18,7 @@
 #include <variant>
 #include <vector>
 
-#include "hpfreeze/huge_pages.h"
+#include "huge_pages.h"
 
 namespace hpfreeze {
 namespace {

@@ -8,7 +8,8 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "hpfreeze/huge_pages.h"
+#include "huge_pages.h"
+#include "name_index.h"
 
 namespace hpfreeze {
 
@@ -241,8 +242,8 @@ bool is_joined_fqn(std::string_view fqn, std::string_view boundary, std::string_
          fqn.starts_with(boundary) && fqn.ends_with(name);
 }
 
-// FQNs of the sharded params (SPEC §4 frozen_sharded_params), copied into `arena`, sorted
-// and de-duplicated.
+// FQNs of the sharded params (frozen_sharded_params, docs/formats.md "The meta"), copied
+// into `arena`, sorted and de-duplicated.
 std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringArena& arena) {
   std::vector<std::string_view> fqns;
   std::size_t params = 0;

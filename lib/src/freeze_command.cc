@@ -1,9 +1,11 @@
 #include "hpfreeze/freeze_command.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <optional>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -16,12 +18,31 @@
 namespace hpfreeze {
 namespace {
 
-// The document without its input text, which nothing after the parse needs.
-Expected<JsonDocument> load_document(const std::string& path) {
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// The document without its input text, which nothing after the parse needs. `stage`
+// receives the size and the read and parse times.
+Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage,
+                                     ParseOptions options = {}) {
+  Clock::time_point start = Clock::now();
   Expected<InputFile> input = read_input(path);
-  if (!input) return std::move(input.errors());
+  stage.read_ms = ms_since(start);
+  if (!input) {
+    stage.name = path == "-" ? "<stdin>" : path;
+    return std::move(input.errors());
+  }
+  stage.name = input->display_name;
+  stage.bytes = input->bytes.size();
+  stage.read = true;
+  start = Clock::now();
   Expected<JsonDocument> document =
-      parse_json_document(input->display_name, std::move(input->bytes));
+      parse_json_document(input->display_name, std::move(input->bytes), options);
+  stage.parse_ms = ms_since(start);
+  stage.parsed = static_cast<bool>(document);
   if (document) document->release_bytes();
   return document;
 }
@@ -30,13 +51,86 @@ Expected<JsonDocument> load_document(const std::string& path) {
 struct LoadedModel {
   std::optional<Expected<JsonDocument>> document;
   std::optional<Expected<ModelTree>> tree;
+  FreezeStages::Input stage;
 };
 
+// The model decoder checks the keys of every object it walks, and a model dump has no
+// others (model_decode.cc): its parse skips the separate duplicate-key walk.
 LoadedModel load_model(const std::string& path) {
   LoadedModel model;
-  model.document = load_document(path);
-  if (*model.document) model.tree = decode_model_tree(**model.document);
+  ParseOptions options;
+  options.check_duplicate_keys = false;
+  model.document = load_document(path, model.stage, options);
+  if (*model.document) {
+    const Clock::time_point start = Clock::now();
+    model.tree = decode_model_tree(**model.document);
+    model.stage.decode_ms = ms_since(start);
+  }
   return model;
+}
+
+// Which dump a file that its decoder rejected seems to be, from its top-level keys, for a
+// better message than the decoder's when a user passed the wrong file. Only a rejected
+// file is looked at, so a valid run never pays for it. The `format` key and the shape of
+// `modules` (spec objects in a plan, class names in a model tree) must not contradict
+// each other: a real dump with one bad field keeps its decoder's exact error.
+enum class DumpKind { kUnknown, kPlan, kModel, kMeta };
+
+DumpKind guess_dump_kind(const JsonDocument& document) {
+  simdjson::dom::object root;
+  if (document.root().get_object().get(root)) return DumpKind::kUnknown;
+  DumpKind by_format = DumpKind::kUnknown;
+  DumpKind by_shape = DumpKind::kUnknown;
+  std::string_view format;
+  if (!root["format"].get_string().get(format)) {
+    if (format == "hpfreeze.plan/v1") by_format = DumpKind::kPlan;
+    if (format == "hpfreeze.model/v1") by_format = DumpKind::kModel;
+  }
+  simdjson::dom::object modules;
+  if (!root["modules"].get_object().get(modules)) {
+    const auto first = modules.begin();
+    if (first != modules.end()) {
+      if (first.value().is_object()) by_shape = DumpKind::kPlan;
+      if (first.value().is_string()) by_shape = DumpKind::kModel;
+    }
+  } else if (!root["codegen_version"].error() || !root["param_plan"].error()) {
+    return DumpKind::kMeta;
+  }
+  if (by_shape == DumpKind::kUnknown && !root["parameters"].error()) by_shape = DumpKind::kModel;
+  if (by_format == DumpKind::kUnknown) return by_shape;
+  if (by_shape == DumpKind::kUnknown || by_shape == by_format) return by_format;
+  return DumpKind::kUnknown;
+}
+
+constexpr std::string_view kPlanFormat = "a plan dump (hpfreeze.plan/v1)";
+constexpr std::string_view kModelFormat = "a model tree dump (hpfreeze.model/v1)";
+
+// One line naming the mix-up when the rejected --plan (`plan_rejected`) or --model is
+// a file of another kind; nullopt when it looks like a damaged file of the right kind.
+std::optional<Diagnostic> wrong_kind_error(const JsonDocument& plan, const JsonDocument& model,
+                                           bool plan_rejected) {
+  const JsonDocument& rejected = plan_rejected ? plan : model;
+  const DumpKind kind = guess_dump_kind(rejected);
+  const DumpKind wanted = plan_rejected ? DumpKind::kPlan : DumpKind::kModel;
+  if (kind == DumpKind::kUnknown || kind == wanted) return std::nullopt;
+  const std::string flag = plan_rejected ? "--plan" : "--model";
+  const std::string_view wanted_text = plan_rejected ? kPlanFormat : kModelFormat;
+  if (kind == DumpKind::kMeta) {
+    return make_error(rejected.name(), {},
+                      "this looks like a codegen_meta.json; " + flag + " wants " +
+                          std::string(wanted_text));
+  }
+  const JsonDocument& other = plan_rejected ? model : plan;
+  if (guess_dump_kind(other) == wanted) {
+    return make_error(rejected.name(), {},
+                      "--plan and --model look swapped: --plan " + plan.name() +
+                          " is a model tree dump and --model " + model.name() +
+                          " is a plan dump");
+  }
+  return make_error(rejected.name(), {},
+                    "this looks like " +
+                        std::string(kind == DumpKind::kPlan ? kPlanFormat : kModelFormat) +
+                        "; " + flag + " wants " + std::string(wanted_text));
 }
 
 Diagnostic depfile_usage_error(const FreezeRequest& request, std::string message) {
@@ -90,7 +184,11 @@ bool CommandResult::io_failed() const {
   });
 }
 
-Expected<RenderedMeta> render_meta(const FreezeRequest& request) {
+Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* stages) {
+  FreezeStages local_stages;
+  FreezeStages& st = stages != nullptr ? *stages : local_stages;
+  st = FreezeStages{};
+  st.inputs.resize(request.base_path ? 3 : 2);
   // The model dump is read, parsed and decoded on a second thread while this one does the
   // plan: the two are independent until the freeze. The results are then examined in the
   // sequential order (every read and parse error first, so that each unreadable or
@@ -102,25 +200,43 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request) {
   } catch (const std::system_error&) {
     // No thread to be had: load the model below, on this one.
   }
-  Expected<JsonDocument> plan_doc = load_document(request.plan_path);
+  Expected<JsonDocument> plan_doc = load_document(request.plan_path, st.inputs[0]);
   std::optional<Expected<PlanDump>> plan;
+  Clock::time_point start = Clock::now();
   if (plan_doc) plan = decode_plan_dump(*plan_doc);
   // The part of the freeze that needs no model, meanwhile.
   std::optional<PlanFreezer> freezer;
   if (plan && *plan) freezer.emplace(**plan, request.options);
+  // Decoding the plan and the model-free part of the freeze are timed together here (the
+  // freezer's share is small): both count as the plan's decode.
+  st.inputs[0].decode_ms = ms_since(start);
   std::optional<Expected<JsonDocument>> base_doc;
-  if (request.base_path) base_doc = load_document(*request.base_path);
+  if (request.base_path) base_doc = load_document(*request.base_path, st.inputs[2]);
   LoadedModel model = model_future.valid() ? model_future.get() : load_model(request.model_path);
+  st.inputs[1] = std::move(model.stage);
 
+  // A repeated key in the model dump, which its parse left to the decoder: looked for only
+  // when something failed, and reported where the parse would have reported it.
+  const auto model_repeated_key = [&model]() -> std::optional<Diagnostic> {
+    if (!*model.document || (**model.document).keys_checked()) return std::nullopt;
+    return find_duplicate_key(**model.document);
+  };
   Diagnostics errors;
+  const bool parse_failed = !plan_doc || !*model.document || (base_doc && !*base_doc);
   for (const Expected<JsonDocument>* doc :
        {&plan_doc, &*model.document, base_doc ? &*base_doc : nullptr}) {
-    if (doc != nullptr && !*doc)
+    if (doc != nullptr && !*doc) {
       errors.insert(errors.end(), doc->errors().begin(), doc->errors().end());
+    } else if (doc == &*model.document && parse_failed) {
+      if (std::optional<Diagnostic> repeated = model_repeated_key()) errors.push_back(*repeated);
+    }
   }
   if (!errors.empty()) return errors;
-  if (!*plan) return std::move((*plan).errors());
-  if (!*model.tree) return std::move((*model.tree).errors());
+  if (!*plan || !*model.tree) {
+    if (std::optional<Diagnostic> repeated = model_repeated_key()) return *repeated;
+    if (auto mixup = wrong_kind_error(*plan_doc, **model.document, !*plan)) return *mixup;
+    return std::move(!*plan ? (*plan).errors() : (*model.tree).errors());
+  }
 
   // The plan's own meta is checked even when --base replaces it (docs/decisions.md).
   std::optional<Json> base;
@@ -130,12 +246,22 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request) {
     base = std::move(*checked);
   }
   if (base_doc) {
+    start = Clock::now();
     Expected<Json> checked =
         check_base_meta(json_from_dom((**base_doc).root()), (**base_doc).name(), "");
+    st.inputs[2].decode_ms = ms_since(start);
     if (!checked) return std::move(checked.errors());
     base = std::move(*checked);
   }
+  st.decoded = true;
+  st.modules = (**plan).modules.size();
+  for (const ModuleSpec& spec : (**plan).modules) {
+    if (spec.params) st.planned_params += spec.params->size();
+  }
+  st.model_modules = (**model.tree).modules.size();
+  st.model_parameters = (**model.tree).parameters.size();
 
+  start = Clock::now();
   Expected<FreezeResult> frozen = std::move(*freezer).finish(**model.tree);
   if (!frozen) return std::move(frozen.errors());
   // Memory goes back as soon as a stage is done with it (the input text went after
@@ -143,12 +269,20 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request) {
   // holds no view into the model dump, the meta none into the decoded plan.
   model.tree.reset();
   model.document.reset();
+  st.sharded_params = frozen->frozen.frozen_sharded_params.as_array().size();
   Json meta = assemble_meta(frozen->frozen, base ? &*base : nullptr);
   plan.reset();
-  return RenderedMeta{encode_python_json(meta), std::move(frozen->warnings)};
+  st.freeze_ms = ms_since(start);
+  st.frozen = true;
+  start = Clock::now();
+  RenderedMeta rendered{encode_python_json(meta), std::move(frozen->warnings)};
+  st.encode_ms = ms_since(start);
+  st.encoded = true;
+  st.output_bytes = rendered.bytes.size();
+  return rendered;
 }
 
-CommandResult run_freeze(const FreezeRequest& request) {
+CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
   CommandResult result;
   std::optional<Expected<std::string>> depfile;
   if (request.depfile_path) {
@@ -158,7 +292,7 @@ CommandResult run_freeze(const FreezeRequest& request) {
       return result;
     }
   }
-  Expected<RenderedMeta> rendered = render_meta(request);
+  Expected<RenderedMeta> rendered = render_meta(request, stages);
   if (!rendered) {
     result.diagnostics = std::move(rendered.errors());
     return result;
@@ -166,12 +300,18 @@ CommandResult run_freeze(const FreezeRequest& request) {
   result.diagnostics = std::move(rendered->warnings);
   WriteOptions write_options;
   write_options.if_changed = request.if_changed;
+  const Clock::time_point start = Clock::now();
   Expected<WriteOutcome> written =
       write_output(request.output_path, rendered->bytes, write_options);
   if (!written) {
     result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
                               written.errors().end());
     return result;
+  }
+  if (stages != nullptr) {
+    stages->write_ms = ms_since(start);
+    stages->written = true;
+    stages->output_unchanged = *written == WriteOutcome::kUnchanged;
   }
   if (depfile) {
     // Rewritten every time: ninja deletes a depfile once it has read it.

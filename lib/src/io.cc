@@ -12,7 +12,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "hpfreeze/huge_pages.h"
+#include "huge_pages.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,159 +1,19 @@
-// Decoding of the plan and model dumps: every §2/§3 type rule and the per-kind rules of
-// §4 are checked here, so the freeze passes only see well-formed values.
+// Decoding of the plan dump: every type rule of docs/formats.md ("The plan dump") and the
+// per-kind rules of the freeze are checked here, so the freeze passes only see well-formed
+// values. The model tree has its own decoder (model_decode.cc).
 #include <algorithm>
-#include <cstring>
 #include <span>
 #include <string>
 #include <utility>
 
-#include "hpfreeze/huge_pages.h"
+#include "dom_decode.h"
+#include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
 namespace {
 
-using simdjson::dom::element;
-using simdjson::dom::element_type;
-
-// Thrown inside the decoder only; decode_* turn it into a diagnostic.
-struct DecodeError {
-  std::string pointer;
-  std::string message;
-};
-
-// key == literal, with the literal's length known at compile time so that the comparison
-// is inlined: these run for every key of every placement, and string_view's == called
-// memcmp through the PLT each time.
-template <std::size_t N>
-bool is(std::string_view key, const char (&literal)[N]) {
-  return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
-}
-
-// Where a value sits, as a chain of reference tokens on the decoder's stack. The JSON
-// Pointer text is only built when a diagnostic needs it: building it for every value on
-// the way down was a large share of decoding time.
-class Path {
- public:
-  Path() = default;  // the document root
-  Path(const Path& parent, std::string_view key) : parent_(&parent), key_(key) {}
-  Path(const Path& parent, std::size_t index) : parent_(&parent), index_(index), is_index_(true) {}
-
-  [[nodiscard]] std::string str() const {
-    std::string pointer;
-    append_to(pointer);
-    return pointer;
-  }
-
- private:
-  void append_to(std::string& pointer) const {
-    if (parent_ == nullptr) return;
-    parent_->append_to(pointer);
-    if (is_index_) {
-      pointer += '/';
-      pointer += std::to_string(index_);
-    } else {
-      append_pointer_token(pointer, key_);
-    }
-  }
-
-  const Path* parent_ = nullptr;
-  std::string_view key_;
-  std::size_t index_ = 0;
-  bool is_index_ = false;
-};
-
-// Accessors for values whose type has been checked (simdjson's value_unsafe() on a
-// temporary result trips GCC 12's dangling-pointer analysis).
-simdjson::dom::object object_of(element e) {
-  simdjson::dom::object o;
-  [[maybe_unused]] const auto error = e.get_object().get(o);
-  return o;
-}
-simdjson::dom::array array_of(element e) {
-  simdjson::dom::array a;
-  [[maybe_unused]] const auto error = e.get_array().get(a);
-  return a;
-}
-std::string_view string_of(element e) {
-  std::string_view s;
-  [[maybe_unused]] const auto error = e.get_string().get(s);
-  return s;
-}
-std::int64_t int64_of(element e) {
-  std::int64_t i = 0;
-  [[maybe_unused]] const auto error = e.get_int64().get(i);
-  return i;
-}
-std::uint64_t uint64_of(element e) {
-  std::uint64_t u = 0;
-  [[maybe_unused]] const auto error = e.get_uint64().get(u);
-  return u;
-}
-double double_of(element e) {
-  double d = 0;
-  [[maybe_unused]] const auto error = e.get_double().get(d);
-  return d;
-}
-bool bool_of(element e) {
-  bool b = false;
-  [[maybe_unused]] const auto error = e.get_bool().get(b);
-  return b;
-}
-element member_of(simdjson::dom::object o, std::string_view key) {
-  element e;
-  [[maybe_unused]] const auto error = o.at_key(key).get(e);
-  return e;
-}
-
-std::string_view kind_article_name(element e) {
-  switch (e.type()) {
-    case element_type::OBJECT:
-      return "an object";
-    case element_type::ARRAY:
-      return "an array";
-    case element_type::STRING:
-      return "a string";
-    case element_type::INT64:
-    case element_type::UINT64:
-      return "an integer";
-    case element_type::DOUBLE:
-      return "a float";
-    case element_type::BOOL:
-      return "a boolean";
-    case element_type::NULL_VALUE:
-      return "null";
-  }
-  return "a value";
-}
-
-[[noreturn]] void fail(const Path& path, std::string message) {
-  throw DecodeError{path.str(), std::move(message)};
-}
-
-[[noreturn]] void fail_type(const Path& path, std::string_view expected, element e) {
-  fail(path, "expected " + std::string(expected) + ", got " + std::string(kind_article_name(e)));
-}
-
-simdjson::dom::object expect_object(element e, const Path& pointer) {
-  if (!e.is_object()) fail_type(pointer, "an object", e);
-  return object_of(e);
-}
-simdjson::dom::array expect_array(element e, const Path& pointer) {
-  if (!e.is_array()) fail_type(pointer, "an array", e);
-  return array_of(e);
-}
-std::string_view expect_string(element e, const Path& pointer) {
-  if (!e.is_string()) fail_type(pointer, "a string", e);
-  return string_of(e);
-}
-
-std::int64_t expect_int64(element e, const Path& pointer, std::string_view what) {
-  if (e.type() == element_type::INT64) return int64_of(e);
-  if (e.type() == element_type::UINT64) {
-    fail(pointer, std::string(what) + " does not fit in a signed 64-bit integer");
-  }
-  fail_type(pointer, "an integer", e);
-}
+using namespace dom_decode;
 
 // Python truthiness of a DOM value.
 bool truthy(element e) {
@@ -176,6 +36,18 @@ bool truthy(element e) {
       return false;
   }
   return false;
+}
+
+// The meta writes a Partial as P(op), which must read back as the same op (docs/formats.md,
+// "Typed values"): the canonical-string parser takes ASCII only and no newline.
+void check_reduce_op(std::string_view op, const Path& pointer) {
+  if (op.empty()) fail(pointer, "reduce_op must not be empty");
+  for (const char c : op) {
+    if (static_cast<unsigned char>(c) >= 0x80 || c == '\n') {
+      fail(pointer, "reduce_op " + quote_for_diagnostic(op) +
+                        " does not read back from P(...): it must be ASCII without a newline");
+    }
+  }
 }
 
 enum class Tag { kNone, kPlacement, kTarget, kCallable };
@@ -260,7 +132,7 @@ class Decoder {
         has_split = true;
       } else if (is(key, "reduce_op")) {
         p.reduce_op = expect_string(value, field_pointer);
-        if (p.reduce_op.empty()) fail(field_pointer, "reduce_op must not be empty");
+        check_reduce_op(p.reduce_op, field_pointer);
       }
     }
     if (p.has_dim() && !has_dim) fail(pointer, "placement " + std::string(type) + " needs a dim");
@@ -285,8 +157,10 @@ class Decoder {
       }
       case Tag::kCallable: {
         if (o.size() != 1) fail(pointer, "a $callable object may hold no other key");
-        return SpecValue{
-            Callable{expect_string(member_of(o, "$callable"), Path(pointer, "$callable"))}};
+        const Path name_pointer(pointer, "$callable");
+        const std::string_view name = expect_string(member_of(o, "$callable"), name_pointer);
+        if (name.empty()) fail(name_pointer, "a $callable name must not be empty");
+        return SpecValue{Callable{name}};
       }
       case Tag::kNone:
         break;
@@ -357,7 +231,7 @@ class Decoder {
     out.reserve(o.size());
     for (auto name_it = o.begin(); name_it != o.end(); ++name_it) {
       const std::string_view name = name_it.key();
-      // An object with a type tag is that typed value, never a map (SPEC §2).
+      // An object with a type tag is that typed value, never a map (docs/formats.md, "Typed values").
       if (tag_of_key(name) != Tag::kNone) {
         fail(pointer,
              "expected an object of parameters, got a typed " + std::string(name) + " value");
@@ -461,62 +335,7 @@ std::vector<std::string_view> string_array(element e, const Path& pointer) {
   return out;
 }
 
-void check_format(element e, std::string_view expected) {
-  if (e.is_null()) return;
-  const Path root;
-  const Path pointer(root, "format");
-  const std::string_view format = expect_string(e, pointer);
-  if (format != expected) {
-    fail(pointer, "unsupported format " + quote_for_diagnostic(format) + " (expected '" +
-                      std::string(expected) + "')");
-  }
-}
-
-Diagnostic to_diagnostic(const DecodeError& error, const std::string& file) {
-  return make_error(file, error.pointer, error.message);
-}
-
 }  // namespace
-
-const std::string_view* ModelTree::find_class(std::string_view fqn) const {
-  index_modules();
-  const auto i = module_index_.find(fqn, [this](std::size_t k) { return modules[k].first; });
-  return i ? &modules[*i].second : nullptr;
-}
-
-const ModelParameter* ModelTree::find_parameter(std::string_view fqn) const {
-  index_parameters();
-  const auto i = parameter_index_.find(fqn, [this](std::size_t k) { return parameters[k].first; });
-  return i ? &parameters[*i].second : nullptr;
-}
-
-const ModelParameter* ModelTree::find_parameter(std::string_view fqn, std::size_t& cursor) const {
-  if (cursor < parameters.size() && parameters[cursor].first == fqn) {
-    return &parameters[cursor++].second;
-  }
-  index_parameters();
-  const auto i = parameter_index_.find(fqn, [this](std::size_t k) { return parameters[k].first; });
-  if (!i) return nullptr;
-  cursor = *i + 1;
-  return &parameters[*i].second;
-}
-
-void ModelTree::index() {
-  index_modules();
-  index_parameters();
-}
-
-void ModelTree::index_modules() const {
-  if (modules_indexed_) return;
-  module_index_.build(modules.size(), [this](std::size_t k) { return modules[k].first; });
-  modules_indexed_ = true;
-}
-
-void ModelTree::index_parameters() const {
-  if (parameters_indexed_) return;
-  parameter_index_.build(parameters.size(), [this](std::size_t k) { return parameters[k].first; });
-  parameters_indexed_ = true;
-}
 
 std::string join_fqn(std::string_view boundary, std::string_view name) {
   if (boundary.empty()) return std::string(name);
@@ -587,9 +406,8 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
     }
-    if (!modules) fail(root_path, "missing required key 'modules'");
     const Path modules_path(root_path, "modules");
-    simdjson::dom::object module_object = expect_object(*modules, modules_path);
+    simdjson::dom::object module_object = required_modules(modules, modules_path);
     plan.modules.reserve(module_object.size());
     for (auto fqn_it = module_object.begin(); fqn_it != module_object.end(); ++fqn_it) {
       const std::string_view fqn = fqn_it.key();
@@ -600,90 +418,6 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
     return to_diagnostic(error, document.name());
   }
   return plan;
-}
-
-Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
-  ModelTree model;
-  model.file = document.name();
-  try {
-    const Path root_path;
-    simdjson::dom::object root = expect_object(document.root(), root_path);
-    std::optional<element> modules;
-    for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
-      const std::string_view key = key_it.key();
-      const element value = key_it.value();
-      const Path pointer(root_path, key);
-      if (is(key, "modules")) {
-        modules = value;
-      } else if (is(key, "format")) {
-        check_format(value, "hpfreeze.model/v1");
-      } else if (is(key, "parameters")) {
-        if (value.is_null()) continue;
-        model.has_parameters = true;
-        simdjson::dom::object params = expect_object(value, pointer);
-        model.parameters.reserve(params.size());
-        advise_huge_pages(model.parameters);
-        // Explicit iterators and in-place construction: structured bindings and a moved
-        // ModelParameter were copied through the stack, stalling on store forwarding.
-        for (auto it = params.begin(); it != params.end(); ++it) {
-          const std::string_view fqn = it.key();
-          const Path param_pointer(pointer, fqn);
-          simdjson::dom::object info = expect_object(it.value(), param_pointer);
-          auto& [name, parameter] = model.parameters.emplace_back();
-          name = fqn;
-          bool has_shape = false;
-          for (auto field_it = info.begin(); field_it != info.end(); ++field_it) {
-            const std::string_view field = field_it.key();
-            const element field_value = field_it.value();
-            const Path field_pointer(param_pointer, field);
-            if (is(field, "shape")) {
-              has_shape = true;
-              simdjson::dom::array dims = expect_array(field_value, field_pointer);
-              parameter.shape.reserve(dims.size());
-              std::size_t i = 0;
-              for (element d : dims) {
-                const Path dim_pointer(field_pointer, i++);
-                if (d.type() == element_type::UINT64) {
-                  parameter.shape.push_back(uint64_of(d));
-                } else if (d.type() == element_type::INT64 && int64_of(d) >= 0) {
-                  parameter.shape.push_back(static_cast<std::uint64_t>(int64_of(d)));
-                } else if (d.type() == element_type::INT64) {
-                  fail(dim_pointer,
-                       "shape dimensions must be non-negative, got " + std::to_string(int64_of(d)));
-                } else {
-                  fail_type(dim_pointer, "a non-negative integer", d);
-                }
-              }
-            } else if (is(field, "dtype")) {
-              if (!field_value.is_null())
-                parameter.dtype = expect_string(field_value, field_pointer);
-            } else if (is(field, "requires_grad")) {
-              if (field_value.is_null()) continue;
-              if (!field_value.is_bool()) fail_type(field_pointer, "a boolean", field_value);
-              parameter.requires_grad = bool_of(field_value);
-            } else {
-              fail(field_pointer, "unknown parameter field " + quote_for_diagnostic(field));
-            }
-          }
-          if (!has_shape) fail(param_pointer, "parameter has no 'shape'");
-        }
-      } else {
-        fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
-      }
-    }
-    if (!modules) fail(root_path, "missing required key 'modules'");
-    const Path modules_path(root_path, "modules");
-    simdjson::dom::object module_object = expect_object(*modules, modules_path);
-    model.modules.reserve(module_object.size());
-    advise_huge_pages(model.modules);
-    for (auto it = module_object.begin(); it != module_object.end(); ++it) {
-      const std::string_view fqn = it.key();
-      model.modules.emplace_back(fqn, expect_string(it.value(), Path(modules_path, fqn)));
-    }
-  } catch (const DecodeError& error) {
-    return to_diagnostic(error, document.name());
-  }
-  return model;
 }
 
 Expected<Json> check_base_meta(const Json& base, const std::string& file,

@@ -540,8 +540,9 @@ class PlanDecoder:
                 if not isinstance(inner, dict):
                     raise self.error(pointer_child(pointer, tag), "$target must hold an object")
                 return Target(copy.deepcopy(inner))
-            if not isinstance(inner, str):
-                raise self.error(pointer_child(pointer, tag), "$callable must hold a string")
+            if not isinstance(inner, str) or not inner:
+                raise self.error(pointer_child(pointer, tag),
+                                 "$callable must hold a non-empty string")
             return CallableRef(inner)
         if isinstance(value, list):
             return [self.typed(v, pointer_child(pointer, k)) for k, v in enumerate(value)]
@@ -591,6 +592,10 @@ class PlanDecoder:
             if not isinstance(op, str) or not op:
                 raise self.error(pointer_child(pointer, "reduce_op"),
                                  "reduce_op must be a non-empty string")
+            # The meta holds P(op), which the canonical-string parser must read back as op.
+            if not op.isascii() or "\n" in op:
+                raise self.error(pointer_child(pointer, "reduce_op"),
+                                 "reduce_op must be ASCII without a newline")
             placement.reduce_op = op
         return placement
 

@@ -401,6 +401,46 @@ for suffix, leaf in (
     case(f"err-placement-{suffix}", plan({"lin": {"params": {"weight": {"tp": leaf}}}}),
          err="/modules/lin/params/weight/tp")
 
+# reduce_op must read back from P(op) (canonical-string parser: ASCII, no newline); a
+# $callable name must be a non-empty string. Plain-JSON places ($target contents, the
+# plan's meta, special_handlers, the base) copy look-alike tags whatever they hold.
+for suffix, op in (("non-ascii", "su\u00e9"), ("newline", "sum\nmax"), ("only-newline", "\n"),
+                   ("nbsp", "max\u00a0")):
+    case(f"err-reduce-op-{suffix}",
+         plan({"lin": {"params": {"weight": {"tp": partial(op)}}}}),
+         err="/modules/lin/params/weight/tp/reduce_op")
+case("err-reduce-op-non-ascii-in-named", plan(lin_with(out_src={"y": {"tp": partial("\u03a3")}})),
+     err="/modules/lin/out_src/y/tp/reduce_op")
+case("err-reduce-op-newline-in-injection",
+     plan(lin_with(inner_out_src={"output": [partial("avg\n")]})),
+     err="/modules/lin/inner_out_src/output/0/reduce_op")
+case("reduce-op-ascii-reads-back", plan({"lin": {"params": {"weight": {
+    "tp": partial("a)b"), "cp": partial(" sum "), "ep": partial("x\ty"), "dp": partial("c\rd"),
+    "sp": partial("\x7f"), "pp": partial("P(sum)")}}}}),
+    must=['"tp": "P(a)b)"', '"cp": "P( sum )"', '"ep": "P(x\\ty)"', '"dp": "P(c\\rd)"',
+          '"sp": "P(\\u007f)"', '"pp": "P(P(sum))"'])
+case("err-callable-empty", plan(lin_with(local_compute_fn=fn(""))),
+     err="/modules/lin/local_compute_fn/$callable")
+case("err-callable-empty-nested", plan(lin_with(inner_wrapper={"k": [fn("ok"), fn("")]})),
+     err="/modules/lin/inner_wrapper/k/1/$callable")
+case("plain-json-look-alike-tags", plan(
+    {"lin": {**LIN, "inner_wrapper": target({"_target_": "w", "f": fn(""), "p": partial("\u00e9"),
+                                              "two": {"$placement": "R", "$callable": 1}})}},
+    special_handlers={"x": fn(""), "y": {"$placement": "Partial", "reduce_op": "\n"}},
+    meta={"source": {"$target": 5}, "model_name": {"$callable": ""}}),
+    must=['"f": {\n          "$callable": ""\n        }', '"reduce_op": "\\u00e9"',
+          '"x": {\n      "$callable": ""\n    }', '"reduce_op": "\\n"',
+          '"source": {\n    "$target": 5\n  }', '"model_name": {\n    "$callable": ""\n  }'])
+case("base-look-alike-tags", plan({"lin": LIN}), base={
+    "outputs": {"$placement": "Bogus"}, "parallel_dims": {"$callable": ""}},
+    must=['"outputs": {\n    "$placement": "Bogus"\n  }',
+          '"parallel_dims": {\n    "$callable": ""\n  }'])
+case("plan-null-module-keys", plan({"lin": {
+    "params": {"weight": {"tp": shard(0)}}, "in_src": None, "out_names": None,
+    "is_boundary": None, "inner_wrapper": None, "_ep_stack": None, "_ep_size": None,
+    "_tp_local_attr_plan": None}}, mesh_dim_names=None, tied_pairs=None),
+    must=['"lin": {\n      "params": {\n        "weight": {\n          "tp": "S(0)"\n'
+          '        }\n      }\n    }', '"injections": []'])
 case("err-two-tags-in-named", plan(lin_with(in_src={"x": {"$target": {}, "$callable": "f"}})),
      err="/modules/lin/in_src/x")
 case("err-target-not-object", plan(lin_with(inner_wrapper=target("pkg.f"))),

@@ -1,11 +1,16 @@
 #include "hpfreeze/json_document.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <fstream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -413,6 +418,94 @@ TEST(JsonTypeName, NamesEveryType) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"object", "array", "string", "integer", "integer", "integer",
                                       "float", "float", "boolean", "boolean", "null"}));
+}
+
+// Bytes of address space the process has mapped now (first field of /proc/self/statm).
+std::size_t mapped_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+// What parse_json_document says about a valid 32 MB document when the address space allows
+// only `spare` more bytes: run in a child, so the limit cannot hurt the other tests. The
+// child exits 0 for an out-of-memory I/O error, 1 for any other error, 2 for success.
+int parse_with_spare_address_space(std::size_t spare, bool padded) {
+  std::string text = "[";
+  while (text.size() < (std::size_t{32} << 20)) text += "0,";
+  text += "0]";
+  if (padded) {
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  } else {
+    text.shrink_to_fit();
+  }
+  const std::string expected =
+      "out of memory while parsing (" + std::to_string(text.size()) + " bytes)";
+  const pid_t child = fork();
+  if (child == 0) {
+    const rlimit limit{mapped_bytes() + spare, RLIM_INFINITY};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    Expected<JsonDocument> result = parse_json_document("big.json", std::move(text));
+    if (result) _exit(2);
+    const Diagnostic& d = result.errors().front();
+    _exit(d.error_class == ErrorClass::kIo &&
+                  d.message == expected && d.file == "big.json"
+              ? 0
+              : 1);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A failed allocation says nothing about the input: it is an I/O-class error (exit 2),
+// never a rejection, whether simdjson reports it (MEMALLOC) or std::bad_alloc is thrown.
+TEST(ParseJsonDocument, OutOfMemoryIsAnIoError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "address-space limits and AddressSanitizer's shadow memory do not mix";
+#else
+  // Padded: the first allocation to fail is simdjson's (its parser buffers).
+  EXPECT_EQ(parse_with_spare_address_space(std::size_t{8} << 20, true), 0);
+  // Unpadded: adding the padding already needs a second 32 MB buffer (std::bad_alloc).
+  EXPECT_EQ(parse_with_spare_address_space(std::size_t{8} << 20, false), 0);
+#endif
+}
+
+// Without the duplicate-key check (for a decoder that makes it), repeated keys pass the
+// parse and find_duplicate_key() reports them as the parse would; the rest is still checked.
+TEST(ParseJsonDocument, DuplicateKeysLeftToTheCaller) {
+  ParseOptions unchecked;
+  unchecked.check_duplicate_keys = false;
+  const std::string text = R"j({"a": {"b": 1, "c": [{"d": 1, "d": 2}]}, "a": 3})j";
+  Expected<JsonDocument> doc = parse_json_document("in.json", text, unchecked);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_FALSE(doc->keys_checked());
+  std::optional<Diagnostic> repeated = find_duplicate_key(*doc);
+  ASSERT_TRUE(repeated.has_value());
+  EXPECT_EQ(repeated->location_and_message(), "in.json: /a/c/0/d: duplicate key 'd'");
+  EXPECT_EQ(error_of(text), "/a/c/0/d duplicate key 'd'");
+
+  Expected<JsonDocument> clean = parse_json_document("in.json", R"({"a": {"a": 1}})", unchecked);
+  ASSERT_TRUE(clean.ok());
+  EXPECT_FALSE(find_duplicate_key(*clean).has_value());
+  Expected<JsonDocument> checked = parse_json_document("in.json", R"({"a": 1})");
+  ASSERT_TRUE(checked.ok());
+  EXPECT_TRUE(checked->keys_checked());
+
+  // The depth limit holds either way: 1024 levels pass, an empty container below them not.
+  auto nested = [](std::size_t depth, const std::string& inner) {
+    return std::string(depth, '[') + inner + std::string(depth, ']');
+  };
+  for (const std::string& inner : {std::string("0"), std::string("{}"), std::string("1.5")}) {
+    EXPECT_TRUE(parse_json_document("in.json", nested(1023, inner), unchecked).ok()) << inner;
+  }
+  EXPECT_TRUE(parse_json_document("in.json", nested(1024, ""), unchecked).ok());
+  Expected<JsonDocument> deep = parse_json_document("in.json", nested(1024, "{}"), unchecked);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.errors().front().location_and_message(),
+            "in.json:1:1025: nesting deeper than 1024 levels");
+  EXPECT_EQ(error_of(nested(1024, "{}")), "1:1025 nesting deeper than 1024 levels");
 }
 
 }  // namespace

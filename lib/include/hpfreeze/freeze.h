@@ -1,5 +1,5 @@
 #pragma once
-// The freeze passes (SPEC §4) and the meta assembly (SPEC §5).
+// The freeze passes and the meta assembly (docs/formats.md, "The meta").
 
 #include <memory>
 #include <string>

@@ -1,6 +1,7 @@
 #pragma once
-// `hpfreeze freeze`: read the dumps, freeze, encode, write (SPEC §8).
+// `hpfreeze freeze`: read the dumps, freeze, encode, write (docs/cli.md).
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,17 +32,48 @@ struct CommandResult {
   [[nodiscard]] bool io_failed() const;
 };
 
-// The freeze pipeline up to the meta bytes; nothing is written.
+// What each stage of one freeze did, for `-v` (docs/cli.md, "Verbose output"). A stage
+// that did not run (an earlier one failed) keeps ran = false. Times are wall-clock
+// milliseconds on the thread that ran the stage: the model dump is read, parsed and
+// decoded on a second thread, so the stage times may add up to more than the whole run.
+struct FreezeStages {
+  struct Input {
+    std::string name;  // display name
+    std::size_t bytes = 0;
+    double read_ms = 0;
+    double parse_ms = 0;
+    double decode_ms = 0;  // the base meta's check counts here
+    bool read = false;
+    bool parsed = false;
+  };
+  std::vector<Input> inputs;  // plan, model, then base when given
+  bool decoded = false;       // both dumps decoded
+  std::size_t modules = 0;    // plan modules (boundaries)
+  std::size_t planned_params = 0;
+  std::size_t model_modules = 0;
+  std::size_t model_parameters = 0;
+  bool frozen = false;
+  double freeze_ms = 0;  // the freeze passes and the meta assembly
+  std::size_t sharded_params = 0;
+  bool encoded = false;
+  double encode_ms = 0;
+  std::size_t output_bytes = 0;
+  bool written = false;
+  double write_ms = 0;
+  bool output_unchanged = false;  // --if-changed found the same bytes and left OUT alone
+};
+
+// The freeze pipeline up to the meta bytes; nothing is written. Fills `stages` when given.
 struct RenderedMeta {
   std::string bytes;
   Diagnostics warnings;
 };
-Expected<RenderedMeta> render_meta(const FreezeRequest& request);
+Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* stages = nullptr);
 
 // render_meta, then the atomic write of the output (or stdout), then the depfile. A
 // depfile needs -o FILE and file inputs (no '-') whose paths make syntax can express;
 // these usage errors come first, before any input is read, with ErrorClass::kIo so that
 // they map to exit status 2 like every other failure to write.
-CommandResult run_freeze(const FreezeRequest& request);
+CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages = nullptr);
 
 }  // namespace hpfreeze

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +19,15 @@ namespace hpfreeze {
 // Objects and arrays nested deeper than this are rejected ("nesting deeper than 1024
 // levels"); a document of exactly this depth is accepted.
 inline constexpr std::size_t kMaxJsonDepth = 1024;
+
+struct ParseOptions {
+  // false: the parse leaves the duplicate-key check to a decoder that visits every object
+  // anyway (one walk over the document instead of two); the document then says so in
+  // keys_checked(), and find_duplicate_key() makes the full check. Everything else is
+  // checked either way.
+  bool check_duplicate_keys = true;
+};
+
 
 // A parsed, validated JSON document. Move-only; string views taken from its elements (and
 // Json values built by json_from_dom) stay valid as long as the document lives, moves
@@ -38,15 +48,19 @@ class JsonDocument {
   // Frees the input text. The parsed document does not need it (its strings live in the
   // parser), so a caller done with bytes() can lower its peak memory by the input's size.
   void release_bytes() { std::string().swap(bytes_); }
+  // False when parsed with ParseOptions::check_duplicate_keys off.
+  [[nodiscard]] bool keys_checked() const { return keys_checked_; }
 
  private:
-  friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes);
+  friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
+                                                    ParseOptions options);
   JsonDocument(std::string name, std::string bytes,
-               std::unique_ptr<simdjson::dom::document> document)
+               std::unique_ptr<simdjson::dom::document> document, bool keys_checked)
       : name_(std::move(name)),
         bytes_(std::move(bytes)),
         document_(std::move(document)),
-        root_(document_->root()) {}
+        root_(document_->root()),
+        keys_checked_(keys_checked) {}
 
   std::string name_;
   std::string bytes_;
@@ -55,6 +69,7 @@ class JsonDocument {
   // so it lives on the heap and never moves.
   std::unique_ptr<simdjson::dom::document> document_;
   simdjson::dom::element root_;
+  bool keys_checked_ = true;
 };
 
 // Parses and validates `bytes`. Rejects invalid JSON or UTF-8, a byte-order mark, empty
@@ -62,9 +77,16 @@ class JsonDocument {
 // that overflow a double, trailing content, nesting deeper than kMaxJsonDepth, inputs of
 // 4 GiB or more and duplicate keys in one object. Syntax errors carry line and column (the
 // first byte at which the text stops being the start of a valid document); a duplicate
-// key carries the JSON Pointer of its second occurrence. Pass `bytes` with
+// key carries the JSON Pointer of its second occurrence. Running out of memory is not a
+// rejection: it gives "out of memory while parsing", ErrorClass::kIo. Pass `bytes` with
 // simdjson::SIMDJSON_PADDING spare capacity to avoid a copy.
-Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes);
+Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
+                                           ParseOptions options = {});
+
+// The first key, in document order, that repeats an earlier key of its object: the same
+// diagnostic parse_json_document gives with the check on. For documents parsed without
+// it, after a decoder found a problem (so that a duplicate key is reported as such).
+std::optional<Diagnostic> find_duplicate_key(const JsonDocument& document);
 
 // Converts a DOM subtree to the Json model. Strings and keys are views into the document
 // that owns `e`; numbers keep simdjson's int64 / uint64 / double split.

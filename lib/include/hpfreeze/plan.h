@@ -1,9 +1,12 @@
 #pragma once
-// The plan dump (SPEC §2) and the model tree dump (SPEC §3) as plain C++ structs.
-// Every string is a view into the JsonDocument it was decoded from: keep it alive.
+// The plan dump (docs/formats.md, "plan dump") and the model tree dump ("model tree dump")
+// as plain C++ structs. Every string is a view into the JsonDocument it was decoded from:
+// keep it alive. Users that only read the structs need no simdjson: the document type is
+// only declared here (include hpfreeze/json_document.h to make one).
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,12 +15,13 @@
 
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/name_index.h"
 #include "hpfreeze/placement.h"
 #include "hpfreeze/spec_fields.h"
 
 namespace hpfreeze {
+
+class JsonDocument;
+class NameIndex;
 
 // {"$target": {...}}: the inner object (upstream's Target.to_dict()), copied as is.
 struct Target {
@@ -68,7 +72,7 @@ struct ModuleSpec {
 };
 
 // Typed placements whose real dim is negative (PyTorch style): their canonical string
-// collides with the uneven-shard encoding (SPEC §1, §4).
+// collides with the uneven-shard encoding (docs/formats.md, "Typed values").
 struct NegativeDims {
   std::size_t count = 0;
   std::string first_pointer;
@@ -91,6 +95,11 @@ struct ModelParameter {
 };
 
 struct ModelTree {
+  ModelTree();
+  ModelTree(ModelTree&&) noexcept;
+  ModelTree& operator=(ModelTree&&) noexcept;
+  ~ModelTree();
+
   std::string file;
   std::vector<std::pair<std::string_view, std::string_view>> modules;  // FQN -> class
   bool has_parameters = false;  // `parameters` present and not null
@@ -106,17 +115,17 @@ struct ModelTree {
 
   // Builds both lookup indexes now. Otherwise each is built by the first lookup that needs
   // it (indexing 100,000 names costs more than a freeze's lookups, which mostly hit the
-  // cursor): do not search one ModelTree from two threads at once.
-  void index();
+  // cursor): do not search one ModelTree from two threads at once. False when two modules
+  // or two parameters have the same name (only possible in a dump parsed without the
+  // duplicate-key check).
+  bool index();
 
  private:
-  void index_modules() const;
-  void index_parameters() const;
+  struct Indexes;  // hash indexes over the names (model_decode.cc)
+  NameIndex& module_index() const;
+  NameIndex& parameter_index() const;
 
-  mutable NameIndex module_index_;
-  mutable NameIndex parameter_index_;
-  mutable bool modules_indexed_ = false;
-  mutable bool parameters_indexed_ = false;
+  mutable std::unique_ptr<Indexes> indexes_;
 };
 
 Expected<PlanDump> decode_plan_dump(const JsonDocument& document);

@@ -46,8 +46,10 @@ inline std::uint64_t hash_name(std::string_view s) {
 // names wins. `name_of(i)` gives the name at position i.
 class NameIndex {
  public:
+  // False when some name repeats an earlier one.
   template <class NameOf>
-  void build(std::size_t count, NameOf name_of) {
+  bool build(std::size_t count, NameOf name_of) {
+    bool unique = true;
     slots_.assign(std::bit_ceil(count * 2 + 2), 0);
     const std::size_t mask = slots_.size() - 1;
     // Names are hashed kAhead positions early and their slots prefetched: a large table
@@ -63,8 +65,13 @@ class NameIndex {
       const std::uint64_t hash = hashes[i % kAhead];
       if (i + kAhead < count) hash_ahead(i + kAhead);
       const std::size_t slot = probe(hash, name_of(i), name_of);
-      if (slots_[slot] == 0) slots_[slot] = (hash & kTagMask) | (i + 1);
+      if (slots_[slot] == 0) {
+        slots_[slot] = (hash & kTagMask) | (i + 1);
+      } else {
+        unique = false;
+      }
     }
+    return unique;
   }
 
   template <class NameOf>

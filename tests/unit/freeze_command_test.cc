@@ -1,0 +1,165 @@
+// run_freeze on real files: the stage figures behind -v, and the one-line diagnostics for a
+// file of the wrong kind.
+#include "hpfreeze/freeze_command.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace hpfreeze {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kCases = std::string(HPFREEZE_TESTDATA_DIR) + "/cases";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class FreezeCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("hpfreeze_freeze_command_test_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // A file here holding `text`.
+  std::string file(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(FreezeCommand, StagesOfASuccessfulRun) {
+  FreezeRequest request;
+  request.plan_path = kCases + "/tiny/plan.json";
+  request.model_path = kCases + "/tiny/model.json";
+  request.output_path = path("meta.json");
+  FreezeStages stages;
+  CommandResult result = run_freeze(request, &stages);
+  ASSERT_FALSE(result.failed());
+  ASSERT_EQ(stages.inputs.size(), 2u);
+  EXPECT_EQ(stages.inputs[0].name, request.plan_path);
+  EXPECT_EQ(stages.inputs[0].bytes, read_file(request.plan_path).size());
+  EXPECT_EQ(stages.inputs[1].bytes, read_file(request.model_path).size());
+  EXPECT_TRUE(stages.inputs[0].read && stages.inputs[0].parsed);
+  EXPECT_TRUE(stages.inputs[1].read && stages.inputs[1].parsed);
+  EXPECT_TRUE(stages.decoded);
+  EXPECT_EQ(stages.modules, 1u);  // lin
+  EXPECT_EQ(stages.planned_params, 1u);
+  EXPECT_EQ(stages.model_modules, 2u);
+  EXPECT_EQ(stages.model_parameters, 1u);
+  EXPECT_TRUE(stages.frozen);
+  EXPECT_EQ(stages.sharded_params, 1u);  // lin.weight
+  EXPECT_TRUE(stages.encoded);
+  const std::string expected = read_file(kCases + "/tiny/expected.json");
+  EXPECT_EQ(stages.output_bytes, expected.size());
+  EXPECT_TRUE(stages.written);
+  EXPECT_FALSE(stages.output_unchanged);
+  EXPECT_EQ(read_file(request.output_path), expected);
+
+  request.if_changed = true;
+  ASSERT_FALSE(run_freeze(request, &stages).failed());
+  EXPECT_TRUE(stages.written);
+  EXPECT_TRUE(stages.output_unchanged);
+  request.if_changed = false;
+  ASSERT_FALSE(run_freeze(request, &stages).failed());
+  EXPECT_FALSE(stages.output_unchanged);
+}
+
+TEST_F(FreezeCommand, StagesStopWhereTheRunFailed) {
+  FreezeRequest request;
+  request.plan_path = file("plan.json", R"j({"modules": {"x": {"params": {"w": {"tp": "S(0)"}}}}})j");
+  request.model_path = kCases + "/tiny/model.json";
+  request.output_path = path("meta.json");
+  FreezeStages stages;
+  CommandResult result = run_freeze(request, &stages);
+  ASSERT_TRUE(result.failed());  // no module 'x' in the model
+  EXPECT_TRUE(stages.decoded);
+  EXPECT_FALSE(stages.frozen);
+  EXPECT_FALSE(stages.encoded);
+  EXPECT_FALSE(stages.written);
+  EXPECT_FALSE(fs::exists(request.output_path));
+
+  request.plan_path = path("missing.json");
+  result = run_freeze(request, &stages);
+  ASSERT_TRUE(result.io_failed());
+  EXPECT_FALSE(stages.inputs[0].read);
+  EXPECT_FALSE(stages.decoded);
+}
+
+// The single diagnostic of a run, as "FILE: message".
+std::string only_error(const FreezeRequest& request) {
+  CommandResult result = run_freeze(request);
+  if (result.diagnostics.size() != 1) return std::to_string(result.diagnostics.size()) + " errors";
+  const Diagnostic& d = result.diagnostics.front();
+  EXPECT_EQ(d.error_class, ErrorClass::kRejected);
+  return d.location_and_message();
+}
+
+TEST_F(FreezeCommand, AFileOfTheWrongKindIsNamed) {
+  const std::string plan = kCases + "/tiny/plan.json";
+  const std::string model = kCases + "/tiny/model.json";
+  const std::string meta = kCases + "/tiny/expected.json";
+  FreezeRequest request;
+  request.output_path = path("meta.json");
+
+  request.plan_path = meta;
+  request.model_path = model;
+  EXPECT_EQ(only_error(request),
+            meta + ": this looks like a codegen_meta.json; --plan wants a plan dump "
+                   "(hpfreeze.plan/v1)");
+  request.plan_path = model;
+  request.model_path = plan;
+  EXPECT_EQ(only_error(request), model + ": --plan and --model look swapped: --plan " + model +
+                                     " is a model tree dump and --model " + plan +
+                                     " is a plan dump");
+  request.plan_path = model;
+  request.model_path = model;
+  EXPECT_EQ(only_error(request),
+            model + ": this looks like a model tree dump (hpfreeze.model/v1); --plan wants a plan "
+                    "dump (hpfreeze.plan/v1)");
+  request.plan_path = plan;
+  request.model_path = plan;
+  EXPECT_EQ(only_error(request),
+            plan + ": this looks like a plan dump (hpfreeze.plan/v1); --model wants a model tree "
+                   "dump (hpfreeze.model/v1)");
+  request.model_path = meta;
+  EXPECT_EQ(only_error(request),
+            meta + ": this looks like a codegen_meta.json; --model wants a model tree dump "
+                   "(hpfreeze.model/v1)");
+  EXPECT_FALSE(fs::exists(request.output_path));
+}
+
+// A damaged dump of the right kind keeps its decoder's own error, even when its `format`
+// names the other kind: the shape of `modules` must agree before a mix-up is reported.
+TEST_F(FreezeCommand, ADamagedDumpKeepsItsDecoderError) {
+  FreezeRequest request;
+  request.output_path = path("meta.json");
+  request.model_path = kCases + "/tiny/model.json";
+  request.plan_path = file("plan.json", R"j({"format": "hpfreeze.model/v1", "modules": {"lin": {}}})j");
+  EXPECT_EQ(only_error(request),
+            request.plan_path +
+                ": /format: unsupported format 'hpfreeze.model/v1' (expected 'hpfreeze.plan/v1')");
+  request.plan_path = file("plan2.json", R"j({"modules": {"lin": {"bogus": 1}}})j");
+  EXPECT_EQ(only_error(request),
+            request.plan_path + ": /modules/lin/bogus: unknown module-spec field 'bogus'");
+  request.plan_path = kCases + "/tiny/plan.json";
+  request.model_path = file("model.json", R"j({"modules": {"lin": "Linear", "x": 1}})j");
+  EXPECT_EQ(only_error(request),
+            request.model_path + ": /modules/x: expected a string, got an integer");
+}
+
+}  // namespace
+}  // namespace hpfreeze

@@ -1,0 +1,119 @@
+// Model tree decoding (docs/formats.md, "The model tree dump") and its name lookups.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/plan.h"
+
+namespace hpfreeze {
+namespace {
+
+JsonDocument parse(std::string text) {
+  Expected<JsonDocument> doc = parse_json_document("model.json", std::move(text));
+  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().message);
+  return std::move(*doc);
+}
+
+std::string model_error(std::string text) {
+  JsonDocument doc = parse(std::move(text));
+  Expected<ModelTree> model = decode_model_tree(doc);
+  EXPECT_FALSE(model.ok());
+  return model ? "<ok>" : model.errors().front().location_and_message();
+}
+
+TEST(DecodeModel, Rules) {
+  EXPECT_EQ(model_error("{}"), "model.json: missing required key 'modules'");
+  EXPECT_EQ(model_error(R"j({"modules": {"": 1}})j"),
+            "model.json: /modules/: expected a string, got an integer");
+  EXPECT_EQ(model_error(R"j({"modules": {}, "parameters": {"w": {}}})j"),
+            "model.json: /parameters/w: parameter has no 'shape'");
+  EXPECT_EQ(model_error(R"j({"modules": {}, "parameters": {"w": {"shape": [-1]}}})j"),
+            "model.json: /parameters/w/shape/0: shape dimensions must be non-negative, got -1");
+  EXPECT_EQ(model_error(R"j({"modules": {}, "parameters": {"w": {"shape": [1.5]}}})j"),
+            "model.json: /parameters/w/shape/0: expected a non-negative integer, got a float");
+  EXPECT_EQ(model_error(R"j({"modules": {}, "parameters": {"w": {"shape": [], "x": 1}}})j"),
+            "model.json: /parameters/w/x: unknown parameter field 'x'");
+  EXPECT_EQ(model_error(R"j({"modules": {}, "parameters": {"w": {"shape": [], "requires_grad": 0}}})j"),
+            "model.json: /parameters/w/requires_grad: expected a boolean, got an integer");
+  EXPECT_EQ(model_error(R"j({"modules": {}, "format": "hpfreeze.plan/v1"})j"),
+            "model.json: /format: unsupported format 'hpfreeze.plan/v1' (expected "
+            "'hpfreeze.model/v1')");
+}
+
+
+TEST(DecodeModel, NullMeansAbsent) {
+  JsonDocument doc = parse(R"j({"format": null, "modules": {"": "Net"}, "parameters": null})j");
+  Expected<ModelTree> model = decode_model_tree(doc);
+  ASSERT_TRUE(model.ok());
+  EXPECT_FALSE(model->has_parameters);
+  JsonDocument doc2 = parse(
+      R"j({"modules": {}, "parameters": {"w": {"shape": [2], "dtype": null, "requires_grad": null}}})j");
+  Expected<ModelTree> model2 = decode_model_tree(doc2);
+  ASSERT_TRUE(model2.ok());
+  const ModelParameter* w = model2->find_parameter("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_FALSE(w->dtype.has_value());
+  EXPECT_TRUE(w->requires_grad);
+}
+
+// Lookups by name, with and without the cursor, before and after index(), and on a moved
+// tree (the lazily built indexes move with it).
+TEST(DecodeModel, Lookups) {
+  std::string text = R"j({"modules": {"": "Net")j";
+  std::string params;
+  for (int i = 0; i < 100; ++i) {
+    text += ", \"m" + std::to_string(i) + "\": \"C" + std::to_string(i) + "\"";
+    params += std::string(i == 0 ? "" : ", ") + "\"m" + std::to_string(i) + ".w\": {\"shape\": [" +
+              std::to_string(i) + "]}";
+  }
+  text += "}, \"parameters\": {" + params + "}}";
+  JsonDocument doc = parse(text);
+  Expected<ModelTree> decoded = decode_model_tree(doc);
+  ASSERT_TRUE(decoded.ok());
+  ModelTree model = std::move(*decoded);
+  ASSERT_NE(model.find_class("m42"), nullptr);
+  EXPECT_EQ(*model.find_class("m42"), "C42");
+  EXPECT_EQ(*model.find_class(""), "Net");
+  EXPECT_EQ(model.find_class("m100"), nullptr);
+  ModelTree moved = std::move(model);
+  std::size_t cursor = 0;
+  EXPECT_EQ(moved.find_parameter("m0.w", cursor)->shape, (std::vector<std::uint64_t>{0}));
+  EXPECT_EQ(cursor, 1u);
+  EXPECT_EQ(moved.find_parameter("m70.w", cursor)->shape, (std::vector<std::uint64_t>{70}));
+  EXPECT_EQ(cursor, 71u);
+  EXPECT_EQ(moved.find_parameter("m71.w", cursor)->shape, (std::vector<std::uint64_t>{71}));
+  EXPECT_EQ(moved.find_parameter("nope", cursor), nullptr);
+  moved.index();
+  EXPECT_EQ(moved.find_parameter("m99.w")->shape, (std::vector<std::uint64_t>{99}));
+  EXPECT_EQ(*moved.find_class("m7"), "C7");
+}
+
+// A dump parsed without the duplicate-key check: the decoder finds repeated keys itself and
+// reports each as the parse would have, before any decode error.
+TEST(DecodeModel, RepeatedKeysWhenTheParseDidNotCheck) {
+  auto error = [](const std::string& text) {
+    ParseOptions unchecked;
+    unchecked.check_duplicate_keys = false;
+    Expected<JsonDocument> doc = parse_json_document("model.json", text, unchecked);
+    EXPECT_TRUE(doc.ok());
+    Expected<ModelTree> model = decode_model_tree(*doc);
+    return model ? std::string("<ok>") : model.errors().front().location_and_message();
+  };
+  EXPECT_EQ(error(R"j({"modules": {"a": "A", "b": "B", "a": "C"}})j"),
+            "model.json: /modules/a: duplicate key 'a'");
+  EXPECT_EQ(error(R"j({"modules": {}, "modules": {}})j"), "model.json: /modules: duplicate key 'modules'");
+  EXPECT_EQ(error(R"j({"modules": {}, "parameters": {"w": {"shape": [1]}, "w": {"shape": [2]}}})j"),
+            "model.json: /parameters/w: duplicate key 'w'");
+  EXPECT_EQ(error(R"j({"modules": {}, "parameters": {"w": {"shape": [1], "dtype": "f", "dtype": "g"}}})j"),
+            "model.json: /parameters/w/dtype: duplicate key 'dtype'");
+  // The repeat comes first even when a decode error comes earlier in the document.
+  EXPECT_EQ(error(R"j({"modules": {"a": 1}, "x": {"k": 1, "k": 2}})j"),
+            "model.json: /x/k: duplicate key 'k'");
+  EXPECT_EQ(error(R"j({"modules": {"a": 1}})j"), "model.json: /modules/a: expected a string, got an integer");
+  EXPECT_EQ(error(R"j({"modules": {"a": "A"}, "parameters": {"a.w": {"shape": [3]}}})j"), "<ok>");
+}
+
+}  // namespace
+}  // namespace hpfreeze

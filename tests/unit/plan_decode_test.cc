@@ -1,0 +1,244 @@
+// Plan dump decoding: the type rules of docs/formats.md ("The plan dump"), with exact
+// diagnostics, and what the decoded structs hold.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/plan.h"
+
+namespace hpfreeze {
+namespace {
+
+JsonDocument parse(std::string text) {
+  Expected<JsonDocument> doc = parse_json_document("plan.json", std::move(text));
+  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().message);
+  return std::move(*doc);
+}
+
+std::string plan_error(std::string text) {
+  JsonDocument doc = parse(std::move(text));
+  Expected<PlanDump> plan = decode_plan_dump(doc);
+  EXPECT_FALSE(plan.ok());
+  return plan ? "<ok>" : plan.errors().front().location_and_message();
+}
+
+// The decoded plan, with its document kept alive beside it (the plan holds views into it).
+struct Decoded {
+  JsonDocument doc;
+  PlanDump plan;
+};
+
+Decoded decoded(std::string text) {
+  JsonDocument doc = parse(std::move(text));
+  Expected<PlanDump> plan = decode_plan_dump(doc);
+  EXPECT_TRUE(plan.ok()) << (plan ? "" : plan.errors().front().location_and_message());
+  return Decoded{std::move(doc), plan ? std::move(*plan) : PlanDump{}};
+}
+
+TEST(DecodePlan, TopLevelRules) {
+  EXPECT_EQ(plan_error("[]"), "plan.json: expected an object, got an array");
+  EXPECT_EQ(plan_error("{}"), "plan.json: missing required key 'modules'");
+  EXPECT_EQ(plan_error(R"j({"modules": null})j"),
+            "plan.json: /modules: expected an object, got null");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"out_src": {"$placement": "Replicate"}}}})j"),
+            "plan.json: /modules/m/out_src: expected an object of named placements, got a typed "
+            "$placement value");
+  EXPECT_EQ(plan_error(R"j({"modules": {}, "extra": 1})j"),
+            "plan.json: /extra: unknown top-level key 'extra'");
+  EXPECT_EQ(plan_error(R"j({"modules": {}, "format": "hpfreeze.plan/v2"})j"),
+            "plan.json: /format: unsupported format 'hpfreeze.plan/v2' (expected "
+            "'hpfreeze.plan/v1')");
+  EXPECT_EQ(plan_error(R"j({"modules": [], "format": "hpfreeze.plan/v1"})j"),
+            "plan.json: /modules: expected an object, got an array");
+  EXPECT_EQ(plan_error(R"j({"modules": {}, "mesh_dim_names": ["tp", 1]})j"),
+            "plan.json: /mesh_dim_names/1: expected a string, got an integer");
+  EXPECT_EQ(plan_error(R"j({"modules": {}, "tied_pairs": [["a", "b"], "c"]})j"),
+            "plan.json: /tied_pairs/1: expected an array, got a string");
+  EXPECT_EQ(plan_error(R"j({"modules": {}, "special_handlers": []})j"),
+            "plan.json: /special_handlers: expected an object, got an array");
+  EXPECT_EQ(plan_error(R"j({"modules": {}, "sequence_parallel": 1})j"),
+            "plan.json: /sequence_parallel: expected a boolean, got an integer");
+  EXPECT_EQ(plan_error(R"j({"modules": {"a/b~c": 3}})j"),
+            "plan.json: /modules/a~1b~0c: expected an object, got an integer");
+}
+
+TEST(DecodePlan, SpecFieldRules) {
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"bogus": 1}}})j"),
+            "plan.json: /modules/m/bogus: unknown module-spec field 'bogus'");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"params": []}}})j"),
+            "plan.json: /modules/m/params: expected an object, got an array");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"params": {"w": "S(0)"}}}})j"),
+            "plan.json: /modules/m/params/w: expected an object, got a string");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"params": {"w": {"tp": null}}}}})j"),
+            "plan.json: /modules/m/params/w/tp: expected a placement ({\"$placement\": ...} or a "
+            "canonical string), got null");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"params": {"w": {"tp": {"dim": 0}}}}}})j"),
+            "plan.json: /modules/m/params/w/tp: expected a placement ({\"$placement\": ...} or a "
+            "canonical string), got a plain object");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"params": {"w": {"tp": "S(x)"}}}}})j"),
+            "plan.json: /modules/m/params/w/tp: invalid placement 'S(x)': dim 'x' is not an "
+            "integer");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"in_src": [1]}}})j"),
+            "plan.json: /modules/m/in_src: expected an object, got an array");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"out_names": "abc"}}})j"),
+            "plan.json: /modules/m/out_names: expected an array, got a string");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"tp_divide_attrs": 0}}})j"),
+            "plan.json: /modules/m/tp_divide_attrs: expected an array, got an integer");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"_ep_stack": [1]}}})j"),
+            "plan.json: /modules/m/_ep_stack: expected an object, got an array");
+  EXPECT_EQ(
+      plan_error(R"j({"modules": {"m": {"is_boundary": {"$callable": "f"}}}})j"),
+      "plan.json: /modules/m/is_boundary: expected a plain JSON value, got a typed $callable value");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"out_names": [{"x": {"$target": {}}}]}}})j"),
+            "plan.json: /modules/m/out_names/0/x: expected a plain JSON value, got a typed "
+            "$target value");
+}
+
+TEST(DecodePlan, TypedValueRules) {
+  auto in_src = [](const std::string& value) {
+    return plan_error(R"j({"modules": {"m": {"inner_wrapper": )j" + value + "}}}");
+  };
+  EXPECT_EQ(in_src(R"j({"$placement": "Shrad"})j"),
+            "plan.json: /modules/m/inner_wrapper: unknown placement type 'Shrad' (expected "
+            "Shard, StridedShard, Replicate or Partial)");
+  EXPECT_EQ(in_src(R"j({"$placement": "RaggedShard"})j"),
+            "plan.json: /modules/m/inner_wrapper: placement type 'RaggedShard' has no canonical "
+            "string form and cannot be frozen");
+  EXPECT_EQ(in_src(R"j({"$placement": 3})j"),
+            "plan.json: /modules/m/inner_wrapper/$placement: expected a string, got an integer");
+  EXPECT_EQ(in_src(R"j({"$placement": "Shard"})j"),
+            "plan.json: /modules/m/inner_wrapper: placement Shard needs a dim");
+  EXPECT_EQ(in_src(R"j({"$placement": "StridedShard", "dim": 0})j"),
+            "plan.json: /modules/m/inner_wrapper: placement StridedShard needs a split_factor");
+  EXPECT_EQ(in_src(R"j({"$placement": "StridedShard", "dim": 0, "split_factor": 0})j"),
+            "plan.json: /modules/m/inner_wrapper/split_factor: split_factor must be >= 1, got 0");
+  EXPECT_EQ(in_src(R"j({"$placement": "Shard", "dim": 1.0})j"),
+            "plan.json: /modules/m/inner_wrapper/dim: expected an integer, got a float");
+  EXPECT_EQ(in_src(R"j({"$placement": "Shard", "dim": 9223372036854775808})j"),
+            "plan.json: /modules/m/inner_wrapper/dim: dim does not fit in a signed 64-bit "
+            "integer");
+  EXPECT_EQ(in_src(R"j({"$placement": "Shard", "dim": 0, "uneven_shard": 1})j"),
+            "plan.json: /modules/m/inner_wrapper/uneven_shard: expected a boolean, got an "
+            "integer");
+  EXPECT_EQ(in_src(R"j({"$placement": "Shard", "dim": 0, "uneven_shard": null})j"),
+            "plan.json: /modules/m/inner_wrapper/uneven_shard: expected a boolean, got null");
+  EXPECT_EQ(in_src(R"j({"$placement": "Replicate", "dim": 0})j"),
+            "plan.json: /modules/m/inner_wrapper/dim: unknown field 'dim' for placement "
+            "Replicate");
+  EXPECT_EQ(in_src(R"j({"$placement": "Partial", "reduce_op": ""})j"),
+            "plan.json: /modules/m/inner_wrapper/reduce_op: reduce_op must not be empty");
+  EXPECT_EQ(in_src(R"j({"$target": []})j"),
+            "plan.json: /modules/m/inner_wrapper/$target: expected an object, got an array");
+  EXPECT_EQ(in_src(R"j({"$target": {}, "x": 1})j"),
+            "plan.json: /modules/m/inner_wrapper: a $target object may hold no other key");
+  EXPECT_EQ(in_src(R"j({"$callable": ""})j"),
+            "plan.json: /modules/m/inner_wrapper/$callable: a $callable name must not be empty");
+  EXPECT_EQ(in_src(R"j({"$callable": 1})j"),
+            "plan.json: /modules/m/inner_wrapper/$callable: expected a string, got an integer");
+  EXPECT_EQ(in_src(R"j({"$callable": "f", "$target": {}})j"),
+            "plan.json: /modules/m/inner_wrapper: object carries two type tags, '$callable' and "
+            "'$target'");
+}
+
+
+// A Partial's reduce_op is written as P(op), which the canonical-string parser must read
+// back as the same op: ASCII only, no newline, not empty; everywhere a placement may be.
+TEST(DecodePlan, ReduceOpMustReadBackFromItsCanonicalString) {
+  auto partial = [](const std::string& op_json) {
+    return plan_error(R"j({"modules": {"m": {"params": {"w": {"tp": {"$placement": "Partial", "reduce_op": )j" +
+                      op_json + "}}}}}}");
+  };
+  EXPECT_EQ(partial(R"j("su\u00e9")j"),
+            "plan.json: /modules/m/params/w/tp/reduce_op: reduce_op 'su\\xc3\\xa9' does not read "
+            "back from P(...): it must be ASCII without a newline");
+  EXPECT_EQ(partial(R"j("sum\nmax")j"),
+            "plan.json: /modules/m/params/w/tp/reduce_op: reduce_op 'sum\\nmax' does not read back "
+            "from P(...): it must be ASCII without a newline");
+  EXPECT_EQ(partial(R"j("")j"),
+            "plan.json: /modules/m/params/w/tp/reduce_op: reduce_op must not be empty");
+  EXPECT_EQ(partial("null"),
+            "plan.json: /modules/m/params/w/tp/reduce_op: expected a string, got null");
+  EXPECT_EQ(
+      plan_error(R"j({"modules": {"m": {"out_src": {"y": [{"$placement": "Partial", "reduce_op": "\u03a3"}]}}}})j"),
+      "plan.json: /modules/m/out_src/y/0/reduce_op: reduce_op '\\xce\\xa3' does not read back "
+      "from P(...): it must be ASCII without a newline");
+  // Any other ASCII text reads back, control characters and parentheses included.
+  Decoded ok = decoded(
+      R"j({"modules": {"m": {"params": {"w": {"a": {"$placement": "Partial", "reduce_op": "a)b\t\r\u007f"},
+                                             "b": {"$placement": "Partial"}}}}}})j");
+  const std::vector<AxisPlacement>& axes = (*ok.plan.modules.at(0).params).at(0).axes;
+  EXPECT_EQ(to_canonical(axes.at(0).placement), "P(a)b\t\r\x7f)");
+  EXPECT_EQ(to_canonical(axes.at(1).placement), "P(sum)");
+  for (const AxisPlacement& axis : axes) {
+    Expected<Placement> back = parse_placement(to_canonical(axis.placement));
+    ASSERT_TRUE(back.ok()) << axis.axis;
+    EXPECT_EQ(to_canonical(*back), to_canonical(axis.placement));
+  }
+}
+
+// Null is absent for every optional top-level key and module-spec key.
+TEST(DecodePlan, NullMeansAbsent) {
+  Decoded d = decoded(R"j({"format": null, "mesh_dim_names": null, "tied_pairs": null,
+      "special_handlers": null, "meta": null, "sequence_parallel": null, "loss_parallel": null,
+      "modules": {"m": {"params": null, "in_src": null, "is_boundary": null, "inner_wrapper": null,
+                        "_ep_size": null, "_tp_local_attr_plan": null}}})j");
+  EXPECT_TRUE(d.plan.mesh_dim_names.empty());
+  EXPECT_TRUE(d.plan.tied_pairs.empty());
+  EXPECT_TRUE(d.plan.special_handlers.is_object());
+  EXPECT_FALSE(d.plan.meta.has_value());
+  ASSERT_EQ(d.plan.modules.size(), 1u);
+  EXPECT_EQ(d.plan.modules[0].fqn, "m");
+  EXPECT_FALSE(d.plan.modules[0].params.has_value());
+  EXPECT_TRUE(d.plan.modules[0].fields.empty());
+}
+
+// $target contents, special_handlers and meta are plain JSON: look-alike tags are data.
+TEST(DecodePlan, PlainJsonPlacesKeepLookAlikeTags) {
+  Decoded d = decoded(R"j({"modules": {"m": {"inner_wrapper": {"$target": {"_target_": "w",
+          "f": {"$callable": ""}, "p": {"$placement": "Partial", "reduce_op": "\n"}}}}},
+      "special_handlers": {"x": {"$placement": "Bogus", "$callable": 1}},
+      "meta": {"source": {"$target": 5}}})j");
+  ASSERT_EQ(d.plan.modules.at(0).fields.size(), 1u);
+  const auto* target = std::get_if<Target>(&d.plan.modules[0].fields[0].value.v);
+  ASSERT_NE(target, nullptr);
+  const Json* f = target->object.find("f");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(f->find("$callable"), nullptr);
+  EXPECT_TRUE(d.plan.special_handlers.find("x")->is_object());
+  EXPECT_TRUE(d.plan.meta->find("source")->find("$target") != nullptr);
+}
+
+TEST(DecodePlan, WhatTheStructsHold) {
+  Decoded d = decoded(R"j({"mesh_dim_names": ["cp", "tp"], "tied_pairs": [["a", "b"], []],
+      "modules": {"": {"params": {"w": {"tp": "S(-1)", "cp": {"$placement": "Shard", "dim": -2}}}},
+                  "x": {"local_compute_fn": {"$callable": "f"}, "out_names": ["o"], "params": {}}}})j");
+  ASSERT_EQ(d.plan.modules.size(), 2u);
+  EXPECT_EQ(d.plan.modules[0].fqn, "");
+  const ParamPlacements& w = d.plan.modules[0].params->at(0);
+  EXPECT_EQ(w.name, "w");
+  ASSERT_EQ(w.axes.size(), 2u);
+  EXPECT_EQ(w.axes[0].axis, "tp");
+  EXPECT_EQ(to_canonical(w.axes[0].placement), "S(-1)");  // uneven Shard(0), not a negative dim
+  EXPECT_EQ(to_canonical(w.axes[1].placement), "S(-2)");
+  // Only the typed Shard(-2) counts as a negative real dim.
+  EXPECT_EQ(d.plan.negative_dims.count, 1u);
+  EXPECT_EQ(d.plan.negative_dims.first_pointer, "/modules//params/w/cp");
+  EXPECT_EQ(d.plan.mesh_dim_names, (std::vector<std::string_view>{"cp", "tp"}));
+  ASSERT_EQ(d.plan.tied_pairs.size(), 2u);
+  EXPECT_TRUE(d.plan.tied_pairs[1].empty());
+  // Fields sorted by their index in the field table: out_names before local_compute_fn.
+  const ModuleSpec& x = d.plan.modules[1];
+  EXPECT_TRUE(x.params.has_value() && x.params->empty());
+  ASSERT_EQ(x.fields.size(), 2u);
+  EXPECT_EQ(kSpecFields[x.fields[0].index].attribute, "out_names");
+  EXPECT_EQ(kSpecFields[x.fields[1].index].attribute, "local_compute_fn");
+  const auto* callable = std::get_if<Callable>(&x.fields[1].value.v);
+  ASSERT_NE(callable, nullptr);
+  EXPECT_EQ(callable->name, "f");
+}
+
+}  // namespace
+}  // namespace hpfreeze
