@@ -3,12 +3,16 @@ in a correct result; an existing output is never damaged.
 
 Permission cases need a process that permission bits apply to. Tests usually run as root,
 which bypasses them: the binary then runs as nobody (uid/gid 65534) under setpriv, and the
-case is skipped, with the reason, when setpriv is missing.
+case is skipped, with the reason, when setpriv is missing. Nobody may not reach the checkout
+(a clone under a 0700 home): such runs use copies of the binary and of every input, made in
+a temporary directory that nobody can read.
 """
+import atexit
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import unittest
 
@@ -38,6 +42,25 @@ def unprivileged_prefix():
     return [setpriv, "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"], None
 
 
+_READABLE_COPIES = {}
+
+
+def readable_copy(path):
+    """A copy of path (the binary or an input) that any user can read and run."""
+    if path not in _READABLE_COPIES:
+        if not _READABLE_COPIES:
+            top = tempfile.mkdtemp(prefix="hpfreeze_nobody_")
+            os.chmod(top, 0o755)
+            atexit.register(shutil.rmtree, top, True)
+            _READABLE_COPIES[None] = top
+        dst = os.path.join(_READABLE_COPIES[None], "%d-%s" % (len(_READABLE_COPIES),
+                                                              os.path.basename(path)))
+        shutil.copyfile(path, dst)
+        os.chmod(dst, 0o755)
+        _READABLE_COPIES[path] = dst
+    return _READABLE_COPIES[path]
+
+
 class IoFaults(TempDirTest):
     def setUp(self):
         super().setUp()
@@ -57,7 +80,14 @@ class IoFaults(TempDirTest):
 
     def freeze(self, *args, plan=TINY["plan.json"], model=TINY["model.json"], base=None,
                prefix=(), **kwargs):
-        cmd = [*prefix, BINARY, "freeze", "--plan", plan, "--model", model]
+        binary = BINARY
+        if prefix:
+            # Under another user: nothing may come from the (possibly 0700) checkout.
+            binary, plan, model = (readable_copy(p) if not p.startswith(self.dir) else p
+                                   for p in (BINARY, plan, model))
+            if base is not None and not base.startswith(self.dir):
+                base = readable_copy(base)
+        cmd = [*prefix, binary, "freeze", "--plan", plan, "--model", model]
         if base is not None:
             cmd += ["--base", base]
         kwargs.setdefault("stdout", subprocess.PIPE)
