@@ -1,6 +1,7 @@
 #include "hpfreeze/io.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -561,6 +562,203 @@ TEST_F(WriteFileTest, WriteOutputUsesTheRealDisk) {
   auto result = write_output(path("meta.json"), "via write_output", {});
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(slurp(path("meta.json")), "via write_output");
+}
+
+// -- what the kernel resolves -------------------------------------------------------------
+
+TEST_F(WriteFileTest, DevStdoutIsWrittenToTheDescriptorNotRenamedOver) {
+  // `hpfreeze ... -o /dev/stdout >> build.log`: the log must grow, never be replaced.
+  const std::string log = path("build.log");
+  spit(log, "earlier lines\n");
+  const ino_t inode = lstat_of(log).st_ino;
+  expect_child_succeeds([&]() -> std::string {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) return "setup";
+    const std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/1";
+    for (const std::string& name : {std::string("/dev/stdout"), std::string("/proc/self/fd/1"),
+                                    std::string("/dev/fd/1"), own}) {
+      auto result = write_output(name, name + "\n", {.if_changed = true});
+      if (!result.ok()) return name + ": " + result.errors()[0].message;
+    }
+    return "";
+  });
+  const std::string text = slurp(log);
+  EXPECT_TRUE(text.starts_with("earlier lines\n/dev/stdout\n/proc/self/fd/1\n/dev/fd/1\n/proc/"))
+      << text;
+  EXPECT_TRUE(text.ends_with("/fd/1\n")) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5);
+  EXPECT_EQ(lstat_of(log).st_ino, inode);
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"build.log"});
+}
+
+TEST_F(WriteFileTest, LinkToDevStdoutIsWrittenToTheDescriptor) {
+  const std::string log = path("build.log");
+  spit(log, "a\n");
+  ASSERT_EQ(::symlink("/dev/stdout", path("out.json").c_str()), 0);
+  const std::string out = path("out.json");
+  expect_child_succeeds([&]() -> std::string {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) return "setup";
+    auto result = write_output(out, "b\n", {});
+    return result.ok() ? "" : result.errors()[0].message;
+  });
+  EXPECT_EQ(slurp(log), "a\nb\n");
+  EXPECT_TRUE(S_ISLNK(lstat_of(out).st_mode));
+}
+
+TEST_F(WriteFileTest, ClosedStdoutNameIsAnError) {
+  expect_child_succeeds([&]() -> std::string {
+    ::close(STDOUT_FILENO);
+    guard_standard_descriptors();
+    auto result = write_output("/dev/stdout", "x", {});
+    if (result.ok()) return "wrote to a closed stdout";
+    return result.errors()[0].message == "cannot write: Bad file descriptor"
+               ? ""
+               : result.errors()[0].message;
+  });
+}
+
+TEST_F(WriteFileTest, ReplacedFileKeepsItsModeAndOwner) {
+  const std::string out = path("meta.json");
+  for (const unsigned mode : {0600u, 0640u, 0755u, 0444u}) {
+    spit(out, "old");
+    ASSERT_EQ(::chmod(out.c_str(), mode), 0);
+    const bool root = ::geteuid() == 0;
+    if (root) {
+      ASSERT_EQ(::chown(out.c_str(), 65534, 65534), 0);
+    }
+    RealFileSystem real;
+    auto result = write_output_file(real, out, "new", {});
+    if (!root && mode == 0444u) {
+      ASSERT_FALSE(result.ok());
+      continue;
+    }
+    ASSERT_TRUE(result.ok()) << result.errors()[0].message;
+    const struct stat st = lstat_of(out);
+    EXPECT_EQ(st.st_mode & 07777, mode);
+    if (root) {
+      EXPECT_EQ((std::tuple{st.st_uid, st.st_gid}), (std::tuple{65534u, 65534u}));
+    }
+    EXPECT_EQ(slurp(out), "new");
+  }
+}
+
+// Runs body as user nobody in a child (root only: the caller must skip otherwise).
+template <class Body>
+void as_nobody(Body body) {
+  expect_child_succeeds([&]() -> std::string {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) {
+      return "cannot become nobody";
+    }
+    return body();
+  });
+}
+
+TEST_F(WriteFileTest, ReadOnlyFileIsRefusedToItsNonRootOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  const std::string out = path("meta.json");
+  spit(out, "old");
+  ASSERT_EQ(::chown(out.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chmod(out.c_str(), 0444), 0);
+  as_nobody([&]() -> std::string {
+    RealFileSystem real;
+    auto result = write_output_file(real, out, "new", {});
+    if (result.ok()) return "replaced a 0444 file";
+    return result.errors()[0].message == "cannot write: Permission denied"
+               ? ""
+               : result.errors()[0].message;
+  });
+  EXPECT_EQ(slurp(out), "old");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"meta.json"});
+  // Root may, as with `>`.
+  RealFileSystem real;
+  ASSERT_TRUE(write_output_file(real, out, "new", {}).ok());
+  EXPECT_EQ(slurp(out), "new");
+}
+
+TEST_F(WriteFileTest, HardLinkIsBrokenByTheReplace) {
+  spit(path("meta.json"), "old");
+  ASSERT_EQ(::link(path("meta.json").c_str(), path("other.json").c_str()), 0);
+  RealFileSystem real;
+  ASSERT_TRUE(write_output_file(real, path("meta.json"), "new", {}).ok());
+  EXPECT_EQ(slurp(path("meta.json")), "new");
+  EXPECT_EQ(slurp(path("other.json")), "old");
+  EXPECT_NE(lstat_of(path("meta.json")).st_ino, lstat_of(path("other.json")).st_ino);
+}
+
+TEST_F(WriteFileTest, ForeignLinkInAStickyDirectoryIsNotFollowedByRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  if (slurp("/proc/sys/fs/protected_symlinks") != "1\n") {
+    GTEST_SKIP() << "fs.protected_symlinks is off here";
+  }
+  // /tmp-like: world-writable and sticky; nobody plants a link to a file root owns.
+  ASSERT_EQ(::mkdir(path("sticky").c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(path("sticky").c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  spit(path("precious"), "root's");
+  const std::string link = path("sticky/out.json");
+  const std::string target = path("precious");
+  as_nobody([&]() -> std::string {
+    return ::symlink(target.c_str(), link.c_str()) == 0 ? "" : "symlink failed";
+  });
+  RealFileSystem real;
+  auto result = write_output_file(real, link, "attacker's choice", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), link, "cannot write: Permission denied");
+  EXPECT_EQ(slurp(target), "root's");
+  EXPECT_TRUE(S_ISLNK(lstat_of(link).st_mode));
+}
+
+TEST_F(WriteFileTest, SameFileUnderTwoNamesIsRefused) {
+  spit(path("p.json"), "old");
+  ASSERT_EQ(::symlink("p.json", path("link.json").c_str()), 0);
+  for (const std::string& other : {path("p.json"), dir_ + "/./p.json", path("link.json")}) {
+    const std::vector<OutputFile> outs = {OutputFile{"-o", path("p.json"), "a", {}},
+                                          OutputFile{"--model-out", other, "b", {}}};
+    auto result = write_outputs(outs);
+    ASSERT_FALSE(result.ok()) << other;
+    expect_one_io_error(result.errors(), other, "-o and --model-out name the same file");
+  }
+  // Not there yet: the same directory and name.
+  const std::vector<OutputFile> fresh = {OutputFile{"-o", path("new.json"), "a", {}},
+                                         OutputFile{"--model-out", dir_ + "//new.json", "b", {}}};
+  EXPECT_FALSE(write_outputs(fresh).ok());
+  EXPECT_EQ(slurp(path("p.json")), "old");
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"link.json", "p.json"}));
+}
+
+TEST_F(WriteFileTest, TwoOutputsAreBothWritten) {
+  spit(path("a.json"), "old a");
+  const std::vector<OutputFile> outs = {OutputFile{"-o", path("a.json"), "new a", {}},
+                                        OutputFile{"--model-out", path("b.json"), "new b", {}}};
+  auto result = write_outputs(outs);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(slurp(path("a.json")), "new a");
+  EXPECT_EQ(slurp(path("b.json")), "new b");
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"a.json", "b.json"}));
+}
+
+// -- a closed stdin -----------------------------------------------------------------------
+
+TEST(ClosedStdinTest, DashIsAClearErrorAndNoFileBecomesStdin) {
+  expect_child_succeeds([]() -> std::string {
+    ::close(STDIN_FILENO);
+    // Whichever comes first, no file opened later may be read as "stdin".
+    auto plan = read_input("/proc/self/mounts");
+    if (!plan.ok()) return "could not read a file";
+    for (int i = 0; i < 3; ++i) {
+      auto input = read_input("-");
+      if (input.ok()) return "read a closed stdin";
+      const Diagnostic& d = input.errors()[0];
+      if (d.location_and_message() != "<stdin>: cannot read: standard input is closed") {
+        return d.location_and_message();
+      }
+    }
+    auto chunk = read_stdin_chunk(16);
+    if (chunk.ok()) return "read a chunk of a closed stdin";
+    return "";
+  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1128,7 +1326,9 @@ TEST(FakeDistinctPathsTest, SameFileByAnotherNameIsRefused) {
   fake.add_dir("d");
   fake.add_file("d/p.json", "old");
   fake.add_symlink("link.json", "d/p.json");
-  for (const std::string other : {"d/p.json", "./d/p.json", "d/../d/p.json", "link.json"}) {
+  for (const std::string& other :
+       {std::string("d/p.json"), std::string("./d/p.json"), std::string("d/../d/p.json"),
+        std::string("link.json")}) {
     const auto outs = two_outputs("d/p.json", other);
     auto result = write_outputs(fake, outs);
     ASSERT_FALSE(result.ok()) << other;
