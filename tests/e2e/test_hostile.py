@@ -295,6 +295,26 @@ class Hostile(TempDirTest):
         if not SANITIZED:
             self.assertLess(rss, (1 << 30) + 64 * MIB)
 
+    def test_expand_refuses_names_that_would_forge_lines(self):
+        # A name is one line of expand's output: a control character in it is refused,
+        # shown escaped as every diagnostic shows it; other bytes (UTF-8) print verbatim.
+        for module, shown in (("a\nb", "a\\nb"), ("x\ry", "x\\ry"), ("e\x1b[2J", "e\\x1b[2J"),
+                              ("del\x7f", "del\\x7f")):
+            plan = self.write("plan.json", json.dumps({"modules": {
+                "ok": {"params": {"w": {"tp": "S(0)"}}},
+                module: {"params": {"w": {"tp": "S(0)"}}}}}).encode())
+            p = subprocess.run([BINARY, "expand", plan], capture_output=True,
+                               timeout=RUN_TIMEOUT, env=env())
+            self.assertEqual((p.returncode, p.stdout, p.stderr.decode()),
+                             (1, b"", "hpfreeze: error: %s: sharded parameter name '%s.w' holds a "
+                                      "control character: expand prints one name per line\n"
+                              % (plan, shown)))
+        plan = self.write("plan.json", json.dumps({"modules": {
+            "\u00e9": {"params": {"w": {"tp": "S(0)"}}}, "tab\there": {}}}).encode())
+        p = subprocess.run([BINARY, "expand", plan], capture_output=True, timeout=RUN_TIMEOUT,
+                           env=env())
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "\u00e9.w\n".encode(), b""))
+
     def test_invalid_utf8_at_the_very_end_of_a_large_file(self):
         body = json.dumps({"k%06d" % i: "v" * 40 for i in range(600000)}).encode()[:-1]
         self.assertGreater(len(body), 30 * MIB)
