@@ -295,13 +295,13 @@ int RealFileSystem::commit_temp(TempFile& temp, const OutputTarget& target) {
         })) {
       return err;
     }
-    ::close(temp.unnamed);
-    temp.unnamed = -1;
   }
   if (::renameat(target.dir, temp.name.c_str(), target.dir, target.name.c_str()) != 0) {
     return errno;
   }
   temp.name.clear();
+  if (temp.unnamed >= 0) ::close(temp.unnamed);
+  temp.unnamed = -1;
   return 0;
 }
 
