@@ -82,8 +82,8 @@ struct Slot {
   const OutputFile* out = nullptr;
   OutputTarget target;
   bool resolved = false;
-  std::optional<TempFile> temp;        // written and closed, not yet renamed
-  std::optional<std::string> backup;   // the replaced file's second name ("" : none existed)
+  std::optional<TempFile> temp;       // written and closed, not yet renamed
+  std::optional<std::string> backup;  // the replaced file's second name ("" : none existed)
   bool committed = false;
   WriteOutcome outcome = WriteOutcome::kWritten;
 };
@@ -114,9 +114,8 @@ class Batch {
       if (std::optional<Diagnostic> d = stage(s)) return *d;
     }
     // Once a file is renamed into place, a later failure must put the old one back.
-    const auto renames = std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) {
-      return s.temp.has_value();
-    });
+    const auto renames = std::count_if(slots_.begin(), slots_.end(),
+                                       [](const Slot& s) { return s.temp.has_value(); });
     const auto others = std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) {
       return s.target.route != OutputTarget::Route::kReplace;
     });
@@ -197,8 +196,8 @@ class Batch {
     // A replaced file keeps its permission bits, owner and group, as `>` would; a new one
     // gets what a plain create gives (not the temporary file's 0600).
     const unsigned mode = exists ? (t.mode & 0777u) : fs_.new_file_mode();
-    if (const int err = fs_.set_attributes(temp.handle, mode, exists && fs_.keeps_owner(t), t.uid,
-                                           t.gid)) {
+    if (const int err =
+            fs_.set_attributes(temp.handle, mode, exists && fs_.keeps_owner(t), t.uid, t.gid)) {
       return fail("cannot set mode", err);
     }
     if (const int err = fs_.close_file(temp.handle)) return io_error(out.path, "cannot write", err);

@@ -74,7 +74,7 @@ struct ReadResult {
   int err = 0;
   bool too_large = false;
 };
-ReadResult read_to_end(int fd, std::uint64_t size_hint, std::uint64_t limit,
-                       bool stop_at_control, std::string& buf);
+ReadResult read_to_end(int fd, std::uint64_t size_hint, std::uint64_t limit, bool stop_at_control,
+                       std::string& buf);
 
 }  // namespace hpfreeze::posix

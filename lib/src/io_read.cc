@@ -25,8 +25,8 @@ bool is_forbidden_control(char ch) {
 
 // With size_hint right (regular files) buf is allocated once and one extra read sees EOF
 // inside the padding; if the file grew, buf grows geometrically, never beyond limit.
-ReadResult read_to_end(int fd, std::uint64_t size_hint, std::uint64_t limit,
-                       bool stop_at_control, std::string& buf) {
+ReadResult read_to_end(int fd, std::uint64_t size_hint, std::uint64_t limit, bool stop_at_control,
+                       std::string& buf) {
   const std::size_t expected = static_cast<std::size_t>(std::min(size_hint, limit - 1));
   buf.clear();
   buf.reserve(expected + kInputPadding);

@@ -27,10 +27,10 @@ ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& op
     }
     const std::string canonical = to_canonical(*parsed);
     if (options.check && canonical != input.text) {
-      Diagnostic d = make_error(input.origin, {},
-                                "placement " + quote_for_diagnostic(input.text) +
-                                    " is not canonical (canonical form: " +
-                                    quote_for_diagnostic(canonical) + ")");
+      Diagnostic d = make_error(
+          input.origin, {},
+          "placement " + quote_for_diagnostic(input.text) +
+              " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
       d.line = input.line;
       result.errors.push_back(std::move(d));
     }
@@ -74,8 +74,8 @@ std::vector<ParseInput> LineSplitter::feed(std::string_view chunk) {
   }
   std::vector<ParseInput> lines;
   for (std::size_t i = 0; i < spans.size(); ++i) {
-    lines.push_back(make_line(std::string_view(done_).substr(spans[i].first, spans[i].second),
-                              long_lines[i]));
+    lines.push_back(
+        make_line(std::string_view(done_).substr(spans[i].first, spans[i].second), long_lines[i]));
   }
   return lines;
 }

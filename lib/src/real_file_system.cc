@@ -32,9 +32,9 @@ int own_descriptor(std::string_view path) {
   if (path == "/dev/stdout") return STDOUT_FILENO;
   if (path == "/dev/stderr") return STDERR_FILENO;
   const std::string own_pid = "/proc/" + std::to_string(::getpid()) + "/fd/";
-  for (std::string_view prefix : {std::string_view("/dev/fd/"), kProcFd,
-                                  std::string_view("/proc/thread-self/fd/"),
-                                  std::string_view(own_pid)}) {
+  for (std::string_view prefix :
+       {std::string_view("/dev/fd/"), kProcFd, std::string_view("/proc/thread-self/fd/"),
+        std::string_view(own_pid)}) {
     if (!path.starts_with(prefix)) continue;
     const char* const end = path.data() + path.size();
     int fd = -1;
@@ -155,8 +155,8 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
     auto [dir_path, base] = split_path(current);
     if (base.empty() || base == "." || base == "..") return EISDIR;
     // The kernel walks the directory part, with its own symlink rules.
-    const int dir = posix::openat_retrying(AT_FDCWD, dir_path.c_str(),
-                                           O_PATH | O_DIRECTORY | O_CLOEXEC);
+    const int dir =
+        posix::openat_retrying(AT_FDCWD, dir_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) return errno;
     struct stat st {};
     if (::fstat(dir, &st) != 0) {
@@ -344,7 +344,8 @@ int RealFileSystem::open_in_place(const OutputTarget& target, int* handle) {
 }
 
 bool RealFileSystem::keeps_owner(const OutputTarget& target) const {
-  return target.kind == FileKind::kRegular && (target.uid != ::geteuid() || target.gid != ::getegid());
+  return target.kind == FileKind::kRegular &&
+         (target.uid != ::geteuid() || target.gid != ::getegid());
 }
 
 FileSystem& real_file_system() {

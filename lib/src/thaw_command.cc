@@ -507,7 +507,8 @@ CommandResult run_thaw(const ThawRequest& request) {
   if (request.model_path) outputs.push_back({"--model-out", *request.model_path, model_bytes, {}});
   // -o may replace the meta it was read from (an in-place update), --model-out may not.
   const InputPath meta_input{"the input meta", request.meta_path, "-o"};
-  Diagnostics clashes = check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
+  Diagnostics clashes =
+      check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
   Expected<std::vector<WriteOutcome>> written =
       clashes.empty() ? write_outputs(outputs) : Expected<std::vector<WriteOutcome>>(clashes);
   if (!written) {

@@ -1089,25 +1089,25 @@ TEST_P(FakeFaultTest, FailureLeavesOldFileAndNoTempFile) {
   EXPECT_EQ(fake.log.back(), "release out");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EachStep, FakeFaultTest,
-    testing::Values(
-        Fault{"CreateReadOnlyFs", &FakeFileSystem::fail_create, EROFS,
-              "cannot write: Read-only file system"},
-        Fault{"CreatePermission", &FakeFileSystem::fail_create, EACCES,
-              "cannot write: Permission denied"},
-        Fault{"WriteDiskFull", &FakeFileSystem::fail_write, ENOSPC,
-              "cannot write: No space left on device"},
-        Fault{"WriteQuota", &FakeFileSystem::fail_write, EDQUOT,
-              "cannot write: Disk quota exceeded"},
-        Fault{"Close", &FakeFileSystem::fail_close, EIO, "cannot write: Input/output error"},
-        Fault{"Attributes", &FakeFileSystem::fail_attributes, EPERM,
-              "cannot set mode: Operation not permitted"},
-        Fault{"Rename", &FakeFileSystem::fail_commit, EBUSY,
-              "cannot rename into place: Device or resource busy"}),
-    [](const testing::TestParamInfo<Fault>& param_info) {
-      return std::string(param_info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(EachStep, FakeFaultTest,
+                         testing::Values(Fault{"CreateReadOnlyFs", &FakeFileSystem::fail_create,
+                                               EROFS, "cannot write: Read-only file system"},
+                                         Fault{"CreatePermission", &FakeFileSystem::fail_create,
+                                               EACCES, "cannot write: Permission denied"},
+                                         Fault{"WriteDiskFull", &FakeFileSystem::fail_write, ENOSPC,
+                                               "cannot write: No space left on device"},
+                                         Fault{"WriteQuota", &FakeFileSystem::fail_write, EDQUOT,
+                                               "cannot write: Disk quota exceeded"},
+                                         Fault{"Close", &FakeFileSystem::fail_close, EIO,
+                                               "cannot write: Input/output error"},
+                                         Fault{"Attributes", &FakeFileSystem::fail_attributes,
+                                               EPERM, "cannot set mode: Operation not permitted"},
+                                         Fault{
+                                             "Rename", &FakeFileSystem::fail_commit, EBUSY,
+                                             "cannot rename into place: Device or resource busy"}),
+                         [](const testing::TestParamInfo<Fault>& param_info) {
+                           return std::string(param_info.param.name);
+                         });
 
 TEST(FakeWriteTest, FailedWriteClosesBeforeRemoving) {
   FakeFileSystem fake;
@@ -1156,7 +1156,8 @@ TEST(FakeWriteTest, SymlinkTempFileGoesNextToTheLinkedFile) {
   fake.add_file("b/real.json", "old");
   fake.add_symlink("a/link.json", "../b/real.json");
   ASSERT_TRUE(write_output_file(fake, "a/link.json", "new", {}).ok());
-  EXPECT_EQ(with_prefix(fake.log, "created"), std::vector<std::string>{"created b/.real.json.tmp.1"});
+  EXPECT_EQ(with_prefix(fake.log, "created"),
+            std::vector<std::string>{"created b/.real.json.tmp.1"});
   EXPECT_EQ(fake.nodes.at("b/real.json").bytes, "new");
   EXPECT_TRUE(fake.nodes.at("a/link.json").symlink);
   EXPECT_EQ(fake.nodes.at("a/link.json").link, "../b/real.json");
@@ -1230,9 +1231,8 @@ TEST(FakeOutputsTest, BothAreWrittenAndNoBackupStays) {
   EXPECT_TRUE(fake.extra_files().empty());
   // Both temporary files are complete before the first rename.
   const auto& log = fake.log;
-  const auto first_rename = std::find_if(log.begin(), log.end(), [](const std::string& e) {
-    return e.starts_with("rename");
-  });
+  const auto first_rename = std::find_if(
+      log.begin(), log.end(), [](const std::string& e) { return e.starts_with("rename"); });
   EXPECT_EQ(std::count_if(first_rename, log.end(),
                           [](const std::string& e) { return e.starts_with("write"); }),
             0);
@@ -1326,9 +1326,8 @@ TEST(FakeDistinctPathsTest, SameFileByAnotherNameIsRefused) {
   fake.add_dir("d");
   fake.add_file("d/p.json", "old");
   fake.add_symlink("link.json", "d/p.json");
-  for (const std::string& other :
-       {std::string("d/p.json"), std::string("./d/p.json"), std::string("d/../d/p.json"),
-        std::string("link.json")}) {
+  for (const std::string& other : {std::string("d/p.json"), std::string("./d/p.json"),
+                                   std::string("d/../d/p.json"), std::string("link.json")}) {
     const auto outs = two_outputs("d/p.json", other);
     auto result = write_outputs(fake, outs);
     ASSERT_FALSE(result.ok()) << other;

@@ -67,8 +67,7 @@ TEST(RunParseTest, OverlongLineIsOneErrorAtItsLine) {
   const ParseResult result = run_parse(inputs, {});
   EXPECT_EQ(result.output, "R\n");
   ASSERT_EQ(result.errors.size(), 1u);
-  EXPECT_EQ(result.errors[0].location_and_message(),
-            "<stdin>:2: line longer than 1048576 bytes");
+  EXPECT_EQ(result.errors[0].location_and_message(), "<stdin>:2: line longer than 1048576 bytes");
 }
 
 }  // namespace

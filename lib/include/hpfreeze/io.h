@@ -107,9 +107,9 @@ struct OutputTarget {
 
 // A temporary file being written beside a target.
 struct TempFile {
-  int handle = -1;    // open for writing until closed
-  std::string name;   // its entry in the target's dir; empty while unnamed
-  int unnamed = -1;   // a descriptor kept for an unnamed (O_TMPFILE) file, else -1
+  int handle = -1;   // open for writing until closed
+  std::string name;  // its entry in the target's dir; empty while unnamed
+  int unnamed = -1;  // a descriptor kept for an unnamed (O_TMPFILE) file, else -1
 };
 
 // The disk operations the writer needs. Every int result is 0 on success or an errno
