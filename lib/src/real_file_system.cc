@@ -11,6 +11,8 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "hpfreeze/io.h"
 #include "io_posix.h"
