@@ -25,27 +25,38 @@ Runner declare_parse(CLI::App& app) {
                          "a placement is invalid, or with --check not in canonical form",
                          "hpfreeze parse 'SS( 0 , 2 )' 'S(+3)' 'P(sum)'"));
   return [flags]() -> Outcome {
-    std::vector<ParseInput> inputs;
-    Expected<InputFile> stdin_text = InputFile{};
-    if (flags->placements.empty()) {
-      stdin_text = read_input("-");
-      if (!stdin_text) {
-        report(stdin_text.errors());
-        return kExitTrouble;
+    bool rejected = false;
+    // Each batch is printed as soon as it is parsed: stdin may never end.
+    auto parse_and_print = [&](const std::vector<ParseInput>& inputs) {
+      const ParseResult result = run_parse(inputs, flags->options);
+      report(result.errors);
+      rejected = rejected || !result.errors.empty();
+      if (Expected<WriteOutcome> written = write_stdout(result.output); !written) {
+        report(written.errors());
+        return false;
       }
-      inputs = split_stdin_lines(stdin_text->bytes, stdin_text->display_name);
-    } else {
+      return true;
+    };
+    if (!flags->placements.empty()) {
+      std::vector<ParseInput> inputs;
       for (std::size_t i = 0; i < flags->placements.size(); ++i) {
         inputs.push_back(ParseInput{flags->placements[i], "argument " + std::to_string(i + 1), 0});
       }
+      if (!parse_and_print(inputs)) return kExitTrouble;
+      return rejected ? kExitRejected : kExitOk;
     }
-    const ParseResult result = run_parse(inputs, flags->options);
-    report(result.errors);
-    if (Expected<WriteOutcome> written = write_stdout(result.output); !written) {
-      report(written.errors());
-      return kExitTrouble;
+    LineSplitter lines("<stdin>");
+    for (;;) {
+      Expected<std::string> chunk = read_stdin_chunk(64 * 1024);
+      if (!chunk) {
+        report(chunk.errors());
+        return kExitTrouble;
+      }
+      if (chunk->empty()) break;
+      if (!parse_and_print(lines.feed(*chunk))) return kExitTrouble;
     }
-    return result.errors.empty() ? kExitOk : kExitRejected;
+    if (!parse_and_print(lines.finish())) return kExitTrouble;
+    return rejected ? kExitRejected : kExitOk;
   };
 }
 

@@ -1,5 +1,6 @@
 #include "hpfreeze/expand_command.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "hpfreeze/freeze.h"
@@ -19,6 +20,14 @@ Expected<std::string> render_expand(const std::string& plan_path) {
   if (!plan) return std::move(plan.errors());
   std::string out;
   for (const std::string& fqn : expand_sharded_params(*plan)) {
+    // One name per line: a name holding a byte that diagnostics escape (a control
+    // character) could forge lines, so it is refused, shown as diagnostics show it.
+    if (std::any_of(fqn.begin(), fqn.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      return make_error(input->display_name, "",
+                        "sharded parameter name " + quote_for_diagnostic(fqn) +
+                            " holds a control character: expand prints one name per line");
+    }
     out += fqn;
     out += '\n';
   }

@@ -292,17 +292,28 @@ CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
       return result;
     }
   }
+  WriteOptions write_options;
+  write_options.if_changed = request.if_changed;
+  std::vector<OutputFile> outputs{{"-o", request.output_path, {}, write_options}};
+  // Rewritten every time: ninja deletes a depfile once it has read it.
+  if (depfile) outputs.push_back({"--depfile", *request.depfile_path, **depfile, {}});
+  // -o may replace an input (an in-place update: inputs are read whole first); the
+  // depfile may not.
+  std::vector<InputPath> inputs{{"--plan", request.plan_path, "-o"},
+                                {"--model", request.model_path, "-o"}};
+  if (request.base_path) inputs.push_back({"--base", *request.base_path, "-o"});
+  result.diagnostics = check_distinct_paths(real_file_system(), outputs, inputs);
+  if (!result.diagnostics.empty()) return result;
   Expected<RenderedMeta> rendered = render_meta(request, stages);
   if (!rendered) {
     result.diagnostics = std::move(rendered.errors());
     return result;
   }
   result.diagnostics = std::move(rendered->warnings);
-  WriteOptions write_options;
-  write_options.if_changed = request.if_changed;
+  outputs.front().bytes = rendered->bytes;
+  // Both files or neither.
   const Clock::time_point start = Clock::now();
-  Expected<WriteOutcome> written =
-      write_output(request.output_path, rendered->bytes, write_options);
+  Expected<std::vector<WriteOutcome>> written = write_outputs(outputs);
   if (!written) {
     result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
                               written.errors().end());
@@ -311,15 +322,7 @@ CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
   if (stages != nullptr) {
     stages->write_ms = ms_since(start);
     stages->written = true;
-    stages->output_unchanged = *written == WriteOutcome::kUnchanged;
-  }
-  if (depfile) {
-    // Rewritten every time: ninja deletes a depfile once it has read it.
-    Expected<WriteOutcome> dep_written = write_output(*request.depfile_path, **depfile, {});
-    if (!dep_written) {
-      result.diagnostics.insert(result.diagnostics.end(), dep_written.errors().begin(),
-                                dep_written.errors().end());
-    }
+    stages->output_unchanged = written->front() == WriteOutcome::kUnchanged;
   }
   return result;
 }

@@ -10,6 +10,13 @@ namespace hpfreeze {
 ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options) {
   ParseResult result;
   for (const ParseInput& input : inputs) {
+    if (input.too_long) {
+      Diagnostic d = make_error(input.origin, {},
+                                "line longer than " + std::to_string(kMaxParseLine) + " bytes");
+      d.line = input.line;
+      result.errors.push_back(std::move(d));
+      continue;
+    }
     Expected<Placement> parsed = parse_placement(input.text);
     if (!parsed) {
       Diagnostic d = std::move(parsed.errors().front());
@@ -20,10 +27,10 @@ ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& op
     }
     const std::string canonical = to_canonical(*parsed);
     if (options.check && canonical != input.text) {
-      Diagnostic d = make_error(input.origin, {},
-                                "placement " + quote_for_diagnostic(input.text) +
-                                    " is not canonical (canonical form: " +
-                                    quote_for_diagnostic(canonical) + ")");
+      Diagnostic d = make_error(
+          input.origin, {},
+          "placement " + quote_for_diagnostic(input.text) +
+              " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
       d.line = input.line;
       result.errors.push_back(std::move(d));
     }
@@ -39,17 +46,49 @@ ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& op
   return result;
 }
 
-std::vector<ParseInput> split_stdin_lines(std::string_view text, const std::string& origin) {
-  std::vector<ParseInput> inputs;
-  std::size_t line = 0;
-  while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    std::string_view current = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    if (current.ends_with('\r')) current.remove_suffix(1);
-    inputs.push_back(ParseInput{current, origin, ++line});
+ParseInput LineSplitter::make_line(std::string_view text, bool too_long) {
+  if (text.ends_with('\r')) text.remove_suffix(1);
+  return ParseInput{too_long ? std::string_view() : text, origin_, ++line_, too_long};
+}
+
+std::vector<ParseInput> LineSplitter::feed(std::string_view chunk) {
+  // Lines are copied into done_ first, so that every view points into one stable buffer.
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  std::vector<bool> long_lines;
+  done_.clear();
+  while (!chunk.empty()) {
+    const std::size_t nl = chunk.find('\n');
+    const std::string_view piece = chunk.substr(0, nl);
+    if (!skipping_ && pending_.size() + piece.size() > kMaxParseLine) {
+      skipping_ = true;
+      pending_.clear();
+    }
+    if (!skipping_) pending_ += piece;
+    if (nl == std::string_view::npos) break;
+    chunk.remove_prefix(nl + 1);
+    spans.emplace_back(done_.size(), pending_.size());
+    long_lines.push_back(skipping_);
+    done_ += pending_;
+    pending_.clear();
+    skipping_ = false;
   }
-  return inputs;
+  std::vector<ParseInput> lines;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    lines.push_back(
+        make_line(std::string_view(done_).substr(spans[i].first, spans[i].second), long_lines[i]));
+  }
+  return lines;
+}
+
+std::vector<ParseInput> LineSplitter::finish() {
+  std::vector<ParseInput> lines;
+  if (!pending_.empty() || skipping_) {
+    done_ = std::move(pending_);
+    lines.push_back(make_line(done_, skipping_));
+  }
+  pending_.clear();
+  skipping_ = false;
+  return lines;
 }
 
 }  // namespace hpfreeze

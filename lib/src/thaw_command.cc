@@ -502,10 +502,15 @@ CommandResult run_thaw(const ThawRequest& request) {
   // Both outputs are rendered before either is written.
   const std::string plan_bytes = encode_plain_json(thawed->plan) + "\n";
   const std::string model_bytes = thawed->model ? encode_plain_json(*thawed->model) + "\n" : "";
-  Expected<WriteOutcome> written = write_output(request.plan_path, plan_bytes, WriteOptions{});
-  if (written && request.model_path) {
-    written = write_output(*request.model_path, model_bytes, WriteOptions{});
-  }
+  // Both outputs or neither (io.h), and never one file under two names.
+  std::vector<OutputFile> outputs{{"-o", request.plan_path, plan_bytes, {}}};
+  if (request.model_path) outputs.push_back({"--model-out", *request.model_path, model_bytes, {}});
+  // -o may replace the meta it was read from (an in-place update), --model-out may not.
+  const InputPath meta_input{"the input meta", request.meta_path, "-o"};
+  Diagnostics clashes =
+      check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
+  Expected<std::vector<WriteOutcome>> written =
+      clashes.empty() ? write_outputs(outputs) : Expected<std::vector<WriteOutcome>>(clashes);
   if (!written) {
     result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
                               written.errors().end());

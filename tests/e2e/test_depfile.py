@@ -130,9 +130,16 @@ class Depfile(TempDirTest):
                         "-o", "m.json", "--depfile", "nodir/m.d")
         self.assertEqual((r.returncode, r.stderr.decode()), (
             2, "hpfreeze: error: nodir/m.d: cannot write: No such file or directory\n"))
-        # The output itself was complete and is kept; the build system reruns the rule
-        # because the command failed.
-        self.assertEqual(read(self.path("m.json")), self.expected)
+        # Both outputs or neither: the output is not written either, so that no build system
+        # sees a fresh output without its dependencies.
+        self.assertFalse(os.path.exists(self.path("m.json")))
+        # An existing output is left as it was.
+        with open(self.path("m.json"), "wb") as f:
+            f.write(b"old")
+        r = self.freeze("--plan", "plan.json", "--model", "model.json", "--base", "base.json",
+                        "-o", "m.json", "--depfile", "nodir/m.d")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(read(self.path("m.json")), b"old")
 
     def test_help_lists_the_flag(self):
         r = run("freeze", "--help")

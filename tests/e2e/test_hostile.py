@@ -218,15 +218,102 @@ class Hostile(TempDirTest):
         expected["x"] = [1, 2.5]
         self.assertEqual(data, json.dumps(expected, indent=2, sort_keys=True).encode())
 
-    def test_input_larger_than_4_gib(self):
-        # A sparse file: refused from its size alone, before anything is read.
-        plan = self.write("plan.json", b"")
-        os.truncate(plan, (4 << 30) + 1)
+    def timed(self, case, cmd, size, **kwargs):
+        """Runs cmd under /usr/bin/time -v; returns (CompletedProcess, peak RSS bytes)."""
+        stats = os.path.join(self.dir, "time.txt")
+        start = time.monotonic()
+        p = subprocess.run([TIME, "-v", "-o", stats, *cmd], capture_output=True,
+                           timeout=RUN_TIMEOUT, env=env(), **kwargs)
+        wall = time.monotonic() - start
+        with open(stats) as f:
+            report = f.read()
+        rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", report).group(1))
+        cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)",
+                                               report))
+        self.figures.append((case, max(size, 1), wall, cpu, rss * 1024, "exit %d" % p.returncode))
+        return p, rss * 1024
+
+    def test_input_of_4_gib_or_more(self):
+        # Sparse files: refused from their size alone, before anything is read, also when
+        # the file is stdin.
         model = self.write("model.json", SMALL_MODEL)
-        p = subprocess.run([BINARY, "freeze", "--plan", plan, "--model", model],
-                           capture_output=True, timeout=RUN_TIMEOUT, env=env())
+        for size in (4 << 30, (4 << 30) + 1):
+            plan = self.write("plan.json", b"")
+            os.truncate(plan, size)
+            for how in ("path", "stdin"):
+                with open(plan, "rb") as f:
+                    p, rss = self.timed("sparse file of %d bytes as %s" % (size, how),
+                                        [BINARY, "freeze", "--plan",
+                                         plan if how == "path" else "-", "--model", model],
+                                        size, stdin=f)
+                name = plan if how == "path" else "<stdin>"
+                self.assertEqual((p.returncode, p.stdout, p.stderr.decode()),
+                                 (2, b"", "hpfreeze: error: %s: input too large (4 GiB or more)\n"
+                                  % name))
+                if not SANITIZED:
+                    self.assertLess(rss, 64 * MIB)
+
+    def test_streams_of_zero_bytes_stop_at_once(self):
+        # No JSON text holds a raw NUL: the first one already decides the error, so the
+        # rest of an endless stream is never read.
+        model = self.write("model.json", SMALL_MODEL)
+        for how in ("/dev/zero", "stdin"):
+            with open("/dev/zero", "rb") as zero:
+                p, rss = self.timed("/dev/zero as %s" % how,
+                                    [BINARY, "freeze", "--plan", "/dev/zero" if how != "stdin"
+                                     else "-", "--model", model], 0, stdin=zero)
+            name = "/dev/zero" if how != "stdin" else "<stdin>"
+            self.assertEqual((p.returncode, p.stdout, p.stderr.decode()),
+                             (1, b"", "hpfreeze: error: %s:1:1: expected a value\n" % name))
+            if not SANITIZED:
+                self.assertLess(rss, 64 * MIB)
+        # Inside a string too, at the NUL's own column.
+        p = subprocess.run([BINARY, "freeze", "--plan", "-", "--model", model],
+                           input=b'{"modules": {"a' + b"\0" * (4 * MIB), capture_output=True,
+                           timeout=RUN_TIMEOUT, env=env())
+        self.assertEqual((p.returncode, p.stderr.decode()),
+                         (1, "hpfreeze: error: <stdin>:1:16: unescaped control character 0x00 "
+                             "in string\n"))
+
+    def test_endless_pipe_stops_at_the_stream_limit(self):
+        # Blanks are valid JSON, so only the size limit for streams (1 GiB) stops them.
+        model = self.write("model.json", SMALL_MODEL)
+        feeder = subprocess.Popen([sys.executable, "-c", (
+            "import sys\nb = b' ' * (4 << 20)\ntry:\n    while True: sys.stdout.buffer.write(b)\n"
+            "except BrokenPipeError: pass\n")], stdout=subprocess.PIPE)
+        try:
+            p, rss = self.timed("endless pipe of blanks", [BINARY, "freeze", "--plan", "-",
+                                                           "--model", model], 1 << 30,
+                                stdin=feeder.stdout)
+        finally:
+            feeder.stdout.close()
+            feeder.kill()
+            feeder.wait()
         self.assertEqual((p.returncode, p.stdout, p.stderr.decode()),
-                         (2, b"", "hpfreeze: error: %s: input larger than 4 GiB\n" % plan))
+                         (2, b"", "hpfreeze: error: <stdin>: input too large (1 GiB or more from "
+                                  "a pipe or device)\n"))
+        if not SANITIZED:
+            self.assertLess(rss, (1 << 30) + 64 * MIB)
+
+    def test_expand_refuses_names_that_would_forge_lines(self):
+        # A name is one line of expand's output: a control character in it is refused,
+        # shown escaped as every diagnostic shows it; other bytes (UTF-8) print verbatim.
+        for module, shown in (("a\nb", "a\\nb"), ("x\ry", "x\\ry"), ("e\x1b[2J", "e\\x1b[2J"),
+                              ("del\x7f", "del\\x7f")):
+            plan = self.write("plan.json", json.dumps({"modules": {
+                "ok": {"params": {"w": {"tp": "S(0)"}}},
+                module: {"params": {"w": {"tp": "S(0)"}}}}}).encode())
+            p = subprocess.run([BINARY, "expand", plan], capture_output=True,
+                               timeout=RUN_TIMEOUT, env=env())
+            self.assertEqual((p.returncode, p.stdout, p.stderr.decode()),
+                             (1, b"", "hpfreeze: error: %s: sharded parameter name '%s.w' holds a "
+                                      "control character: expand prints one name per line\n"
+                              % (plan, shown)))
+        plan = self.write("plan.json", json.dumps({"modules": {
+            "\u00e9": {"params": {"w": {"tp": "S(0)"}}}, "tab\there": {}}}).encode())
+        p = subprocess.run([BINARY, "expand", plan], capture_output=True, timeout=RUN_TIMEOUT,
+                           env=env())
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "\u00e9.w\n".encode(), b""))
 
     def test_invalid_utf8_at_the_very_end_of_a_large_file(self):
         body = json.dumps({"k%06d" % i: "v" * 40 for i in range(600000)}).encode()[:-1]

@@ -3,12 +3,17 @@ in a correct result; an existing output is never damaged.
 
 Permission cases need a process that permission bits apply to. Tests usually run as root,
 which bypasses them: the binary then runs as nobody (uid/gid 65534) under setpriv, and the
-case is skipped, with the reason, when setpriv is missing.
+case is skipped, with the reason, when setpriv is missing. Nobody may not reach the checkout
+(a clone under a 0700 home): such runs use copies of the binary and of every input, made in
+a temporary directory that nobody can read.
 """
+import atexit
+import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import unittest
 
@@ -38,6 +43,25 @@ def unprivileged_prefix():
     return [setpriv, "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"], None
 
 
+_READABLE_COPIES = {}
+
+
+def readable_copy(path):
+    """A copy of path (the binary or an input) that any user can read and run."""
+    if path not in _READABLE_COPIES:
+        if not _READABLE_COPIES:
+            top = tempfile.mkdtemp(prefix="hpfreeze_nobody_")
+            os.chmod(top, 0o755)
+            atexit.register(shutil.rmtree, top, True)
+            _READABLE_COPIES[None] = top
+        dst = os.path.join(_READABLE_COPIES[None], "%d-%s" % (len(_READABLE_COPIES),
+                                                              os.path.basename(path)))
+        shutil.copyfile(path, dst)
+        os.chmod(dst, 0o755)
+        _READABLE_COPIES[path] = dst
+    return _READABLE_COPIES[path]
+
+
 class IoFaults(TempDirTest):
     def setUp(self):
         super().setUp()
@@ -57,7 +81,14 @@ class IoFaults(TempDirTest):
 
     def freeze(self, *args, plan=TINY["plan.json"], model=TINY["model.json"], base=None,
                prefix=(), **kwargs):
-        cmd = [*prefix, BINARY, "freeze", "--plan", plan, "--model", model]
+        binary = BINARY
+        if prefix:
+            # Under another user: nothing may come from the (possibly 0700) checkout.
+            binary, plan, model = (readable_copy(p) if not p.startswith(self.dir) else p
+                                   for p in (BINARY, plan, model))
+            if base is not None and not base.startswith(self.dir):
+                base = readable_copy(base)
+        cmd = [*prefix, binary, "freeze", "--plan", plan, "--model", model]
         if base is not None:
             cmd += ["--base", base]
         kwargs.setdefault("stdout", subprocess.PIPE)
@@ -95,6 +126,7 @@ class IoFaults(TempDirTest):
         prefix = self.unprivileged()
         plan = self.copy(TINY["plan.json"], "plan.json", mode=0o200)
         out = self.existing_output()
+        os.chmod(out, 0o666)  # nobody may replace it: only the plan's mode is in the way
         os.chmod(self.dir, 0o777)
         r = self.freeze("-o", out, plan=plan, prefix=prefix)
         self.assert_io_error(r, "hpfreeze: error: %s: cannot open: Permission denied" % plan)
@@ -184,7 +216,7 @@ class IoFaults(TempDirTest):
             self.assertEqual((r.returncode, r.stderr), (0, b""))
             self.assertTrue(os.path.islink(self.path(link)))
             self.assertEqual(read(target), EXPECTED_NO_BASE)
-            self.assertEqual(os.stat(target).st_mode & 0o777, 0o666 & ~umask())
+            self.assertEqual(os.stat(target).st_mode & 0o777, 0o644)  # kept
             self.assert_only("link.json", "chain.json", "real")
             self.assert_only("meta.json", directory=self.path("real"))
         # A dangling link: its target is created, the link stays.
@@ -201,6 +233,7 @@ class IoFaults(TempDirTest):
                              "links" % self.path("loop-a"))
 
     def test_created_files_get_0666_minus_umask(self):
+        # A new file gets what `>` would create; a replaced one keeps its mode, as `>` does.
         out = self.path("out.json")
         for mask in (0o022, 0o027, 0o077, 0o002, 0o000):
             for existing_mode in (None, 0o600, 0o755):
@@ -211,7 +244,8 @@ class IoFaults(TempDirTest):
                     os.chmod(out, existing_mode)
                 r = self.freeze("-o", out, preexec_fn=lambda m=mask: os.umask(m))
                 self.assertEqual((r.returncode, r.stderr), (0, b""))
-                self.assertEqual(os.stat(out).st_mode & 0o777, 0o666 & ~mask,
+                self.assertEqual(os.stat(out).st_mode & 0o777,
+                                 0o666 & ~mask if existing_mode is None else existing_mode,
                                  (oct(mask), existing_mode))
                 self.assert_only("out.json")
 
@@ -239,6 +273,136 @@ class IoFaults(TempDirTest):
         self.assertEqual(r.stdout, b'{\n  "bound')
         # Killed quietly by SIGPIPE (128 + 13): no error message, no partial complaint.
         self.assertEqual(r.stderr, b"status=%d\n" % (128 + signal.SIGPIPE))
+
+
+class OutputsAndStdin(TempDirTest):
+    """Where outputs go (special names, same file twice, modes) and a closed stdin."""
+
+    def setUp(self):
+        super().setUp()
+        os.chmod(self.dir, 0o755)
+        self.plan = shutil.copyfile(TINY["plan.json"], self.path("plan.json"))
+        self.model = shutil.copyfile(TINY["model.json"], self.path("model.json"))
+
+    def run_sh(self, script, *args):
+        return subprocess.run(["bash", "-c", script, BINARY, *args], capture_output=True,
+                              timeout=60, env=env(), cwd=self.dir)
+
+    def freeze(self, *args, **kwargs):
+        kwargs.setdefault("capture_output", True)
+        return subprocess.run([BINARY, "freeze", "--plan", self.plan, "--model", self.model,
+                               *args], timeout=60, env=env(), cwd=self.dir, **kwargs)
+
+    def test_dev_stdout_appended_to_a_log_is_not_replaced(self):
+        log = self.path("build.log")
+        with open(log, "wb") as f:
+            f.write(b"earlier\n")
+        inode = os.stat(log).st_ino
+        for name in ("/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"):
+            r = self.run_sh('"$0" freeze --plan plan.json --model model.json -o "$1" >> build.log'
+                            ' && echo after >> build.log', name)
+            self.assertEqual((r.returncode, r.stderr), (0, b""), name)
+        self.assertEqual(read(log), b"earlier\n" + (EXPECTED_NO_BASE + b"after\n") * 3)
+        self.assertEqual(os.stat(log).st_ino, inode)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["build.log", "model.json", "plan.json"])
+
+    def test_depfile_naming_the_output_or_an_input_is_refused(self):
+        out = self.path("meta.json")
+        for depfile, line in (("./meta.json", "./meta.json: -o and --depfile name the same file"),
+                              (self.plan, "%s: --depfile and --plan name the same file"
+                               % self.plan),
+                              ("model.json", "model.json: --depfile and --model name the same "
+                               "file")):
+            r = self.freeze("-o", out, "--depfile", depfile)
+            self.assertEqual((r.returncode, r.stdout, r.stderr.decode()),
+                             (2, b"", "hpfreeze: error: %s\n" % line))
+        self.assertEqual(read(self.plan), read(TINY["plan.json"]))
+        self.assertFalse(os.path.exists(out))
+
+    def test_thaw_writes_both_outputs_or_neither(self):
+        meta = self.path("meta.json")
+        self.assertEqual(self.freeze("-o", meta).returncode, 0)
+        plan_out = self.path("p.json")
+        with open(plan_out, "wb") as f:
+            f.write(b"old plan")
+        os.symlink("p.json", self.path("link.json"))
+
+        def thaw(*args):
+            return subprocess.run([BINARY, "thaw", meta, *args], capture_output=True, timeout=60,
+                                  env=env(), cwd=self.dir)
+
+        # The second output cannot be written: the first is left as it was.
+        r = thaw("-o", plan_out, "--model-out", self.path("missing", "m.json"))
+        self.assertEqual((r.returncode, r.stderr.decode()),
+                         (2, "hpfreeze: error: %s: cannot write: No such file or directory\n"
+                          % self.path("missing", "m.json")))
+        self.assertEqual(read(plan_out), b"old plan")
+        # One file under two names.
+        for other in ("./p.json", "link.json"):
+            r = thaw("-o", "p.json", "--model-out", other)
+            self.assertEqual((r.returncode, r.stderr.decode()),
+                             (2, "hpfreeze: error: %s: -o and --model-out name the same file\n"
+                              % other))
+        r = thaw("-o", "p.json", "--model-out", "meta.json")
+        self.assertEqual((r.returncode, r.stderr.decode()),
+                         (2, "hpfreeze: error: meta.json: --model-out and the input meta name "
+                             "the same file\n"))
+        self.assertEqual(read(plan_out), b"old plan")
+        self.assertEqual(sorted(os.listdir(self.dir)),
+                         ["link.json", "meta.json", "model.json", "p.json", "plan.json"])
+        r = thaw("-o", "p.json", "--model-out", "m.json")
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(json.loads(read(plan_out))["format"], "hpfreeze.plan/v1")
+        self.assertEqual(json.loads(read(self.path("m.json")))["format"], "hpfreeze.model/v1")
+
+    def test_replaced_output_keeps_mode_and_owner(self):
+        out = self.path("meta.json")
+        for mode in (0o600, 0o640, 0o604):
+            with open(out, "wb") as f:
+                f.write(b"old")
+            os.chmod(out, mode)
+            if os.geteuid() == 0:
+                os.chown(out, NOBODY, NOBODY)
+            r = self.freeze("-o", out)
+            self.assertEqual((r.returncode, r.stderr), (0, b""))
+            st = os.stat(out)
+            self.assertEqual(st.st_mode & 0o7777, mode)
+            if os.geteuid() == 0:
+                self.assertEqual((st.st_uid, st.st_gid), (NOBODY, NOBODY))
+            self.assertEqual(read(out), EXPECTED_NO_BASE)
+
+    def test_read_only_output_is_refused_to_its_owner(self):
+        prefix, reason = unprivileged_prefix()
+        if prefix is None:
+            self.skipTest(reason)
+        os.chmod(self.dir, 0o777)
+        out = self.path("meta.json")
+        with open(out, "wb") as f:
+            f.write(b"old")
+        os.chmod(out, 0o444)
+        if os.geteuid() == 0:
+            os.chown(out, NOBODY, NOBODY)
+        r = subprocess.run([*prefix, readable_copy(BINARY), "freeze", "--plan", self.plan,
+                            "--model", self.model, "-o", out], capture_output=True, timeout=60,
+                           env=env())
+        self.assertEqual((r.returncode, r.stderr.decode()),
+                         (2, "hpfreeze: error: %s: cannot write: Permission denied\n" % out))
+        self.assertEqual(read(out), b"old")
+        if os.geteuid() == 0:  # root may, as with `>`
+            r = self.freeze("-o", out)
+            self.assertEqual((r.returncode, r.stderr), (0, b""))
+            self.assertEqual(read(out), EXPECTED_NO_BASE)
+
+    def test_closed_stdin_is_a_clear_error_every_time(self):
+        # The plan file must never be opened as descriptor 0 and then read as "stdin".
+        for _ in range(20):
+            r = self.run_sh('"$0" freeze --plan plan.json --model - <&-')
+            self.assertEqual((r.returncode, r.stdout, r.stderr.decode()),
+                             (2, b"", "hpfreeze: error: <stdin>: cannot read: standard input is "
+                                      "closed\n"))
+        r = self.run_sh('"$0" parse <&-')
+        self.assertEqual((r.returncode, r.stderr.decode()),
+                         (2, "hpfreeze: error: <stdin>: cannot read: standard input is closed\n"))
 
 
 if __name__ == "__main__":

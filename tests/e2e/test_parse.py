@@ -1,9 +1,12 @@
 """`hpfreeze parse` end to end: conformance lines, stdin mode, --json, --check, exit codes."""
 import json
 import os
+import select
+import signal
+import subprocess
 import unittest
 
-from hpf import TESTDATA, run
+from hpf import BINARY, TESTDATA, env, run
 
 
 class ParseConformance(unittest.TestCase):
@@ -121,6 +124,66 @@ class ParseCommandLine(unittest.TestCase):
             p = subprocess.run([BINARY, "parse", "R"], stdout=full, stderr=subprocess.PIPE, env=env())
         self.assertEqual(p.returncode, 2)
         self.assertIn(b"hpfreeze: error: ", p.stderr)
+
+
+class ParseStreaming(unittest.TestCase):
+    """stdin is parsed line by line as it arrives: an endless stream is fine."""
+
+    def test_endless_stdin_prints_at_once(self):
+        # Before streaming, `yes 'S(0)' | hpfreeze parse | head -1` never printed.
+        r = subprocess.run(["bash", "-c", 'yes "S(0)" | "$0" parse | head -1; '
+                            'echo "status=${PIPESTATUS[1]}" >&2', BINARY],
+                           capture_output=True, timeout=60, env=env())
+        self.assertEqual(r.stdout, b"S(0)\n")
+        self.assertEqual(r.stderr, b"status=%d\n" % (128 + signal.SIGPIPE))
+
+    def test_each_line_is_answered_before_the_next_arrives(self):
+        p = subprocess.Popen([BINARY, "parse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env())
+        try:
+            for line, answer in ((b"SS( 0 , 2 )\n", b"SS(0,2)\n"), (b"r\n", None),
+                                 (b"S(-1)\n", b"S(-1)\n")):
+                p.stdin.write(line)
+                p.stdin.flush()
+                # Wait for the answer with a limit, so that a parse that waits for the end
+                # of its input fails here instead of hanging.
+                ready, _, _ = select.select([p.stdout, p.stderr], [], [], 20)
+                self.assertTrue(ready, "no answer to %r before the end of stdin" % line)
+                if answer is not None:
+                    self.assertEqual(p.stdout.readline(), answer)
+                else:
+                    self.assertTrue(p.stderr.readline().startswith(
+                        b"hpfreeze: error: <stdin>:2: invalid placement 'r'"))
+            p.stdin.close()
+            self.assertEqual(p.wait(timeout=30), 1)
+        finally:
+            p.kill()
+            p.wait()
+            for f in (p.stdout, p.stderr):
+                f.close()
+
+    def test_a_line_over_1_mib_is_rejected_without_being_held(self):
+        long_line = b"S(" + b" " * (1 << 20) + b"0)"
+        r = run("parse", stdin=b"R\n" + long_line + b"\r\nS(1)\n" + b" " * ((1 << 20) - 1) + b"x")
+        self.assertEqual(r.stdout, b"R\nS(1)\n")
+        self.assertTrue(r.stderr.startswith(
+            b"hpfreeze: error: <stdin>:2: line longer than 1048576 bytes\n"
+            b"hpfreeze: error: <stdin>:4: invalid placement '"))
+        self.assertEqual(r.returncode, 1)
+        # Exactly at the limit: parsed (S( spaces 0 ) is a valid, non-canonical Shard).
+        at_limit = b"S(" + b" " * ((1 << 20) - 4) + b"0)"
+        self.assertEqual(len(at_limit), 1 << 20)
+        r = run("parse", stdin=at_limit + b"\n")
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"S(0)\n", b""))
+
+    def test_an_endless_line_takes_no_memory(self):
+        script = ('head -c 300000000 /dev/zero | tr "\\0" " " | /usr/bin/time -f "rss=%M" "$0" parse')
+        r = subprocess.run(["bash", "-c", script, BINARY], capture_output=True, timeout=120,
+                           env=env())
+        lines = r.stderr.decode().splitlines()
+        self.assertEqual(lines[0], "hpfreeze: error: <stdin>:1: line longer than 1048576 bytes")
+        rss_kib = int(lines[-1].split("=")[1])
+        self.assertLess(rss_kib, 32 * 1024, "peak RSS %d KiB for a 300 MB line" % rss_kib)
 
 
 if __name__ == "__main__":

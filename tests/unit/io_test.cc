@@ -1,6 +1,7 @@
 #include "hpfreeze/io.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace hpfreeze {
@@ -223,7 +225,7 @@ TEST_F(ReadInputTest, FileOver4GiBIsRejectedBeforeReading) {
   }
   auto input = read_input(big);
   ASSERT_FALSE(input.ok());
-  expect_one_io_error(input.errors(), big, "input larger than 4 GiB");
+  expect_one_io_error(input.errors(), big, "input too large (4 GiB or more)");
 }
 
 TEST_F(ReadInputTest, DashReadsStdinPipe) {
@@ -324,7 +326,7 @@ TEST_F(WriteFileTest, ModeIs0666MinusUmask022) {
   ASSERT_TRUE(write_output_file(real, path("new.json"), "x", {}).ok());
   ASSERT_TRUE(write_output_file(real, path("old.json"), "x", {}).ok());
   EXPECT_EQ(lstat_of(path("new.json")).st_mode & 07777, 0644u);
-  EXPECT_EQ(lstat_of(path("old.json")).st_mode & 07777, 0644u);
+  EXPECT_EQ(lstat_of(path("old.json")).st_mode & 07777, 0600u);  // a replaced file keeps it
 }
 
 TEST_F(WriteFileTest, ModeIs0666MinusUmask077) {
@@ -562,116 +564,349 @@ TEST_F(WriteFileTest, WriteOutputUsesTheRealDisk) {
   EXPECT_EQ(slurp(path("meta.json")), "via write_output");
 }
 
+// -- what the kernel resolves -------------------------------------------------------------
+
+TEST_F(WriteFileTest, DevStdoutIsWrittenToTheDescriptorNotRenamedOver) {
+  // `hpfreeze ... -o /dev/stdout >> build.log`: the log must grow, never be replaced.
+  const std::string log = path("build.log");
+  spit(log, "earlier lines\n");
+  const ino_t inode = lstat_of(log).st_ino;
+  expect_child_succeeds([&]() -> std::string {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) return "setup";
+    const std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/1";
+    for (const std::string& name : {std::string("/dev/stdout"), std::string("/proc/self/fd/1"),
+                                    std::string("/dev/fd/1"), own}) {
+      auto result = write_output(name, name + "\n", {.if_changed = true});
+      if (!result.ok()) return name + ": " + result.errors()[0].message;
+    }
+    return "";
+  });
+  const std::string text = slurp(log);
+  EXPECT_TRUE(text.starts_with("earlier lines\n/dev/stdout\n/proc/self/fd/1\n/dev/fd/1\n/proc/"))
+      << text;
+  EXPECT_TRUE(text.ends_with("/fd/1\n")) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5);
+  EXPECT_EQ(lstat_of(log).st_ino, inode);
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"build.log"});
+}
+
+TEST_F(WriteFileTest, LinkToDevStdoutIsWrittenToTheDescriptor) {
+  const std::string log = path("build.log");
+  spit(log, "a\n");
+  ASSERT_EQ(::symlink("/dev/stdout", path("out.json").c_str()), 0);
+  const std::string out = path("out.json");
+  expect_child_succeeds([&]() -> std::string {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0) return "setup";
+    auto result = write_output(out, "b\n", {});
+    return result.ok() ? "" : result.errors()[0].message;
+  });
+  EXPECT_EQ(slurp(log), "a\nb\n");
+  EXPECT_TRUE(S_ISLNK(lstat_of(out).st_mode));
+}
+
+TEST_F(WriteFileTest, ClosedStdoutNameIsAnError) {
+  expect_child_succeeds([&]() -> std::string {
+    ::close(STDOUT_FILENO);
+    guard_standard_descriptors();
+    auto result = write_output("/dev/stdout", "x", {});
+    if (result.ok()) return "wrote to a closed stdout";
+    return result.errors()[0].message == "cannot write: Bad file descriptor"
+               ? ""
+               : result.errors()[0].message;
+  });
+}
+
+TEST_F(WriteFileTest, ReplacedFileKeepsItsModeAndOwner) {
+  const std::string out = path("meta.json");
+  for (const unsigned mode : {0600u, 0640u, 0755u, 0444u}) {
+    spit(out, "old");
+    ASSERT_EQ(::chmod(out.c_str(), mode), 0);
+    const bool root = ::geteuid() == 0;
+    if (root) {
+      ASSERT_EQ(::chown(out.c_str(), 65534, 65534), 0);
+    }
+    RealFileSystem real;
+    auto result = write_output_file(real, out, "new", {});
+    if (!root && mode == 0444u) {
+      ASSERT_FALSE(result.ok());
+      continue;
+    }
+    ASSERT_TRUE(result.ok()) << result.errors()[0].message;
+    const struct stat st = lstat_of(out);
+    EXPECT_EQ(st.st_mode & 07777, mode);
+    if (root) {
+      EXPECT_EQ((std::tuple{st.st_uid, st.st_gid}), (std::tuple{65534u, 65534u}));
+    }
+    EXPECT_EQ(slurp(out), "new");
+  }
+}
+
+// Runs body as user nobody in a child (root only: the caller must skip otherwise).
+template <class Body>
+void as_nobody(Body body) {
+  expect_child_succeeds([&]() -> std::string {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) {
+      return "cannot become nobody";
+    }
+    return body();
+  });
+}
+
+TEST_F(WriteFileTest, ReadOnlyFileIsRefusedToItsNonRootOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  const std::string out = path("meta.json");
+  spit(out, "old");
+  ASSERT_EQ(::chown(out.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chmod(out.c_str(), 0444), 0);
+  as_nobody([&]() -> std::string {
+    RealFileSystem real;
+    auto result = write_output_file(real, out, "new", {});
+    if (result.ok()) return "replaced a 0444 file";
+    return result.errors()[0].message == "cannot write: Permission denied"
+               ? ""
+               : result.errors()[0].message;
+  });
+  EXPECT_EQ(slurp(out), "old");
+  EXPECT_EQ(entries(dir_), std::vector<std::string>{"meta.json"});
+  // Root may, as with `>`.
+  RealFileSystem real;
+  ASSERT_TRUE(write_output_file(real, out, "new", {}).ok());
+  EXPECT_EQ(slurp(out), "new");
+}
+
+TEST_F(WriteFileTest, HardLinkIsBrokenByTheReplace) {
+  spit(path("meta.json"), "old");
+  ASSERT_EQ(::link(path("meta.json").c_str(), path("other.json").c_str()), 0);
+  RealFileSystem real;
+  ASSERT_TRUE(write_output_file(real, path("meta.json"), "new", {}).ok());
+  EXPECT_EQ(slurp(path("meta.json")), "new");
+  EXPECT_EQ(slurp(path("other.json")), "old");
+  EXPECT_NE(lstat_of(path("meta.json")).st_ino, lstat_of(path("other.json")).st_ino);
+}
+
+TEST_F(WriteFileTest, ForeignLinkInAStickyDirectoryIsNotFollowedByRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  if (slurp("/proc/sys/fs/protected_symlinks") != "1\n") {
+    GTEST_SKIP() << "fs.protected_symlinks is off here";
+  }
+  // /tmp-like: world-writable and sticky; nobody plants a link to a file root owns.
+  ASSERT_EQ(::mkdir(path("sticky").c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(path("sticky").c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  spit(path("precious"), "root's");
+  const std::string link = path("sticky/out.json");
+  const std::string target = path("precious");
+  as_nobody([&]() -> std::string {
+    return ::symlink(target.c_str(), link.c_str()) == 0 ? "" : "symlink failed";
+  });
+  RealFileSystem real;
+  auto result = write_output_file(real, link, "attacker's choice", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), link, "cannot write: Permission denied");
+  EXPECT_EQ(slurp(target), "root's");
+  EXPECT_TRUE(S_ISLNK(lstat_of(link).st_mode));
+}
+
+TEST_F(WriteFileTest, SameFileUnderTwoNamesIsRefused) {
+  spit(path("p.json"), "old");
+  ASSERT_EQ(::symlink("p.json", path("link.json").c_str()), 0);
+  for (const std::string& other : {path("p.json"), dir_ + "/./p.json", path("link.json")}) {
+    const std::vector<OutputFile> outs = {OutputFile{"-o", path("p.json"), "a", {}},
+                                          OutputFile{"--model-out", other, "b", {}}};
+    auto result = write_outputs(outs);
+    ASSERT_FALSE(result.ok()) << other;
+    expect_one_io_error(result.errors(), other, "-o and --model-out name the same file");
+  }
+  // Not there yet: the same directory and name.
+  const std::vector<OutputFile> fresh = {OutputFile{"-o", path("new.json"), "a", {}},
+                                         OutputFile{"--model-out", dir_ + "//new.json", "b", {}}};
+  EXPECT_FALSE(write_outputs(fresh).ok());
+  EXPECT_EQ(slurp(path("p.json")), "old");
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"link.json", "p.json"}));
+}
+
+TEST_F(WriteFileTest, TwoOutputsAreBothWritten) {
+  spit(path("a.json"), "old a");
+  const std::vector<OutputFile> outs = {OutputFile{"-o", path("a.json"), "new a", {}},
+                                        OutputFile{"--model-out", path("b.json"), "new b", {}}};
+  auto result = write_outputs(outs);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(slurp(path("a.json")), "new a");
+  EXPECT_EQ(slurp(path("b.json")), "new b");
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"a.json", "b.json"}));
+}
+
+// -- a closed stdin -----------------------------------------------------------------------
+
+TEST(ClosedStdinTest, DashIsAClearErrorAndNoFileBecomesStdin) {
+  expect_child_succeeds([]() -> std::string {
+    ::close(STDIN_FILENO);
+    // Whichever comes first, no file opened later may be read as "stdin".
+    auto plan = read_input("/proc/self/mounts");
+    if (!plan.ok()) return "could not read a file";
+    for (int i = 0; i < 3; ++i) {
+      auto input = read_input("-");
+      if (input.ok()) return "read a closed stdin";
+      const Diagnostic& d = input.errors()[0];
+      if (d.location_and_message() != "<stdin>: cannot read: standard input is closed") {
+        return d.location_and_message();
+      }
+    }
+    auto chunk = read_stdin_chunk(16);
+    if (chunk.ok()) return "read a chunk of a closed stdin";
+    return "";
+  });
+}
+
 // ---------------------------------------------------------------------------------------
-// write_output_file against an in-memory file system that fails on demand
+// write_outputs against an in-memory file system that fails on demand
 
 class FakeFileSystem final : public FileSystem {
  public:
   struct Node {
     FileKind kind = FileKind::kRegular;
     std::string bytes;
-    std::string link;
+    std::string link;  // symlinks only
+    bool symlink = false;
     unsigned mode = 0644;
+    std::uint32_t uid = 0, gid = 0;
+    bool writable = true;
+    std::uint64_t inode = 0;
     int version = 0;  // bumped on every change, so "untouched" is checkable
   };
 
-  // errno to fail each operation with; 0 lets it succeed.
+  // errno to fail each operation with; 0 lets it succeed. fail_commit_of names the
+  // target (key) whose rename fails.
   int fail_create = 0;
   int fail_open = 0;
   int fail_write = 0;
   int fail_close = 0;
-  int fail_chmod = 0;
-  int fail_rename = 0;
+  int fail_attributes = 0;
+  int fail_commit = 0;
+  std::string fail_commit_of;
+  int fail_backup = 0;
+  int fail_stdout = 0;
   unsigned mode_for_new_files = 0640;
 
   std::map<std::string, Node> nodes;
   std::vector<std::string> log;
 
-  void add_file(const std::string& p, std::string bytes) {
-    nodes[p] = Node{FileKind::kRegular, std::move(bytes), "", 0644, 0};
+  Node& add(const std::string& p, Node node) {
+    node.inode = ++inode_counter_;
+    return nodes[key(p)] = std::move(node);
   }
-  void add_dir(const std::string& p) { nodes[p] = Node{FileKind::kDirectory, "", "", 0755, 0}; }
+  static Node make(FileKind kind, std::string bytes, unsigned mode) {
+    Node node;
+    node.kind = kind;
+    node.bytes = std::move(bytes);
+    node.mode = mode;
+    return node;
+  }
+  Node& add_file(const std::string& p, std::string bytes) {
+    return add(p, make(FileKind::kRegular, std::move(bytes), 0644));
+  }
+  void add_dir(const std::string& p) { add(p, make(FileKind::kDirectory, "", 0755)); }
   void add_symlink(const std::string& p, std::string target) {
-    nodes[p] = Node{FileKind::kSymlink, "", std::move(target), 0777, 0};
+    Node& node = add(p, make(FileKind::kOther, "", 0777));
+    node.symlink = true;
+    node.link = std::move(target);
   }
-  void add_device(const std::string& p) { nodes[p] = Node{FileKind::kOther, "", "", 0666, 0}; }
+  void add_device(const std::string& p) { add(p, make(FileKind::kOther, "", 0666)); }
 
   // Paths are compared after lexical normalization ("a/../b/x" is "b/x"), enough here.
-  static std::string key(const std::string& p) { return fs::path(p).lexically_normal().string(); }
+  static std::string key(const std::string& p) {
+    std::string k = fs::path(p).lexically_normal().string();
+    return k.empty() ? "." : k;
+  }
 
-  std::vector<std::string> temp_files() const {
+  std::vector<std::string> extra_files() const {
     std::vector<std::string> out;
     for (const auto& [p, node] : nodes) {
-      if (p.find(".tmp.") != std::string::npos) out.push_back(p);
+      if (p.find(".tmp.") != std::string::npos || p.find(".old.") != std::string::npos) {
+        out.push_back(p);
+      }
     }
     return out;
   }
 
-  int status(const std::string& path, bool follow_symlinks, FileStatus* out) override {
-    log.push_back(std::string(follow_symlinks ? "stat " : "lstat ") + path);
+  int resolve_output(const std::string& path, OutputTarget* out) override {
+    log.push_back("resolve " + path);
+    *out = OutputTarget{};
     std::string p = path;
     for (int hops = 0; hops < 40; ++hops) {
-      auto it = nodes.find(key(p));
+      const std::size_t slash = p.rfind('/');
+      const std::string dir = slash == std::string::npos ? "." : p.substr(0, slash);
+      const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+      if (dir != "." && (!nodes.count(key(dir)) || nodes[key(dir)].kind != FileKind::kDirectory)) {
+        return ENOENT;
+      }
+      out->dir = next_handle_++;
+      dirs_[out->dir] = key(dir);
+      out->name = base;
+      out->dir_identity = {1, dir == "." ? 0 : nodes[key(dir)].inode};
+      auto it = nodes.find(key(dir + "/" + base));
       if (it == nodes.end()) {
-        *out = FileStatus{};
+        out->kind = FileKind::kMissing;
         return 0;
       }
-      if (it->second.kind == FileKind::kSymlink && follow_symlinks) {
-        const std::string& t = it->second.link;
-        const std::size_t slash = p.rfind('/');
-        p = t.front() == '/' || slash == std::string::npos ? t : p.substr(0, slash + 1) + t;
+      const Node& node = it->second;
+      if (node.symlink) {
+        release(*out);
+        p = node.link.front() == '/' ? node.link : dir + "/" + node.link;
         continue;
       }
-      out->kind = it->second.kind;
-      out->size = it->second.kind == FileKind::kRegular ? it->second.bytes.size() : 0;
+      out->kind = node.kind;
+      out->identity = {1, node.inode};
+      out->size = node.bytes.size();
+      out->mode = node.mode;
+      out->uid = node.uid;
+      out->gid = node.gid;
+      out->writable = node.writable;
+      if (node.kind == FileKind::kOther) out->route = OutputTarget::Route::kInPlace;
       return 0;
     }
     return ELOOP;
   }
-  int read_link(const std::string& path, std::string* target) override {
-    log.push_back("readlink " + path);
-    auto it = nodes.find(key(path));
-    if (it == nodes.end()) return ENOENT;
-    if (it->second.kind != FileKind::kSymlink) return EINVAL;
-    *target = it->second.link;
-    return 0;
-  }
-  int read_file(const std::string& path, std::string* bytes) override {
-    log.push_back("read " + path);
-    auto it = nodes.find(key(path));
-    if (it == nodes.end()) return ENOENT;
-    *bytes = it->second.bytes;
-    return 0;
-  }
-  int create_temp_file(const std::string& target_path, std::string* temp_path,
-                       int* handle) override {
-    log.push_back("create beside " + target_path);
-    if (fail_create != 0) return fail_create;
-    const std::size_t slash = target_path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "" : target_path.substr(0, slash);
-    if (!dir.empty() && (!nodes.count(key(dir)) || nodes[key(dir)].kind != FileKind::kDirectory)) {
-      return ENOENT;
+  void release(OutputTarget& target) override {
+    if (target.dir >= 0) {
+      log.push_back("release " + dirs_.at(target.dir));
+      dirs_.erase(target.dir);
     }
-    const std::string base = target_path.substr(slash == std::string::npos ? 0 : slash + 1);
-    *temp_path =
-        (dir.empty() ? "" : dir + "/") + "." + base + ".tmp." + std::to_string(++temp_counter_);
-    nodes[key(*temp_path)] = Node{FileKind::kRegular, "", "", 0600, 0};
-    *handle = next_handle_++;
-    handles_[*handle] = *temp_path;
-    log.push_back("created " + *temp_path);
+    target.dir = -1;
+  }
+  int identify_input(const std::string& path, FileIdentity* id, bool* regular) override {
+    auto it = nodes.find(key(path));
+    if (it == nodes.end()) return ENOENT;
+    *id = {1, it->second.inode};
+    *regular = it->second.kind == FileKind::kRegular;
     return 0;
   }
-  int open_for_writing(const std::string& path, int* handle) override {
-    log.push_back("open " + path);
-    if (fail_open != 0) return fail_open;
-    if (!nodes.count(key(path))) return ENOENT;
-    *handle = next_handle_++;
-    handles_[*handle] = path;
+  int read_target(const OutputTarget& target, std::string* bytes) override {
+    log.push_back("read " + entry(target, target.name));
+    *bytes = nodes.at(entry(target, target.name)).bytes;
+    return 0;
+  }
+  int create_temp(const OutputTarget& target, TempFile* temp) override {
+    log.push_back("create beside " + entry(target, target.name));
+    if (fail_create != 0) return fail_create;
+    temp->name = "." + target.name + ".tmp." + std::to_string(++temp_counter_);
+    add(entry(target, temp->name), make(FileKind::kRegular, "", 0600));
+    temp->handle = next_handle_++;
+    handles_[temp->handle] = entry(target, temp->name);
+    log.push_back("created " + entry(target, temp->name));
     return 0;
   }
   int write_all(int handle, std::string_view bytes) override {
-    log.push_back("write " + std::to_string(bytes.size()));
-    Node& node = nodes.at(key(handles_.at(handle)));
+    if (handle == 1) {
+      log.push_back("write " + std::to_string(bytes.size()) + " to stdout");
+      if (fail_stdout == 0) stdout_bytes.append(bytes);
+      return fail_stdout;
+    }
+    log.push_back("write " + std::to_string(bytes.size()) + " to " + handles_.at(handle));
+    Node& node = nodes.at(handles_.at(handle));
     ++node.version;
     if (fail_write != 0) {
       node.bytes.append(bytes.substr(0, bytes.size() / 2));  // a partial write, then failure
@@ -680,39 +915,95 @@ class FakeFileSystem final : public FileSystem {
     node.bytes.append(bytes);
     return 0;
   }
+  int set_attributes(int handle, unsigned mode, bool chown, std::uint32_t uid,
+                     std::uint32_t gid) override {
+    log.push_back("attributes " + std::to_string(mode) +
+                  (chown ? " owner " + std::to_string(uid) + ":" + std::to_string(gid) : ""));
+    if (fail_attributes != 0) return fail_attributes;
+    Node& node = nodes.at(handles_.at(handle));
+    node.mode = mode;
+    if (chown) node.uid = uid, node.gid = gid;
+    return 0;
+  }
   int close_file(int handle) override {
     log.push_back("close");
     handles_.erase(handle);
     return fail_close;
   }
-  int set_mode(const std::string& path, unsigned mode) override {
-    log.push_back("chmod " + path + " " + std::to_string(mode));
-    if (fail_chmod != 0) return fail_chmod;
-    Node& node = nodes.at(key(path));
-    node.mode = mode;
-    ++node.version;
+  int commit_temp(TempFile& temp, const OutputTarget& target) override {
+    const std::string to = entry(target, target.name);
+    log.push_back("rename " + entry(target, temp.name) + " -> " + to);
+    if (fail_commit != 0 && (fail_commit_of.empty() || fail_commit_of == to)) return fail_commit;
+    move(entry(target, temp.name), to);
+    temp.name.clear();
     return 0;
   }
-  int rename_file(const std::string& from, const std::string& to) override {
-    log.push_back("rename " + from + " -> " + to);
-    if (fail_rename != 0) return fail_rename;
-    Node moved = nodes.at(key(from));
-    moved.version = nodes.count(key(to)) ? nodes[key(to)].version + 1 : moved.version;
-    nodes.erase(key(from));
-    nodes[key(to)] = std::move(moved);
+  int discard_temp(TempFile& temp, const OutputTarget& target) override {
+    if (temp.name.empty()) return 0;
+    log.push_back("remove " + entry(target, temp.name));
+    return nodes.erase(entry(target, temp.name)) ? 0 : ENOENT;
+  }
+  int keep_backup(const OutputTarget& target, std::string* backup) override {
+    log.push_back("backup " + entry(target, target.name));
+    if (fail_backup != 0) return fail_backup;
+    backup->clear();
+    if (target.kind == FileKind::kMissing) return 0;
+    *backup = "." + target.name + ".old." + std::to_string(++temp_counter_);
+    nodes[entry(target, *backup)] = nodes.at(entry(target, target.name));
     return 0;
   }
-  int remove_file(const std::string& path) override {
-    log.push_back("remove " + path);
-    return nodes.erase(key(path)) ? 0 : ENOENT;
+  int restore_backup(const OutputTarget& target, const std::string& backup) override {
+    log.push_back("restore " + entry(target, target.name));
+    if (backup.empty()) return nodes.erase(entry(target, target.name)) ? 0 : ENOENT;
+    move(entry(target, backup), entry(target, target.name));
+    return 0;
+  }
+  int drop_backup(const OutputTarget& target, const std::string& backup) override {
+    if (backup.empty()) return 0;
+    log.push_back("drop " + entry(target, backup));
+    return nodes.erase(entry(target, backup)) ? 0 : ENOENT;
+  }
+  int open_in_place(const OutputTarget& target, int* handle) override {
+    log.push_back("open " + entry(target, target.name));
+    if (fail_open != 0) return fail_open;
+    *handle = next_handle_++;
+    handles_[*handle] = entry(target, target.name);
+    return 0;
   }
   [[nodiscard]] unsigned new_file_mode() const override { return mode_for_new_files; }
+  [[nodiscard]] bool keeps_owner(const OutputTarget& target) const override {
+    return target.uid != 0 || target.gid != 0;
+  }
+
+  // "stdout" as the fake sees it: writes to descriptor 1 land here.
+  std::string stdout_bytes;
 
  private:
+  std::string entry(const OutputTarget& target, const std::string& name) const {
+    const std::string& dir = dirs_.at(target.dir);
+    return key(dir == "." ? name : dir + "/" + name);
+  }
+  void move(const std::string& from, const std::string& to) {
+    Node moved = nodes.at(from);
+    moved.version = nodes.count(to) ? nodes[to].version + 1 : moved.version;
+    nodes.erase(from);
+    nodes[to] = std::move(moved);
+  }
+
   int temp_counter_ = 0;
-  int next_handle_ = 3;
+  int next_handle_ = 100;
+  std::uint64_t inode_counter_ = 0;
   std::map<int, std::string> handles_;
+  std::map<int, std::string> dirs_;
 };
+
+std::vector<std::string> with_prefix(const std::vector<std::string>& log, std::string_view p) {
+  std::vector<std::string> out;
+  for (const std::string& e : log) {
+    if (e.starts_with(p)) out.push_back(e);
+  }
+  return out;
+}
 
 TEST(FakeWriteTest, SuccessfulWriteFollowsTheSafeOrder) {
   FakeFileSystem fake;
@@ -722,27 +1013,52 @@ TEST(FakeWriteTest, SuccessfulWriteFollowsTheSafeOrder) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(*result, WriteOutcome::kWritten);
   const std::vector<std::string> expected_log = {
-      "stat out/meta.json",
-      "lstat out/meta.json",
+      "resolve out/meta.json",
       "create beside out/meta.json",
       "created out/.meta.json.tmp.1",
-      "write 4",
+      "write 4 to out/.meta.json.tmp.1",
+      "attributes 420",  // the old file's 0644, not the 0640 of a new one
       "close",
-      "chmod out/.meta.json.tmp.1 416",  // 0640
       "rename out/.meta.json.tmp.1 -> out/meta.json",
+      "release out",
   };
   EXPECT_EQ(fake.log, expected_log);
   EXPECT_EQ(fake.nodes.at("out/meta.json").bytes, "new!");
-  EXPECT_EQ(fake.nodes.at("out/meta.json").mode, 0640u);
-  EXPECT_TRUE(fake.temp_files().empty());
+  EXPECT_TRUE(fake.extra_files().empty());
 }
 
-TEST(FakeWriteTest, BareFileNameGetsTempInCurrentDirectory) {
+TEST(FakeWriteTest, NewFileGetsTheNewFileMode) {
   FakeFileSystem fake;
   ASSERT_TRUE(write_output_file(fake, "meta.json", "x", {}).ok());
-  EXPECT_EQ(fake.log[3], "created .meta.json.tmp.1");
-  EXPECT_EQ(fake.nodes.at("meta.json").bytes, "x");
-  EXPECT_TRUE(fake.temp_files().empty());
+  EXPECT_EQ(fake.log[2], "created .meta.json.tmp.1");
+  EXPECT_EQ(with_prefix(fake.log, "attributes"), std::vector<std::string>{"attributes 416"});
+  EXPECT_EQ(fake.nodes.at("meta.json").mode, 0640u);
+  EXPECT_TRUE(fake.extra_files().empty());
+}
+
+TEST(FakeWriteTest, ReplacedFileKeepsModeOwnerAndGroup) {
+  FakeFileSystem fake;
+  FakeFileSystem::Node& old = fake.add_file("meta.json", "old");
+  old.mode = 0600;
+  old.uid = 1000;
+  old.gid = 2000;
+  ASSERT_TRUE(write_output_file(fake, "meta.json", "new", {}).ok());
+  EXPECT_EQ(with_prefix(fake.log, "attributes"),
+            std::vector<std::string>{"attributes 384 owner 1000:2000"});
+  const FakeFileSystem::Node& now = fake.nodes.at("meta.json");
+  EXPECT_EQ(now.bytes, "new");
+  EXPECT_EQ((std::tuple{now.mode, now.uid, now.gid}), (std::tuple{0600u, 1000u, 2000u}));
+}
+
+TEST(FakeWriteTest, FileTheCallerCannotWriteIsRefused) {
+  FakeFileSystem fake;
+  fake.add_file("meta.json", "old").writable = false;
+  auto result = write_output_file(fake, "meta.json", "new", {});
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "meta.json", "cannot write: Permission denied");
+  EXPECT_EQ(fake.nodes.at("meta.json").bytes, "old");
+  EXPECT_EQ(fake.nodes.at("meta.json").version, 0);
+  EXPECT_TRUE(with_prefix(fake.log, "create").empty());
 }
 
 struct Fault {
@@ -768,8 +1084,9 @@ TEST_P(FakeFaultTest, FailureLeavesOldFileAndNoTempFile) {
   EXPECT_EQ(node.bytes, "old contents");
   EXPECT_EQ(node.version, 0);
   EXPECT_EQ(node.mode, 0644u);
-  EXPECT_TRUE(fake.temp_files().empty());
+  EXPECT_TRUE(fake.extra_files().empty());
   EXPECT_EQ(fake.nodes.size(), 2u);
+  EXPECT_EQ(fake.log.back(), "release out");
 }
 
 INSTANTIATE_TEST_SUITE_P(EachStep, FakeFaultTest,
@@ -783,10 +1100,10 @@ INSTANTIATE_TEST_SUITE_P(EachStep, FakeFaultTest,
                                                "cannot write: Disk quota exceeded"},
                                          Fault{"Close", &FakeFileSystem::fail_close, EIO,
                                                "cannot write: Input/output error"},
-                                         Fault{"Chmod", &FakeFileSystem::fail_chmod, EPERM,
-                                               "cannot set mode: Operation not permitted"},
+                                         Fault{"Attributes", &FakeFileSystem::fail_attributes,
+                                               EPERM, "cannot set mode: Operation not permitted"},
                                          Fault{
-                                             "Rename", &FakeFileSystem::fail_rename, EBUSY,
+                                             "Rename", &FakeFileSystem::fail_commit, EBUSY,
                                              "cannot rename into place: Device or resource busy"}),
                          [](const testing::TestParamInfo<Fault>& param_info) {
                            return std::string(param_info.param.name);
@@ -797,8 +1114,9 @@ TEST(FakeWriteTest, FailedWriteClosesBeforeRemoving) {
   fake.add_file("meta.json", "old");
   fake.fail_write = ENOSPC;
   ASSERT_FALSE(write_output_file(fake, "meta.json", "new", {}).ok());
-  const std::vector<std::string> tail(fake.log.end() - 3, fake.log.end());
-  EXPECT_EQ(tail, (std::vector<std::string>{"write 3", "close", "remove .meta.json.tmp.1"}));
+  const std::vector<std::string> tail(fake.log.end() - 4, fake.log.end() - 1);
+  EXPECT_EQ(tail, (std::vector<std::string>{"write 3 to .meta.json.tmp.1", "close",
+                                            "remove .meta.json.tmp.1"}));
 }
 
 TEST(FakeWriteTest, IfChangedWithSameBytesTouchesNothing) {
@@ -808,7 +1126,7 @@ TEST(FakeWriteTest, IfChangedWithSameBytesTouchesNothing) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(*result, WriteOutcome::kUnchanged);
   EXPECT_EQ(fake.log,
-            (std::vector<std::string>{"stat meta.json", "lstat meta.json", "read meta.json"}));
+            (std::vector<std::string>{"resolve meta.json", "read meta.json", "release ."}));
   EXPECT_EQ(fake.nodes.at("meta.json").version, 0);
 }
 
@@ -818,7 +1136,7 @@ TEST(FakeWriteTest, IfChangedWithOtherSizeSkipsTheRead) {
   auto result = write_output_file(fake, "meta.json", "longer", {.if_changed = true});
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(*result, WriteOutcome::kWritten);
-  for (const std::string& entry : fake.log) EXPECT_NE(entry.rfind("read ", 0), 0u) << entry;
+  EXPECT_TRUE(with_prefix(fake.log, "read ").empty());
   EXPECT_EQ(fake.nodes.at("meta.json").bytes, "longer");
 }
 
@@ -838,44 +1156,45 @@ TEST(FakeWriteTest, SymlinkTempFileGoesNextToTheLinkedFile) {
   fake.add_file("b/real.json", "old");
   fake.add_symlink("a/link.json", "../b/real.json");
   ASSERT_TRUE(write_output_file(fake, "a/link.json", "new", {}).ok());
-  EXPECT_NE(std::find(fake.log.begin(), fake.log.end(), "created a/../b/.real.json.tmp.1"),
-            fake.log.end());
+  EXPECT_EQ(with_prefix(fake.log, "created"),
+            std::vector<std::string>{"created b/.real.json.tmp.1"});
   EXPECT_EQ(fake.nodes.at("b/real.json").bytes, "new");
-  EXPECT_EQ(fake.nodes.at("a/link.json").kind, FileKind::kSymlink);
+  EXPECT_TRUE(fake.nodes.at("a/link.json").symlink);
   EXPECT_EQ(fake.nodes.at("a/link.json").link, "../b/real.json");
 }
 
 TEST(FakeWriteTest, DeviceIsWrittenInPlace) {
   FakeFileSystem fake;
+  fake.add_dir("/dev");
   fake.add_device("/dev/sink");
   auto result = write_output_file(fake, "/dev/sink", "data", {.if_changed = true});
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(fake.log,
-            (std::vector<std::string>{"stat /dev/sink", "open /dev/sink", "write 4", "close"}));
+  EXPECT_EQ(fake.log, (std::vector<std::string>{"resolve /dev/sink", "open /dev/sink",
+                                                "write 4 to /dev/sink", "close", "release /dev"}));
   EXPECT_EQ(fake.nodes.at("/dev/sink").kind, FileKind::kOther);
   EXPECT_EQ(fake.nodes.at("/dev/sink").bytes, "data");
 }
 
 TEST(FakeWriteTest, DeviceWriteFailureIsReported) {
   FakeFileSystem fake;
-  fake.add_device("/dev/sink");
+  fake.add_device("sink");
   fake.fail_write = ENOSPC;
-  auto result = write_output_file(fake, "/dev/sink", "data", {});
+  auto result = write_output_file(fake, "sink", "data", {});
   ASSERT_FALSE(result.ok());
-  expect_one_io_error(result.errors(), "/dev/sink", "cannot write: No space left on device");
-  EXPECT_EQ(fake.log.back(), "close");
+  expect_one_io_error(result.errors(), "sink", "cannot write: No space left on device");
+  EXPECT_EQ(fake.log[fake.log.size() - 2], "close");
 }
 
 TEST(FakeWriteTest, DeviceOpenFailureIsReported) {
   FakeFileSystem fake;
-  fake.add_device("/dev/sink");
+  fake.add_device("sink");
   fake.fail_open = EACCES;
-  auto result = write_output_file(fake, "/dev/sink", "data", {});
+  auto result = write_output_file(fake, "sink", "data", {});
   ASSERT_FALSE(result.ok());
-  expect_one_io_error(result.errors(), "/dev/sink", "cannot write: Permission denied");
+  expect_one_io_error(result.errors(), "sink", "cannot write: Permission denied");
 }
 
-TEST(FakeWriteTest, MissingDirectoryIsReportedFromCreate) {
+TEST(FakeWriteTest, MissingDirectoryIsReportedFromResolve) {
   FakeFileSystem fake;
   auto result = write_output_file(fake, "gone/meta.json", "x", {});
   ASSERT_FALSE(result.ok());
@@ -890,6 +1209,163 @@ TEST(FakeWriteTest, LinkToADirectoryIsADirectoryError) {
   auto result = write_output_file(fake, "link", "x", {});
   ASSERT_FALSE(result.ok());
   expect_one_io_error(result.errors(), "link", "is a directory");
+}
+
+// -- several outputs: all or none ---------------------------------------------------------
+
+std::vector<OutputFile> two_outputs(std::string first, std::string second) {
+  return {OutputFile{"-o", std::move(first), "plan bytes", {}},
+          OutputFile{"--model-out", std::move(second), "model bytes", {}}};
+}
+
+TEST(FakeOutputsTest, BothAreWrittenAndNoBackupStays) {
+  FakeFileSystem fake;
+  fake.add_file("plan.json", "old plan");
+  fake.add_file("model.json", "old model");
+  const auto outs = two_outputs("plan.json", "model.json");
+  auto result = write_outputs(fake, outs);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, (std::vector<WriteOutcome>{WriteOutcome::kWritten, WriteOutcome::kWritten}));
+  EXPECT_EQ(fake.nodes.at("plan.json").bytes, "plan bytes");
+  EXPECT_EQ(fake.nodes.at("model.json").bytes, "model bytes");
+  EXPECT_TRUE(fake.extra_files().empty());
+  // Both temporary files are complete before the first rename.
+  const auto& log = fake.log;
+  const auto first_rename = std::find_if(
+      log.begin(), log.end(), [](const std::string& e) { return e.starts_with("rename"); });
+  EXPECT_EQ(std::count_if(first_rename, log.end(),
+                          [](const std::string& e) { return e.starts_with("write"); }),
+            0);
+}
+
+TEST(FakeOutputsTest, SecondRenameFailingPutsTheFirstBack) {
+  FakeFileSystem fake;
+  fake.add_file("plan.json", "old plan");
+  fake.add_file("model.json", "old model");
+  fake.fail_commit = EIO;
+  fake.fail_commit_of = "model.json";
+  const auto outs = two_outputs("plan.json", "model.json");
+  auto result = write_outputs(fake, outs);
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "model.json",
+                      "cannot rename into place: Input/output error");
+  EXPECT_EQ(fake.nodes.at("plan.json").bytes, "old plan");
+  EXPECT_EQ(fake.nodes.at("model.json").bytes, "old model");
+  EXPECT_TRUE(fake.extra_files().empty());
+  EXPECT_EQ(with_prefix(fake.log, "restore"), std::vector<std::string>{"restore plan.json"});
+}
+
+TEST(FakeOutputsTest, SecondRenameFailingRemovesAFirstThatDidNotExist) {
+  FakeFileSystem fake;
+  fake.fail_commit = EIO;
+  fake.fail_commit_of = "model.json";
+  const auto outs = two_outputs("plan.json", "model.json");
+  ASSERT_FALSE(write_outputs(fake, outs).ok());
+  EXPECT_TRUE(fake.nodes.empty());
+}
+
+TEST(FakeOutputsTest, SecondFailingBeforeAnyRenameChangesNothing) {
+  FakeFileSystem fake;
+  fake.add_file("plan.json", "old plan");
+  const auto outs = two_outputs("plan.json", "missing-dir/model.json");
+  auto result = write_outputs(fake, outs);
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "missing-dir/model.json",
+                      "cannot write: No such file or directory");
+  EXPECT_EQ(fake.nodes.at("plan.json").version, 0);
+  EXPECT_TRUE(with_prefix(fake.log, "create").empty());
+  EXPECT_TRUE(fake.extra_files().empty());
+}
+
+TEST(FakeOutputsTest, NoBackupPossibleMeansNothingIsRenamed) {
+  FakeFileSystem fake;
+  fake.add_file("plan.json", "old plan");
+  fake.fail_backup = EPERM;
+  const auto outs = two_outputs("plan.json", "model.json");
+  auto result = write_outputs(fake, outs);
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "plan.json",
+                      "cannot keep the old file until every output is written: Operation not "
+                      "permitted");
+  EXPECT_EQ(fake.nodes.at("plan.json").bytes, "old plan");
+  EXPECT_FALSE(fake.nodes.count("model.json"));
+  EXPECT_TRUE(fake.extra_files().empty());
+}
+
+TEST(FakeOutputsTest, StdoutAndDevicesComeAfterTheRenames) {
+  FakeFileSystem fake;
+  fake.add_device("sink");
+  const std::vector<OutputFile> outs = {OutputFile{"-o", "-", "to stdout", {}},
+                                        OutputFile{"--a", "sink", "to sink", {}},
+                                        OutputFile{"--b", "file.json", "to file", {}}};
+  ASSERT_TRUE(write_outputs(fake, outs).ok());
+  EXPECT_EQ(fake.stdout_bytes, "to stdout");
+  const std::vector<std::string> writes = with_prefix(fake.log, "write");
+  EXPECT_EQ(writes, (std::vector<std::string>{"write 7 to .file.json.tmp.1", "write 7 to sink",
+                                              "write 9 to stdout"}));
+  EXPECT_EQ(fake.nodes.at("file.json").bytes, "to file");
+}
+
+TEST(FakeOutputsTest, FailedStdoutPutsTheRenamedFileBack) {
+  FakeFileSystem fake;
+  fake.add_file("file.json", "old");
+  fake.fail_stdout = EPIPE;
+  const std::vector<OutputFile> outs = {OutputFile{"-o", "file.json", "new", {}},
+                                        OutputFile{"--model-out", "-", "x", {}}};
+  auto result = write_outputs(fake, outs);
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "", "cannot write to stdout: Broken pipe");
+  EXPECT_EQ(fake.nodes.at("file.json").bytes, "old");
+  EXPECT_TRUE(fake.extra_files().empty());
+}
+
+// -- same file ------------------------------------------------------------------------------
+
+TEST(FakeDistinctPathsTest, SameFileByAnotherNameIsRefused) {
+  FakeFileSystem fake;
+  fake.add_dir("d");
+  fake.add_file("d/p.json", "old");
+  fake.add_symlink("link.json", "d/p.json");
+  for (const std::string& other : {std::string("d/p.json"), std::string("./d/p.json"),
+                                   std::string("d/../d/p.json"), std::string("link.json")}) {
+    const auto outs = two_outputs("d/p.json", other);
+    auto result = write_outputs(fake, outs);
+    ASSERT_FALSE(result.ok()) << other;
+    expect_one_io_error(result.errors(), other, "-o and --model-out name the same file");
+    EXPECT_EQ(fake.nodes.at("d/p.json").bytes, "old");
+  }
+}
+
+TEST(FakeDistinctPathsTest, SameNewFileIsRefused) {
+  FakeFileSystem fake;
+  const auto outs = two_outputs("new.json", "./new.json");
+  const Diagnostics errors = check_distinct_paths(fake, outs, {});
+  expect_one_io_error(errors, "./new.json", "-o and --model-out name the same file");
+  EXPECT_TRUE(check_distinct_paths(fake, two_outputs("a.json", "b.json"), {}).empty());
+}
+
+TEST(FakeDistinctPathsTest, TwoStdoutsAreTheSame) {
+  FakeFileSystem fake;
+  const Diagnostics errors = check_distinct_paths(fake, two_outputs("-", "-"), {});
+  expect_one_io_error(errors, "-", "-o and --model-out name the same file");
+}
+
+TEST(FakeDistinctPathsTest, DevicesMayBeNamedTwice) {
+  FakeFileSystem fake;
+  fake.add_device("null");
+  EXPECT_TRUE(check_distinct_paths(fake, two_outputs("null", "./null"), {}).empty());
+}
+
+TEST(FakeDistinctPathsTest, AnOutputMayReplaceOnlyTheInputsItIsAllowedTo) {
+  FakeFileSystem fake;
+  fake.add_file("plan.json", "{}");
+  fake.add_file("meta.json", "{}");
+  const std::vector<OutputFile> outs = {OutputFile{"-o", "./meta.json", "", {}},
+                                        OutputFile{"--depfile", "plan.json", "", {}}};
+  const std::vector<InputPath> ins = {InputPath{"--plan", "plan.json", "-o"},
+                                      InputPath{"--base", "meta.json", "-o"}};
+  const Diagnostics errors = check_distinct_paths(fake, outs, ins);
+  expect_one_io_error(errors, "plan.json", "--depfile and --plan name the same file");
 }
 
 // ---------------------------------------------------------------------------------------

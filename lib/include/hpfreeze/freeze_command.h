@@ -18,7 +18,7 @@ struct FreezeRequest {
   std::string output_path = "-";         // "-" for stdout
   bool if_changed = false;
   // Also write a Make-syntax depfile "OUT: PLAN MODEL [BASE]" here (hpfreeze/depfile.h),
-  // after the output and only when it succeeded, even when if_changed left OUT alone.
+  // with the output, both or neither (io.h), even when if_changed left OUT alone.
   std::optional<std::string> depfile_path;
   FreezeOptions options;
 };

@@ -1,28 +1,37 @@
 #pragma once
-// Reading inputs and writing outputs, with the rules of SPEC.md §6 and §8.
+// Reading inputs and writing outputs, with the rules of docs/reliability.md.
 //
-// Inputs are read whole into memory with spare bytes after the end for the JSON
-// parser. Outputs are written whole or not at all: bytes go to a temporary file in the
-// target's directory that is renamed over the target only once complete; every failure
-// removes the temporary file and leaves an existing target byte-identical.
+// Inputs are read whole into memory with spare bytes after the end for the JSON parser.
+// A regular file above the size limit is refused from its size, before it is read; a
+// stream (pipe, FIFO, device) is stopped at its own, lower limit, or earlier at the first
+// byte that no JSON text may contain.
+//
+// Outputs are written whole or not at all. Which file an output path names is decided by
+// the kernel: the directory holding the name is opened once, and every later step is
+// relative to that descriptor (openat, renameat), so the kernel's protected_symlinks
+// checks apply and no name is looked up twice. Then:
+// - a regular file, or a name where nothing exists yet, is replaced atomically: bytes go
+//   to a temporary file in the same directory, which is renamed over the name once
+//   complete; a replaced file keeps its permission bits (and owner and group where the
+//   caller may set them); a file the caller could not open for writing is refused;
+// - a symlink is written THROUGH: the file it finally points to is replaced as above, in
+//   that file's directory, and the link is kept;
+// - anything else (a device, a FIFO, a socket, anything under /proc or /sys) is opened
+//   and written in place, never renamed over; names of this process's own descriptors
+//   (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N) are written to that
+//   descriptor as it is, keeping its position and O_APPEND.
+// Every failure removes the temporary files and leaves existing targets byte-identical.
 //
 // The writer talks to the disk through FileSystem so that these rules can be proven in
 // unit tests with an in-memory file system that fails on demand (ninja's
 // VirtualFileSystem idea). Errors are Diagnostics with error_class kIo.
-//
-// Symbolic links: an output path that is a symlink is written THROUGH. The file the
-// link finally points to is replaced atomically (temporary file in that file's
-// directory) and the link itself is kept, as `cmd > link` would do. Replacing the link
-// by a regular file would silently detach whatever the user linked it to.
-//
-// Existing outputs that are neither regular files nor directories (/dev/null, a FIFO,
-// a terminal) cannot be replaced by rename without destroying them: they are opened and
-// written in place instead.
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hpfreeze/diagnostic.h"
 
@@ -31,7 +40,11 @@ namespace hpfreeze {
 // Spare bytes kept after every input; simdjson needs SIMDJSON_PADDING (64 in 3.x)
 // readable bytes past the end. Checked against simdjson where the parser is used.
 inline constexpr std::size_t kInputPadding = 64;
+// Inputs must be smaller than this (a regular file of exactly 4 GiB is refused).
 inline constexpr std::uint64_t kMaxInputSize = std::uint64_t{4} << 30;
+// A stream has no size to check up front, and all of it is held in memory: it may hold at
+// most this many bytes.
+inline constexpr std::uint64_t kMaxStreamInputSize = std::uint64_t{1} << 30;
 
 struct InputFile {
   std::string path;          // as the user gave it ("-" for stdin)
@@ -39,20 +52,68 @@ struct InputFile {
   std::string bytes;         // invariant: bytes.capacity() >= bytes.size() + kInputPadding
 };
 
+// Makes a closed standard descriptor (0, 1 or 2) unusable rather than free: a
+// placeholder that cannot be read or written is parked on it, so that no file opened
+// later becomes "stdin" or "stdout" by chance. Idempotent; read_input calls it once
+// itself, but a program should call it first thing, before any open and any thread.
+void guard_standard_descriptors();
+
+// The error for "-" when stdin is closed (or holds the placeholder above); none when
+// stdin can be read.
+Expected<bool> check_stdin_open();
+
 // Reads a whole file, or stdin when path is "-". Works on regular files (even ones
 // that grow or shrink meanwhile), pipes, FIFOs and character devices. Rejects
-// directories and inputs above kMaxInputSize bytes.
+// directories, regular files of kMaxInputSize bytes or more (before reading) and streams
+// longer than kMaxStreamInputSize. A stream is read only up to the first control byte
+// other than tab, LF and CR: no JSON text may hold one, so the bytes up to and including
+// it already decide the parser's first error (a stream of zeros stops at once).
 Expected<InputFile> read_input(const std::string& path);
 
-enum class FileKind { kMissing, kRegular, kDirectory, kSymlink, kOther };
+// Reads what stdin has next, at most max_bytes and at least one byte unless at its end
+// (an empty result). For line-by-line consumers that must not wait for the end.
+Expected<std::string> read_stdin_chunk(std::size_t max_bytes);
 
-struct FileStatus {
-  FileKind kind = FileKind::kMissing;
-  std::uint64_t size = 0;  // meaningful for kRegular only
+// --- outputs ---------------------------------------------------------------------------
+
+enum class FileKind { kMissing, kRegular, kDirectory, kOther };
+
+// Device and inode: equal identities are the same file, whatever the names.
+struct FileIdentity {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+// Where an output path leads, as FileSystem::resolve_output found it.
+struct OutputTarget {
+  enum class Route {
+    kReplace,     // regular file or nothing yet: temporary file in dir, then rename
+    kInPlace,     // device, FIFO, /proc: opened and written as is
+    kDescriptor,  // one of our own descriptors (/dev/stdout): written to it
+  };
+  Route route = Route::kReplace;
+  FileKind kind = FileKind::kMissing;  // of the final file (kMissing: to be created)
+  int dir = -1;                        // kReplace, kInPlace: the directory, open
+  std::string name;                    // the entry in dir (no '/')
+  FileIdentity dir_identity;           // of dir
+  FileIdentity identity;               // of the final file, when it exists
+  std::uint64_t size = 0;              // kRegular only
+  unsigned mode = 0;                   // permission bits, when it exists
+  std::uint32_t uid = 0, gid = 0;      // owner and group, when it exists
+  bool writable = true;                // the caller may open it for writing (access W_OK)
+  int descriptor = -1;                 // kDescriptor only
+};
+
+// A temporary file being written beside a target.
+struct TempFile {
+  int handle = -1;   // open for writing until closed
+  std::string name;  // its entry in the target's dir; empty while unnamed
+  int unnamed = -1;  // a descriptor kept for an unnamed (O_TMPFILE) file, else -1
 };
 
 // The disk operations the writer needs. Every int result is 0 on success or an errno
-// value. Handles are opaque numbers owned by the file system until close_file.
+// value. Handles and dir descriptors are owned by the file system until released.
 class FileSystem {
  public:
   FileSystem() = default;
@@ -60,29 +121,42 @@ class FileSystem {
   FileSystem& operator=(const FileSystem&) = delete;
   virtual ~FileSystem() = default;
 
-  // Kind and size of path. A missing path (ENOENT) is not an error: kind is kMissing.
-  // With follow_symlinks false a symlink reports kSymlink, like lstat.
-  virtual int status(const std::string& path, bool follow_symlinks, FileStatus* out) = 0;
-  // The text stored in the symlink path (relative targets stay relative).
-  virtual int read_link(const std::string& path, std::string* target) = 0;
-  // The whole contents of an existing file; ENOENT when there is none.
-  virtual int read_file(const std::string& path, std::string* bytes) = 0;
-  // Creates a new, uniquely named, empty file in the directory of target_path (the
-  // current directory when it has none) and opens it for writing.
-  virtual int create_temp_file(const std::string& target_path, std::string* temp_path,
-                               int* handle) = 0;
-  // Opens an existing file for writing without creating or renaming anything.
-  virtual int open_for_writing(const std::string& path, int* handle) = 0;
+  // Finds what path leads to (see the file comment); a missing final entry is not an
+  // error. EISDIR: the name can only be a directory ("x/", "."); EAGAIN: a link changed
+  // between the kernel's resolution and ours.
+  virtual int resolve_output(const std::string& path, OutputTarget* out) = 0;
+  // Closes what resolve_output opened; called after every resolve_output, failed or not.
+  virtual void release(OutputTarget& target) = 0;
+  // The identity of an input path (following links), and whether it is a regular file;
+  // "-" is stdin. ENOENT when there is nothing.
+  virtual int identify_input(const std::string& path, FileIdentity* id, bool* regular) = 0;
+  // The whole contents of the existing target (for --if-changed).
+  virtual int read_target(const OutputTarget& target, std::string* bytes) = 0;
+  // A new empty temporary file in the target's directory, open for writing.
+  virtual int create_temp(const OutputTarget& target, TempFile* temp) = 0;
   // Writes all of bytes, across partial writes and interruptions.
   virtual int write_all(int handle, std::string_view bytes) = 0;
+  // Gives the open temporary file these permission bits, and this owner and group when
+  // chown is set (a refusal to change them, EPERM, is not an error).
+  virtual int set_attributes(int handle, unsigned mode, bool chown, std::uint32_t uid,
+                             std::uint32_t gid) = 0;
   // Releases the handle whatever the result; an error means the data may be lost.
   virtual int close_file(int handle) = 0;
-  virtual int set_mode(const std::string& path, unsigned mode) = 0;
-  // Atomically replaces to (which may exist) by from.
-  virtual int rename_file(const std::string& from, const std::string& to) = 0;
-  virtual int remove_file(const std::string& path) = 0;
+  // Atomically replaces the target's entry by the (closed) temporary file.
+  virtual int commit_temp(TempFile& temp, const OutputTarget& target) = 0;
+  // Removes a temporary file that will not be committed.
+  virtual int discard_temp(TempFile& temp, const OutputTarget& target) = 0;
+  // A second name for the existing target, in its directory, to restore it from.
+  virtual int keep_backup(const OutputTarget& target, std::string* backup) = 0;
+  // Puts the backup back under the target's name (empty backup: removes the entry).
+  virtual int restore_backup(const OutputTarget& target, const std::string& backup) = 0;
+  virtual int drop_backup(const OutputTarget& target, const std::string& backup) = 0;
+  // Opens a kInPlace target for writing (truncating, as `>` does).
+  virtual int open_in_place(const OutputTarget& target, int* handle) = 0;
   // The permission bits a new output file gets.
   [[nodiscard]] virtual unsigned new_file_mode() const = 0;
+  // Whether set_attributes should try to give a replacement the old owner and group.
+  [[nodiscard]] virtual bool keeps_owner(const OutputTarget& target) const = 0;
 };
 
 // POSIX implementation. new_file_mode() is 0666 & ~umask, the umask being read once
@@ -90,18 +164,23 @@ class FileSystem {
 class RealFileSystem final : public FileSystem {
  public:
   RealFileSystem();
-  int status(const std::string& path, bool follow_symlinks, FileStatus* out) override;
-  int read_link(const std::string& path, std::string* target) override;
-  int read_file(const std::string& path, std::string* bytes) override;
-  int create_temp_file(const std::string& target_path, std::string* temp_path,
-                       int* handle) override;
-  int open_for_writing(const std::string& path, int* handle) override;
+  int resolve_output(const std::string& path, OutputTarget* out) override;
+  void release(OutputTarget& target) override;
+  int identify_input(const std::string& path, FileIdentity* id, bool* regular) override;
+  int read_target(const OutputTarget& target, std::string* bytes) override;
+  int create_temp(const OutputTarget& target, TempFile* temp) override;
   int write_all(int handle, std::string_view bytes) override;
+  int set_attributes(int handle, unsigned mode, bool chown, std::uint32_t uid,
+                     std::uint32_t gid) override;
   int close_file(int handle) override;
-  int set_mode(const std::string& path, unsigned mode) override;
-  int rename_file(const std::string& from, const std::string& to) override;
-  int remove_file(const std::string& path) override;
+  int commit_temp(TempFile& temp, const OutputTarget& target) override;
+  int discard_temp(TempFile& temp, const OutputTarget& target) override;
+  int keep_backup(const OutputTarget& target, std::string* backup) override;
+  int restore_backup(const OutputTarget& target, const std::string& backup) override;
+  int drop_backup(const OutputTarget& target, const std::string& backup) override;
+  int open_in_place(const OutputTarget& target, int* handle) override;
   [[nodiscard]] unsigned new_file_mode() const override { return new_file_mode_; }
+  [[nodiscard]] bool keeps_owner(const OutputTarget& target) const override;
 
  private:
   unsigned new_file_mode_;
@@ -117,8 +196,41 @@ struct WriteOptions {
 
 enum class WriteOutcome { kWritten, kUnchanged };
 
-// Writes bytes to path atomically (see the file comment). A regular target gets mode
-// new_file_mode(), not the mode it had. Errors name path as given.
+// One output of a command: the flag that named it (for messages), its path ("-" is
+// stdout), its bytes.
+struct OutputFile {
+  std::string flag;
+  std::string path;
+  std::string_view bytes;
+  WriteOptions options;
+};
+
+// One input of a command. An output may replace it only when may_be_replaced_by
+// says so (an in-place update: inputs are read whole before anything is written).
+struct InputPath {
+  std::string flag;
+  std::string path;
+  std::string may_be_replaced_by;  // the flag of the one output allowed to replace it
+};
+
+// Usage errors (kIo, exit 2) when two outputs lead to the same file, or an output to an
+// input it may not replace. Paths are compared by what they resolve to (device and
+// inode; for a file not yet there, its directory's identity and the name), so
+// "p.json", "./p.json" and a link to it are the same file. Only regular files and files
+// yet to be created are compared: two writes to /dev/null are harmless. Two "-" outputs
+// are always the same (stdout). Call it before reading any input.
+Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> outputs,
+                                 std::span<const InputPath> inputs);
+
+// Writes every output or none: all temporary files are written first; then they are
+// renamed into place, each replaced file kept under a second name until the last rename
+// worked, and put back if one fails. Device and stdout outputs come last: they cannot be
+// taken back. Runs check_distinct_paths on the outputs first. Errors name the path as
+// given.
+Expected<std::vector<WriteOutcome>> write_outputs(FileSystem& fs,
+                                                  std::span<const OutputFile> outputs);
+
+// Writes bytes to path atomically: write_outputs with one output.
 Expected<WriteOutcome> write_output_file(FileSystem& fs, const std::string& path,
                                          std::string_view bytes, const WriteOptions& options);
 
@@ -129,6 +241,9 @@ Expected<WriteOutcome> write_stdout(std::string_view bytes);
 // "-" goes to write_stdout, anything else to write_output_file on the real disk.
 Expected<WriteOutcome> write_output(const std::string& path, std::string_view bytes,
                                     const WriteOptions& options);
+
+// write_outputs on the real disk ("-" is stdout there too).
+Expected<std::vector<WriteOutcome>> write_outputs(std::span<const OutputFile> outputs);
 
 // strerror text for an errno value ("No such file or directory").
 std::string describe_errno(int err);

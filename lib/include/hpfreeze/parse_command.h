@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hpfreeze/diagnostic.h"
@@ -14,7 +15,12 @@ struct ParseInput {
   std::string_view text;
   std::string origin;     // what diagnostics call it: "argument 2", "<stdin>"
   std::size_t line = 0;   // stdin line number, 0 for arguments
+  bool too_long = false;  // a stdin line over kMaxParseLine bytes; text is then empty
 };
+
+// The longest stdin line parse accepts, its '\n' not counted. A placement is a few bytes;
+// the limit only bounds the memory an endless line can take.
+inline constexpr std::size_t kMaxParseLine = std::size_t{1} << 20;
 
 struct ParseOptions {
   bool json = false;   // one JSON object per line: the dump form plus "canonical"
@@ -28,8 +34,26 @@ struct ParseResult {
 
 ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options);
 
-// Splits stdin text into parse inputs: one per '\n'-terminated line (a final line without
-// '\n' counts too), with one trailing '\r' removed so CRLF files work.
-std::vector<ParseInput> split_stdin_lines(std::string_view text, const std::string& origin);
+// Cuts stdin into parse inputs as it arrives, chunk by chunk: one per '\n'-terminated
+// line (a final line without '\n' counts too, from finish()), with one trailing '\r'
+// removed so CRLF files work. Holds at most kMaxParseLine bytes of an unfinished line:
+// a longer line is skipped to its end and comes out as too_long.
+class LineSplitter {
+ public:
+  explicit LineSplitter(std::string origin) : origin_(std::move(origin)) {}
+  // The lines that chunk completes; their text views stay valid until the next call.
+  std::vector<ParseInput> feed(std::string_view chunk);
+  // The last line, when the input did not end in '\n'.
+  std::vector<ParseInput> finish();
+
+ private:
+  ParseInput make_line(std::string_view text, bool too_long);
+
+  std::string origin_;
+  std::string pending_;  // the unfinished line so far
+  std::string done_;     // the completed lines of the last feed
+  bool skipping_ = false;
+  std::size_t line_ = 0;
+};
 
 }  // namespace hpfreeze
