@@ -79,17 +79,6 @@ std::vector<std::string> freeze_input_paths(const FreezeRequest& request) {
   return paths;
 }
 
-bool CommandResult::failed() const {
-  return std::any_of(diagnostics.begin(), diagnostics.end(),
-                     [](const Diagnostic& d) { return d.severity == Severity::kError; });
-}
-
-bool CommandResult::io_failed() const {
-  return std::any_of(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& d) {
-    return d.severity == Severity::kError && d.error_class == ErrorClass::kIo;
-  });
-}
-
 Expected<RenderedMeta> render_meta(const FreezeRequest& request) {
   // The model dump is read, parsed and decoded on a second thread while this one does the
   // plan: the two are independent until the freeze. The results are then examined in the

@@ -9,9 +9,10 @@
 #include <utility>
 
 #include "hpfreeze/encode.h"
-#include "hpfreeze/freeze.h"
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
 
 namespace hpfreeze {
@@ -66,17 +67,12 @@ Diagnostic make_note(std::string file, std::string pointer, std::string message)
   return d;
 }
 
-struct AxisPlan {
-  std::string_view axis;
-  std::string_view text;  // the canonical string as the meta spells it
-  Placement placement;
-};
+using AxisPlan = MetaAxisPlacement;
 
 struct PlannedParam {
-  std::string fqn;
+  const MetaParam* param;
   std::string_view boundary;
   std::string pointer;  // of the param's axes object in the meta
-  std::vector<AxisPlan> axes;
 };
 
 // Sum that sticks at the maximum and remembers that it did.
@@ -93,15 +89,11 @@ struct Total {
 
 class ReportBuilder {
  public:
-  ReportBuilder(const Json& meta, const std::string& meta_file, const ModelTree& model)
-      : meta_(meta), meta_file_(meta_file), model_(model) {}
+  ReportBuilder(const FrozenMeta& meta, const ModelTree& model)
+      : meta_(meta), meta_file_(meta.file), model_(model), coverage_(meta) {}
 
   Report build(const std::optional<std::vector<MeshAxis>>& mesh) {
-    if (!meta_.is_object()) {
-      error(meta_file_, "", "the meta is not a JSON object");
-      return finish();
-    }
-    read_mesh_dim_names();
+    if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
     read_mesh(mesh);
     read_param_plan();
     order_axes();
@@ -120,21 +112,6 @@ class ReportBuilder {
     report_.findings.push_back(make_warning(file, std::move(pointer), std::move(message)));
   }
 
-  void read_mesh_dim_names() {
-    const Json* names = meta_.find("mesh_dim_names");
-    if (names == nullptr || names->is_null()) return;
-    bool ok = names->is_array();
-    if (ok) {
-      for (const Json& n : names->as_array()) ok = ok && n.is_string();
-    }
-    if (!ok) {
-      error(meta_file_, "/mesh_dim_names",
-            "expected an array of strings or null; axes are applied in name order");
-      return;
-    }
-    for (const Json& n : names->as_array()) mesh_dim_names_.push_back(n.as_string());
-  }
-
   void read_mesh(const std::optional<std::vector<MeshAxis>>& mesh) {
     if (mesh) {
       report_.mesh_source = MeshSource::kFlag;
@@ -146,7 +123,7 @@ class ReportBuilder {
   }
 
   void read_parallel_dims() {
-    const Json* dims = meta_.find("parallel_dims");
+    const Json* dims = meta_.root.find("parallel_dims");
     if (dims != nullptr && !dims->is_null() && !dims->is_object()) {
       error(meta_file_, "/parallel_dims", "expected an object of <axis>_size integers");
       dims = nullptr;
@@ -177,71 +154,31 @@ class ReportBuilder {
   }
 
   void read_param_plan() {
-    const Json* plan = meta_.find("param_plan");
-    if (plan == nullptr || !plan->is_object()) {
-      error(meta_file_, plan == nullptr ? "" : "/param_plan",
-            plan == nullptr ? "the meta has no param_plan"
-                            : "expected an object: boundary -> module plan");
-      return;
-    }
-    std::unordered_map<std::string, std::string> seen;  // FQN -> pointer of its first plan
-    for (const JsonMember& b : plan->as_object()) {
-      const std::string boundary_pointer = pointer_join("/param_plan", b.key);
-      if (!b.value.is_object()) {
-        error(meta_file_, boundary_pointer, "expected an object");
-        continue;
-      }
-      const Json* params = b.value.find("params");
-      if (params == nullptr || params->is_null()) continue;
-      const std::string params_pointer = pointer_join(boundary_pointer, "params");
-      if (!params->is_object()) {
-        error(meta_file_, params_pointer, "expected an object: param name -> axis -> placement");
-        continue;
-      }
-      if (!params->as_object().empty()) {
-        boundary_index_.emplace(b.key, report_.boundaries.size());
-        report_.boundaries.push_back(BoundaryReport{std::string(b.key), 0, 0});
-      }
-      for (const JsonMember& p : params->as_object()) {
-        PlannedParam planned{
-            join_fqn(b.key, p.key), b.key, pointer_join(params_pointer, p.key), {}};
-        planned_keys_.insert(planned.fqn);
-        ++report_.boundaries[boundary_index_.at(b.key)].params;
-        if (!read_axes(p.value, planned)) continue;
-        if (auto [it, fresh] = seen.emplace(planned.fqn, planned.pointer); !fresh) {
+    std::unordered_map<std::string_view, std::string> seen;  // FQN -> pointer of its first plan
+    for (const MetaBoundary& b : meta_.boundaries) {
+      if (b.params.empty()) continue;
+      const std::string params_pointer =
+          pointer_join(pointer_join("/param_plan", b.fqn), "params");
+      boundary_index_.emplace(b.fqn, report_.boundaries.size());
+      BoundaryReport& boundary =
+          report_.boundaries.emplace_back(BoundaryReport{std::string(b.fqn), 0, 0});
+      for (const MetaParam& p : b.params) {
+        PlannedParam planned{&p, b.fqn, pointer_join(params_pointer, p.name)};
+        ++boundary.params;
+        for (const MetaAxisPlacement& a : p.axes) {
+          if (first_use_.emplace(a.axis, pointer_join(planned.pointer, a.axis)).second) {
+            axes_seen_.push_back(a.axis);
+          }
+        }
+        if (auto [it, fresh] = seen.emplace(p.fqn, planned.pointer); !fresh) {
           warning(meta_file_, planned.pointer,
-                  "parameter " + quote_for_diagnostic(planned.fqn) + " is already planned at " +
+                  "parameter " + quote_for_diagnostic(p.fqn) + " is already planned at " +
                       it->second + "; counted once");
           continue;
         }
         planned_.push_back(std::move(planned));
       }
     }
-  }
-
-  bool read_axes(const Json& value, PlannedParam& planned) {
-    if (!value.is_object()) {
-      error(meta_file_, planned.pointer, "expected an object: axis -> placement string");
-      return false;
-    }
-    bool ok = true;
-    for (const JsonMember& a : value.as_object()) {
-      const std::string pointer = pointer_join(planned.pointer, a.key);
-      if (!a.value.is_string()) {
-        error(meta_file_, pointer, "expected a placement string");
-        ok = false;
-        continue;
-      }
-      Expected<Placement> placement = parse_placement(a.value.as_string());
-      if (!placement) {
-        error(meta_file_, pointer, placement.errors().front().message);
-        ok = false;
-        continue;
-      }
-      planned.axes.push_back(AxisPlan{a.key, a.value.as_string(), *placement});
-      if (first_use_.emplace(a.key, pointer).second) axes_seen_.push_back(a.key);
-    }
-    return ok;
   }
 
   // mesh_dim_names first, in their order; every other axis of a placement after them, by name.
@@ -317,25 +254,25 @@ class ReportBuilder {
   }
 
   void measure(const PlannedParam& planned) {
-    const ModelParameter* info = model_.find_parameter(planned.fqn);
+    const ModelParameter* info = model_.find_parameter(planned.param->fqn);
     if (info == nullptr) {
       error(meta_file_, planned.pointer,
-            "parameter " + quote_for_diagnostic(planned.fqn) + " is not in the model (" +
+            "parameter " + quote_for_diagnostic(planned.param->fqn) + " is not in the model (" +
                 model_.file + ")");
       return;
     }
-    const std::optional<std::uint64_t> unit = element_size(planned.fqn, *info);
+    const std::optional<std::uint64_t> unit = element_size(planned.param->fqn, *info);
     std::uint64_t full = 0;
-    if (!unit || !full_bytes(planned.fqn, *info, *unit, full)) return;
+    if (!unit || !full_bytes(planned.param->fqn, *info, *unit, full)) return;
 
     std::vector<const AxisPlan*> axes;
-    for (const AxisPlan& a : planned.axes) axes.push_back(&a);
+    for (const AxisPlan& a : planned.param->axes) axes.push_back(&a);
     std::sort(axes.begin(), axes.end(), [this](const AxisPlan* x, const AxisPlan* y) {
       return axis_rank_.at(x->axis) < axis_rank_.at(y->axis);
     });
 
     ParamReport out;
-    out.fqn = planned.fqn;
+    out.fqn = planned.param->fqn;
     out.boundary = std::string(planned.boundary);
     out.shape = info->shape;
     out.local_shape = info->shape;
@@ -358,7 +295,7 @@ class ReportBuilder {
     const Placement& p = a.placement;
     if (!p.has_dim()) return;
     const std::string pointer = pointer_join(planned.pointer, a.axis);
-    const std::string who = "parameter " + quote_for_diagnostic(planned.fqn);
+    const std::string who = "parameter " + quote_for_diagnostic(planned.param->fqn);
     const std::string where = std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis);
     const auto rank = static_cast<std::uint64_t>(out.shape.size());
     const auto dim = static_cast<std::uint64_t>(p.dim);  // parse_placement gives dim >= 0
@@ -403,19 +340,9 @@ class ReportBuilder {
     out.local_shape[dim] = local;
   }
 
-  // Covered: the FQN itself or one of its dotted prefixes is a planned key.
-  bool is_covered(std::string_view fqn) const {
-    while (true) {
-      if (planned_keys_.contains(std::string(fqn))) return true;
-      const std::size_t dot = fqn.rfind('.');
-      if (dot == std::string_view::npos) return false;
-      fqn = fqn.substr(0, dot);
-    }
-  }
-
   void measure_uncovered() {
     for (const auto& [fqn, info] : model_.parameters) {
-      if (is_covered(fqn)) continue;
+      if (coverage_.covers(fqn)) continue;
       const std::optional<std::uint64_t> unit = element_size(fqn, info);
       std::uint64_t bytes = 0;
       if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
@@ -490,14 +417,14 @@ class ReportBuilder {
     return std::move(report_);
   }
 
-  const Json& meta_;
+  const FrozenMeta& meta_;
   const std::string& meta_file_;
   const ModelTree& model_;
+  const CoverageIndex coverage_;
   Report report_;
   std::vector<std::string_view> mesh_dim_names_;
   std::map<std::string, std::uint64_t> sizes_;
   std::vector<PlannedParam> planned_;
-  std::unordered_set<std::string> planned_keys_;
   std::unordered_map<std::string_view, std::size_t> boundary_index_;
   std::vector<std::string_view> axes_seen_;                      // first-use order
   std::unordered_map<std::string_view, std::string> first_use_;  // axis -> pointer
@@ -654,9 +581,9 @@ bool Report::has_errors() const {
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
-Report build_report(const Json& meta, const std::string& meta_file, const ModelTree& model,
+Report build_report(const FrozenMeta& meta, const ModelTree& model,
                     const std::optional<std::vector<MeshAxis>>& mesh) {
-  return ReportBuilder(meta, meta_file, model).build(mesh);
+  return ReportBuilder(meta, model).build(mesh);
 }
 
 std::string render_report_text(const Report& r, std::size_t top) {
@@ -812,8 +739,13 @@ ReportOutput run_report(const ReportRequest& request) {
     return result;
   }
 
-  const Json meta = json_from_dom(meta_doc->root());
-  Report report = build_report(meta, meta_doc->name(), *model, request.mesh);
+  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report");
+  if (!meta) {
+    result.diagnostics = std::move(meta.errors());
+    result.failed = true;
+    return result;
+  }
+  Report report = build_report(*meta, *model, request.mesh);
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
   result.failed = report.has_errors();

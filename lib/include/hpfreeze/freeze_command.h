@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/freeze.h"
 
@@ -24,12 +25,6 @@ struct FreezeRequest {
 
 // The files a freeze reads, in command-line order: plan, model, then base when given.
 std::vector<std::string> freeze_input_paths(const FreezeRequest& request);
-
-struct CommandResult {
-  Diagnostics diagnostics;  // warnings and errors, in the order they arose
-  [[nodiscard]] bool failed() const;
-  [[nodiscard]] bool io_failed() const;
-};
 
 // The freeze pipeline up to the meta bytes; nothing is written.
 struct RenderedMeta {

@@ -100,4 +100,13 @@ class StringArena {
   std::size_t block_size_ = 0;
 };
 
+// Semantic equality of two values as Python would write them: object member order is
+// irrelevant, 1 and 1.0 differ, 0.0 and -0.0 differ. Linear in the sizes (large objects
+// are compared through a hash index).
+bool same_json(const Json& a, const Json& b);
+
+// "null", "a boolean", "an integer", "a float", "a string", "an array", "an object": the
+// one spelling of "got ..." in every diagnostic about a value of the wrong type.
+std::string_view json_type_article(const Json& value);
+
 }  // namespace hpfreeze
