@@ -485,15 +485,8 @@ CheckResult run_check(const CheckRequest& request) {
 }
 
 std::string_view severity_name(Severity severity) {
-  switch (severity) {
-    case Severity::kError:
-      return "error";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kNote:
-      return "note";
-  }
-  return "error";
+  constexpr std::array<std::string_view, 3> kNames{"error", "warning", "note"};  // enum order
+  return kNames[static_cast<std::size_t>(severity)];
 }
 
 std::string render_findings_json_lines(const Diagnostics& findings) {

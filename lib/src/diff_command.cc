@@ -1,6 +1,7 @@
 #include "hpfreeze/diff_command.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -24,38 +25,17 @@ std::optional<std::string> canonical_of(const Json& value) {
   return to_canonical(*parsed);
 }
 
-// Two placement strings are equal by canonical form; everything else as same_json does,
-// at any depth. Large objects are matched through a hash index (linear, not quadratic).
+// Two placement strings are equal by canonical form; other strings by their bytes.
+bool same_placement_text(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  const std::optional<std::string> ca = canonical_of(Json(a));
+  const std::optional<std::string> cb = canonical_of(Json(b));
+  return ca && cb && *ca == *cb;
+}
+
+// same_json, with placement strings compared by canonical form at any depth.
 bool same_placement_aware(const Json& a, const Json& b) {
-  if (a.is_string() && b.is_string()) {
-    if (a.as_string() == b.as_string()) return true;
-    const std::optional<std::string> ca = canonical_of(a);
-    const std::optional<std::string> cb = canonical_of(b);
-    return ca && cb && *ca == *cb;
-  }
-  if (a.is_array() && b.is_array()) {
-    const JsonArray& x = a.as_array();
-    const JsonArray& y = b.as_array();
-    if (x.size() != y.size()) return false;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      if (!same_placement_aware(x[i], y[i])) return false;
-    }
-    return true;
-  }
-  if (a.is_object() && b.is_object()) {
-    const JsonObject& x = a.as_object();
-    const JsonObject& y = b.as_object();
-    if (x.size() != y.size()) return false;
-    std::unordered_map<std::string_view, const Json*> index;
-    index.reserve(y.size());
-    for (const JsonMember& m : y) index.emplace(m.key, &m.value);
-    for (const JsonMember& m : x) {
-      auto it = index.find(m.key);
-      if (it == index.end() || !same_placement_aware(m.value, *it->second)) return false;
-    }
-    return true;
-  }
-  return same_json(a, b);
+  return same_json(a, b, &same_placement_text);
 }
 
 std::vector<std::string> pointer_tokens(std::string_view pointer) {
@@ -390,15 +370,8 @@ std::string render_pointer(std::string_view pointer) {
 }
 
 std::string_view op_name(DiffOp op) {
-  switch (op) {
-    case DiffOp::kAdd:
-      return "add";
-    case DiffOp::kRemove:
-      return "remove";
-    case DiffOp::kChange:
-      return "change";
-  }
-  return "change";
+  constexpr std::array<std::string_view, 3> kNames{"remove", "add", "change"};  // enum order
+  return kNames[static_cast<std::size_t>(op)];
 }
 
 }  // namespace
@@ -428,29 +401,19 @@ void diff_metas(const FrozenMeta& old_meta, const FrozenMeta& new_meta, const Di
 void append_diff_text(std::string& out, const MetaDifference& d) {
   const bool whole = d.subject == DiffSubject::kBoundary || d.subject == DiffSubject::kInjection;
   const std::string_view what = d.subject == DiffSubject::kBoundary ? "boundary" : "injection";
-  switch (d.op) {
-    case DiffOp::kAdd:
-      out += "+ " + render_pointer(d.pointer) + ": ";
-      if (whole) {
-        out += std::string(what) + " added";
-      } else {
-        append_value(out, *d.new_value, d.subject);
-      }
-      break;
-    case DiffOp::kRemove:
-      out += "- " + render_pointer(d.pointer) + ": ";
-      if (whole) {
-        out += std::string(what) + " removed";
-      } else {
-        append_value(out, *d.old_value, d.subject);
-      }
-      break;
-    case DiffOp::kChange:
-      out += "~ " + render_pointer(d.pointer) + ": ";
-      append_value(out, *d.old_value, d.subject);
-      out += " -> ";
-      append_value(out, *d.new_value, d.subject);
-      break;
+  if (d.op == DiffOp::kChange) {
+    out += "~ " + render_pointer(d.pointer) + ": ";
+    append_value(out, *d.old_value, d.subject);
+    out += " -> ";
+    append_value(out, *d.new_value, d.subject);
+  } else {
+    const bool added = d.op == DiffOp::kAdd;
+    out += (added ? "+ " : "- ") + render_pointer(d.pointer) + ": ";
+    if (whole) {
+      out += std::string(what) + (added ? " added" : " removed");
+    } else {
+      append_value(out, added ? *d.new_value : *d.old_value, d.subject);
+    }
   }
   out += '\n';
 }
@@ -476,7 +439,8 @@ Expected<DiffReport> run_diff(const DiffRequest& request) {
   // Both files are read and decoded before either error is returned, so one run names both.
   Diagnostics errors;
   std::vector<JsonDocument> documents;
-  std::vector<FrozenMeta> metas;
+  std::vector<std::optional<FrozenMeta>> metas(2);  // optional: FrozenMeta is move-only
+  std::size_t decoded = 0;
   documents.reserve(2);
   for (const std::string* path : {&request.old_path, &request.new_path}) {
     Expected<InputFile> input = read_input(*path);
@@ -495,11 +459,11 @@ Expected<DiffReport> run_diff(const DiffRequest& request) {
       errors.insert(errors.end(), meta.errors().begin(), meta.errors().end());
       continue;
     }
-    metas.push_back(std::move(*meta));
+    metas[decoded++] = std::move(*meta);
   }
   if (!errors.empty()) return errors;
   DiffReport report;
-  diff_metas(metas[0], metas[1], request.options, [&](const MetaDifference& d) {
+  diff_metas(*metas[0], *metas[1], request.options, [&](const MetaDifference& d) {
     report.different = true;
     if (request.json) {
       append_diff_json_line(report.output, d);

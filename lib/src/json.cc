@@ -44,12 +44,14 @@ namespace {
 // Below this size a linear scan per member is cheaper than building an index.
 constexpr std::size_t kIndexedObjectSize = 16;
 
-bool same_object(const JsonObject& x, const JsonObject& y) {
+using SameStrings = bool (*)(std::string_view, std::string_view);
+
+bool same_object(const JsonObject& x, const JsonObject& y, SameStrings same_strings) {
   if (x.size() != y.size()) return false;
   if (x.size() < kIndexedObjectSize) {
     for (const JsonMember& m : x) {
       auto it = std::find_if(y.begin(), y.end(), [&m](const JsonMember& n) { return n.key == m.key; });
-      if (it == y.end() || !same_json(m.value, it->value)) return false;
+      if (it == y.end() || !same_json(m.value, it->value, same_strings)) return false;
     }
     return true;
   }
@@ -58,15 +60,16 @@ bool same_object(const JsonObject& x, const JsonObject& y) {
   for (const JsonMember& n : y) index.emplace(n.key, &n.value);
   for (const JsonMember& m : x) {
     auto it = index.find(m.key);
-    if (it == index.end() || !same_json(m.value, *it->second)) return false;
+    if (it == index.end() || !same_json(m.value, *it->second, same_strings)) return false;
   }
   return true;
 }
 
 }  // namespace
 
-bool same_json(const Json& a, const Json& b) {
+bool same_json(const Json& a, const Json& b, SameStrings same_strings) {
   if (a.v.index() != b.v.index()) return false;
+  if (same_strings != nullptr && a.is_string()) return same_strings(a.as_string(), b.as_string());
   if (const auto* x = std::get_if<double>(&a.v)) {
     const double y = std::get<double>(b.v);
     return *x == y && std::signbit(*x) == std::signbit(y);
@@ -76,11 +79,11 @@ bool same_json(const Json& a, const Json& b) {
     const JsonArray& y = b.as_array();
     if (x.size() != y.size()) return false;
     for (std::size_t i = 0; i < x.size(); ++i) {
-      if (!same_json(x[i], y[i])) return false;
+      if (!same_json(x[i], y[i], same_strings)) return false;
     }
     return true;
   }
-  if (a.is_object()) return same_object(a.as_object(), b.as_object());
+  if (a.is_object()) return same_object(a.as_object(), b.as_object(), same_strings);
   return a.v == b.v;
 }
 

@@ -196,7 +196,7 @@ class MetaDecoder {
       const std::string param_pointer = pointer_join(pointer, param.key);
       MetaParam& out = boundary.params.emplace_back();
       out.name = param.key;
-      out.fqn = join_fqn(boundary.fqn, param.key);
+      out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
       if (!param.value.is_object()) {
         error(param_pointer, got("an object (axis -> placement)", param.value));
         out.complete = false;

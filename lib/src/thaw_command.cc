@@ -41,6 +41,16 @@ class Thawer {
   }
   [[nodiscard]] bool failed() const { return !errors_.empty(); }
   Diagnostics take_errors() { return errors_.take(file_); }
+
+  // Keys no field-table row names: other readers keep them, no plan dump can hold them.
+  void unknown_fields(const std::vector<const JsonMember*>& keys, const std::string& pointer,
+                      std::string_view where) {
+    for (const JsonMember* m : keys) {
+      error(pointer_join(pointer, m->key), "unknown " + std::string(where) + " field " +
+                                               quote_for_diagnostic(m->key) +
+                                               " (no module-spec attribute to thaw it to)");
+    }
+  }
   Diagnostics take_warnings() { return std::move(warnings_); }
 
   // Plain fields must not hold objects a plan dump would read as typed values.
@@ -192,11 +202,7 @@ Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& option
     index.emplace(b.fqn, drafts.size());
     ModuleDraft& draft = drafts.emplace_back();
     draft.fqn = b.fqn;
-    for (const JsonMember* m : b.unknown) {
-      t.error(pointer_join(pointer, m->key), "unknown param_plan field " +
-                                                 quote_for_diagnostic(m->key) +
-                                                 " (no module-spec attribute to thaw it to)");
-    }
+    t.unknown_fields(b.unknown, pointer, "param_plan");
     for (std::size_t i = 0; i < kSpecFields.size(); ++i) {
       if (b.fields[i] == nullptr) continue;
       draft.fields[i] = i == kParamsField
@@ -227,11 +233,7 @@ Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& option
       draft.has_injection = true;
       injection_order.push_back(it->second);
     }
-    for (const JsonMember* m : injection.unknown) {
-      t.error(pointer_join(pointer, m->key), "unknown injection field " +
-                                                 quote_for_diagnostic(m->key) +
-                                                 " (no module-spec attribute to thaw it to)");
-    }
+    t.unknown_fields(injection.unknown, pointer, "injection");
     for (std::size_t i = 0; i < kSpecFields.size(); ++i) {
       if (injection.fields[i] == nullptr) continue;
       draft.fields[i] = t.field(kSpecFields[i].kind, *injection.fields[i],

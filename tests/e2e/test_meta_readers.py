@@ -130,8 +130,11 @@ class SizeDrivenInputs(TempDirTest):
         return path
 
     def test_diff_of_a_large_object_with_itself_is_linear(self):
-        # 4 MB of equal unknown identity fields: quadratic member lookup took minutes.
-        meta = {"param_plan": {}, "source": {f"k{i:07d}": i for i in range(250_000)}}
+        # 2 x 2 MB of equal $target kwargs and plain field values: comparing them looked
+        # every member up by a linear scan, minutes for this size.
+        big = {f"k{i:07d}": i for i in range(120_000)}
+        meta = {"param_plan": {"b": {"region_dispatch": big}},
+                "injections": [{"match": "b", "inner_wrapper": {"_target_": "w", **big}}]}
         a = self.write("a.json", meta)
         b = self.write("b.json", meta)
         r = run("diff", a, b)

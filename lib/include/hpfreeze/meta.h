@@ -28,7 +28,7 @@ struct MetaAxisPlacement {
 
 struct MetaParam {
   std::string_view name;  // key in the boundary's params
-  std::string fqn;        // boundary + "." + name, as freeze joins them
+  std::string_view fqn;   // boundary + "." + name, as freeze joins them (in the meta's arena)
   std::vector<MetaAxisPlacement> axes;  // meta order
   bool complete = true;  // false when some axis did not decode (decode_meta_keep_going)
   [[nodiscard]] bool sharded() const;   // some Shard, StridedShard or Partial
@@ -59,6 +59,7 @@ struct MetaInjection {
 struct FrozenMeta {
   std::string file;
   Json root;                              // the whole document
+  StringArena strings;                    // the joined parameter FQNs
   std::vector<MetaBoundary> boundaries;   // param_plan order
   std::vector<MetaInjection> injections;  // /injections order
   std::vector<std::string_view> frozen_sharded_params;  // as listed; absent reads as []
