@@ -28,19 +28,6 @@ std::string index_pointer(std::string_view pointer, std::size_t i) {
   return std::string(pointer) + "/" + std::to_string(i);
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  return out + "]";
-}
-
-std::string plural(std::size_t count, std::string_view noun) {
-  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
-}
-
 struct AxisUse {
   std::string_view axis;
   std::string first_pointer;

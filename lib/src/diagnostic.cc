@@ -41,6 +41,19 @@ std::size_t count_characters(std::string_view text) {
 
 }  // namespace
 
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+std::string plural(std::size_t count, std::string_view noun) {
+  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
+}
+
 std::string shorten_for_diagnostic(std::string_view text, std::size_t limit) {
   if (text.size() <= limit) return std::string(text);
   // Two thirds of the room for the head (where names differ least often), the rest for
