@@ -14,59 +14,19 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
 
 namespace hpfreeze {
 namespace {
 
-std::string_view article_name(const Json& v) {
-  if (v.is_null()) return "null";
-  if (v.is_bool()) return "a boolean";
-  if (v.is_string()) return "a string";
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  if (std::holds_alternative<double>(v.v)) return "a float";
-  return "an integer";
-}
-
 std::string got(std::string_view expected, const Json& v) {
-  return "expected " + std::string(expected) + ", got " + std::string(article_name(v));
+  return "expected " + std::string(expected) + ", got " + std::string(json_type_article(v));
 }
 
 std::string index_pointer(std::string_view pointer, std::size_t i) {
   return std::string(pointer) + "/" + std::to_string(i);
 }
-
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  return out + "]";
-}
-
-std::string plural(std::size_t count, std::string_view noun) {
-  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
-}
-
-// The placement sections of a param_plan entry other than `params`: name -> value where every
-// string leaf, at any depth, is a placement (upstream's rebuild parses them all).
-constexpr std::array<std::string_view, 4> kNamedSections{"in_src", "in_dst", "out_src", "out_dst"};
-
-struct DimUse {
-  std::string pointer;
-  std::string_view text;
-  Placement placement;
-};
-
-struct PlannedParam {
-  std::string fqn;
-  std::string pointer;
-  bool sharded = false;
-  bool uncertain = false;  // an unreadable leaf: whether it is sharded is unknown
-  std::vector<DimUse> dims;
-};
 
 struct AxisUse {
   std::string_view axis;
@@ -85,26 +45,61 @@ struct NegativeUse {
 
 class MetaChecker {
  public:
-  MetaChecker(std::string file, const ModelTree* model) : file_(std::move(file)), model_(model) {}
+  MetaChecker(const FrozenMeta& meta, const ModelTree* model)
+      : meta_(&meta), file_(meta.file), model_(model) {}
 
-  Diagnostics run(const Json& root) {
-    if (!root.is_object()) {
-      error("", "a codegen meta must be a JSON object, got " + std::string(article_name(root)));
-      return std::move(findings_);
-    }
-    check_schema(root);
-    check_mesh_dim_names(root.find("mesh_dim_names"));
-    check_param_plan(root.find("param_plan"));
+  Diagnostics run() {
+    check_mesh_dim_names();
+    check_param_plan();
     report_axes();
     report_negative_dims();
-    check_frozen_sharded_params(root.find("frozen_sharded_params"));
-    check_injections(root.find("injections"));
-    check_boundary_classes(root.find("boundary_classes"));
+    check_frozen_sharded_params();
+    check_injections();
     if (model_ != nullptr) check_against_model();
     return std::move(findings_);
   }
 
+  // Upstream's schema rules for the identity fields; a missing key takes its default.
+  // Freeze copies these from a base file unjudged, so only check judges them.
+  static Diagnostics check_schema(const Json& root, const std::string& file) {
+    MetaChecker c(file);
+    for (std::string_view key : {"codegen_version", "signature", "yaml_path", "yaml_sha256"}) {
+      const Json* v = root.find(key);
+      if (v != nullptr && !v->is_string()) c.error(pointer_join("", key), got("a string", *v));
+    }
+    for (std::string_view key : {"source", "parallel_dims", "outputs"}) {
+      const Json* v = root.find(key);
+      if (v != nullptr && !v->is_object()) c.error(pointer_join("", key), got("an object", *v));
+    }
+    if (const Json* v = root.find("entrypoints")) {
+      if (!v->is_object()) {
+        c.error("/entrypoints", got("an object", *v));
+      } else {
+        for (const JsonMember& m : v->as_object()) {
+          if (!m.value.is_string())
+            c.error(pointer_join("/entrypoints", m.key), got("a string", m.value));
+        }
+      }
+    }
+    if (const Json* v = root.find("covered")) {
+      if (!v->is_object()) {
+        c.error("/covered", got("an object", *v));
+      } else if (const Json* s = v->find("sharding_plan"); s != nullptr && !s->is_bool()) {
+        c.error("/covered/sharding_plan", got("a boolean", *s));
+      }
+    }
+    for (std::string_view key : {"not_covered", "remote_siblings", "external_state_classes"}) {
+      c.check_array_of(root, key, "an array of strings", "a string",
+                       [](const Json& e) { return e.is_string(); });
+    }
+    c.check_array_of(root, "module_overrides", "an array of objects", "an object",
+                     [](const Json& e) { return e.is_object(); });
+    return std::move(c.findings_);
+  }
+
  private:
+  explicit MetaChecker(const std::string& file) : file_(file), model_(nullptr) {}
+
   void add(Severity severity, const std::string& file, std::string pointer, std::string message) {
     Diagnostic d = make_error(file, std::move(pointer), std::move(message));
     d.severity = severity;
@@ -118,41 +113,6 @@ class MetaChecker {
   }
   void note(std::string pointer, std::string message) {
     add(Severity::kNote, file_, std::move(pointer), std::move(message));
-  }
-
-  // Upstream's schema rules for the identity fields; a missing key takes its default.
-  void check_schema(const Json& root) {
-    for (std::string_view key : {"codegen_version", "signature", "yaml_path", "yaml_sha256"}) {
-      const Json* v = root.find(key);
-      if (v != nullptr && !v->is_string()) error(pointer_join("", key), got("a string", *v));
-    }
-    for (std::string_view key : {"source", "parallel_dims", "outputs"}) {
-      const Json* v = root.find(key);
-      if (v != nullptr && !v->is_object()) error(pointer_join("", key), got("an object", *v));
-    }
-    if (const Json* v = root.find("entrypoints")) {
-      if (!v->is_object()) {
-        error("/entrypoints", got("an object", *v));
-      } else {
-        for (const JsonMember& m : v->as_object()) {
-          if (!m.value.is_string())
-            error(pointer_join("/entrypoints", m.key), got("a string", m.value));
-        }
-      }
-    }
-    if (const Json* v = root.find("covered")) {
-      if (!v->is_object()) {
-        error("/covered", got("an object", *v));
-      } else if (const Json* s = v->find("sharding_plan"); s != nullptr && !s->is_bool()) {
-        error("/covered/sharding_plan", got("a boolean", *s));
-      }
-    }
-    for (std::string_view key : {"not_covered", "remote_siblings", "external_state_classes"}) {
-      check_array_of(root, key, "an array of strings", "a string",
-                     [](const Json& e) { return e.is_string(); });
-    }
-    check_array_of(root, "module_overrides", "an array of objects", "an object",
-                   [](const Json& e) { return e.is_object(); });
   }
 
   template <class Pred>
@@ -171,108 +131,61 @@ class MetaChecker {
     }
   }
 
-  void check_mesh_dim_names(const Json* v) {
-    if (v == nullptr || v->is_null()) return;
-    if (!v->is_array()) {
-      error("/mesh_dim_names", got("null or an array of strings", *v));
-      return;
-    }
-    const JsonArray& names = v->as_array();
+  void check_mesh_dim_names() {
+    const Json* names = meta_->root.find("mesh_dim_names");
+    if (names == nullptr || !names->is_array()) return;  // null, or a decoding error
     std::unordered_map<std::string_view, std::size_t> first;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      const std::string pointer = index_pointer("/mesh_dim_names", i);
-      if (!names[i].is_string()) {
-        error(pointer, got("a string", names[i]));
-        continue;
-      }
-      const std::string_view name = names[i].as_string();
-      auto [it, inserted] = first.emplace(name, i);
+    for (std::size_t i = 0; i < names->as_array().size(); ++i) {
+      const Json& name = names->as_array()[i];
+      if (!name.is_string()) continue;
+      auto [it, inserted] = first.emplace(name.as_string(), i);
       if (!inserted) {
-        error(pointer, "duplicate axis " + quote_for_diagnostic(name) + " (first at " +
-                           index_pointer("/mesh_dim_names", it->second) + ")");
+        error(index_pointer("/mesh_dim_names", i),
+              "duplicate axis " + quote_for_diagnostic(name.as_string()) + " (first at " +
+                  index_pointer("/mesh_dim_names", it->second) + ")");
         continue;
       }
-      mesh_axes_.push_back(name);
+      mesh_axes_.push_back(name.as_string());
     }
   }
 
-  void check_param_plan(const Json* v) {
-    if (v == nullptr) {
-      error("", "missing param_plan: the meta plans no boundary");
-      return;
-    }
-    if (!v->is_object()) {
-      error("/param_plan", got("an object", *v));
-      return;
-    }
-    param_plan_ = &v->as_object();
-    if (param_plan_->empty())
+  static std::string param_pointer(const MetaBoundary& b, const MetaParam& p) {
+    return pointer_join(pointer_join(pointer_join("/param_plan", b.fqn), "params"), p.name);
+  }
+
+  void check_param_plan() {
+    const Json* plan = meta_->root.find("param_plan");
+    if (plan != nullptr && plan->is_object() && meta_->boundaries.empty())
       error("/param_plan", "param_plan is empty: the meta plans no boundary");
-    for (const JsonMember& m : *param_plan_) {
-      const std::string pointer = pointer_join("/param_plan", m.key);
-      if (!m.value.is_object()) {
-        error(pointer, got("an object", m.value));
-        continue;
-      }
+    for (const MetaBoundary& b : meta_->boundaries) {
+      const std::string pointer = pointer_join("/param_plan", b.fqn);
+      if (b.entry == nullptr) continue;  // not an object: a decoding error
       // Document order, so that aggregated findings sit at their first occurrence.
-      for (const JsonMember& field : m.value.as_object()) {
-        const std::string field_pointer = pointer_join(pointer, field.key);
-        if (field.key == "params") {
-          check_params(m.key, field.value, field_pointer);
-        } else if (std::find(kNamedSections.begin(), kNamedSections.end(), field.key) !=
-                   kNamedSections.end()) {
-          check_named(m.key, field.value, field_pointer);
+      for (const JsonMember& field : *b.entry) {
+        const std::optional<std::size_t> i = find_spec_field_by_meta_key(field.key);
+        if (!i || kSpecFields[*i].section != FieldSection::kParamPlan) continue;  // reported
+        if (kSpecFields[*i].kind == FieldKind::kPlacementMap) {
+          check_params(b);
+        } else if (kSpecFields[*i].kind == FieldKind::kNamedPlacements &&
+                   field.value.is_object()) {
+          for (const JsonMember& m : field.value.as_object()) {
+            check_named_value(b.fqn, m.key, m.value,
+                              pointer_join(pointer_join(pointer, field.key), m.key),
+                              std::nullopt);
+          }
         }
       }
     }
   }
 
-  void check_params(std::string_view boundary, const Json& params, const std::string& pointer) {
-    if (params.is_null()) return;
-    if (!params.is_object()) {
-      error(pointer, got("an object (param -> axis -> placement)", params));
-      return;
-    }
-    for (const JsonMember& param : params.as_object()) {
-      PlannedParam planned;
-      planned.fqn = join_fqn(boundary, param.key);
-      planned.pointer = pointer_join(pointer, param.key);
-      if (!param.value.is_object()) {
-        error(planned.pointer, got("an object (axis -> placement)", param.value));
-        planned.uncertain = true;
-        planned_.push_back(std::move(planned));
-        continue;
+  void check_params(const MetaBoundary& b) {
+    for (const MetaParam& p : b.params) {
+      const std::string pointer = param_pointer(b, p);
+      for (const MetaAxisPlacement& a : p.axes) {
+        const std::string leaf = pointer_join(pointer, a.axis);
+        count_axis(a.axis, leaf);
+        note_placement(a.text, a.placement, leaf, b.fqn, p.name);
       }
-      for (const JsonMember& axis : param.value.as_object()) {
-        std::string leaf_pointer = pointer_join(planned.pointer, axis.key);
-        if (!axis.value.is_string()) {
-          error(std::move(leaf_pointer), got("a placement string", axis.value));
-          planned.uncertain = true;
-          continue;
-        }
-        std::optional<Placement> p =
-            check_placement(axis.value.as_string(), leaf_pointer, boundary, param.key, axis.key);
-        if (!p) {
-          planned.uncertain = true;
-          continue;
-        }
-        if (p->is_sharded()) planned.sharded = true;
-        if (p->has_dim()) {
-          planned.dims.push_back({std::move(leaf_pointer), axis.value.as_string(), *p});
-        }
-      }
-      planned_.push_back(std::move(planned));
-    }
-  }
-
-  void check_named(std::string_view boundary, const Json& section, const std::string& pointer) {
-    if (!section.truthy()) return;  // upstream reads a falsy section as {}
-    if (!section.is_object()) {
-      error(pointer, got("an object (name -> placements)", section));
-      return;
-    }
-    for (const JsonMember& m : section.as_object()) {
-      check_named_value(boundary, m.key, m.value, pointer_join(pointer, m.key), std::nullopt);
     }
   }
 
@@ -281,7 +194,13 @@ class MetaChecker {
   void check_named_value(std::string_view boundary, std::string_view name, const Json& v,
                          const std::string& pointer, std::optional<std::string_view> axis) {
     if (v.is_string()) {
-      check_placement(v.as_string(), pointer, boundary, name, axis);
+      Expected<Placement> parsed = parse_placement(v.as_string());
+      if (!parsed) {
+        error(pointer, parsed.errors().front().message);
+        return;
+      }
+      if (axis) count_axis(*axis, pointer);
+      note_placement(v.as_string(), *parsed, pointer, boundary, name);
     } else if (v.is_object()) {
       for (const JsonMember& m : v.as_object()) {
         check_named_value(boundary, name, m.value, pointer_join(pointer, m.key), m.key);
@@ -294,24 +213,15 @@ class MetaChecker {
     }
   }
 
-  std::optional<Placement> check_placement(std::string_view text, const std::string& pointer,
-                                           std::string_view boundary, std::string_view name,
-                                           std::optional<std::string_view> axis) {
-    Expected<Placement> parsed = parse_placement(text);
-    if (!parsed) {
-      error(pointer, parsed.errors().front().message);
-      return std::nullopt;
-    }
-    if (axis) count_axis(*axis, pointer);
-    const std::string canonical = to_canonical(*parsed);
+  void note_placement(std::string_view text, const Placement& p, const std::string& pointer,
+                      std::string_view boundary, std::string_view name) {
+    const std::string canonical = to_canonical(p);
     if (canonical != text) {
       warning(pointer, "placement " + quote_for_diagnostic(text) +
                            " is not canonical (canonical form: " + quote_for_diagnostic(canonical) +
                            ")");
     }
-    if (parsed->has_dim() && parsed->uneven_shard)
-      count_negative(boundary, name, text, *parsed, pointer);
-    return *parsed;
+    if (p.has_dim() && p.uneven_shard) count_negative(boundary, name, text, p, pointer);
   }
 
   void count_axis(std::string_view axis, const std::string& pointer) {
@@ -358,129 +268,77 @@ class MetaChecker {
     }
   }
 
-  void check_frozen_sharded_params(const Json* v) {
-    const JsonArray empty;
-    const JsonArray* listed = &empty;  // a missing key is the default []
-    if (v != nullptr) {
-      if (!v->is_array()) {
-        error("/frozen_sharded_params", got("an array of strings", *v));
-        return;
-      }
-      listed = &v->as_array();
-    }
-    std::unordered_set<std::string_view> listed_names;
-    bool all_strings = true;
-    for (std::size_t i = 0; i < listed->size(); ++i) {
-      const Json& e = (*listed)[i];
-      if (!e.is_string()) {
-        error(index_pointer("/frozen_sharded_params", i), got("a string", e));
-        all_strings = false;
-        continue;
-      }
-      listed_names.insert(e.as_string());
-    }
-    if (!all_strings || param_plan_ == nullptr) return;
-
+  void check_frozen_sharded_params() {
     // One FQN may be planned twice (two boundaries, same joined name): sharded if any is.
-    std::map<std::string_view, const PlannedParam*> recomputed;
+    struct Planned {
+      const MetaBoundary* boundary;
+      const MetaParam* param;
+      bool sharded;
+    };
+    std::map<std::string_view, Planned> recomputed;
+    // A param with an undecodable leaf may be sharded or not: it is judged neither way.
     std::unordered_set<std::string_view> uncertain;
-    for (const PlannedParam& p : planned_) {
-      if (p.uncertain && !p.sharded) uncertain.insert(p.fqn);
-      auto [it, inserted] = recomputed.emplace(p.fqn, &p);
-      if (!inserted && p.sharded && !it->second->sharded) it->second = &p;
-    }
-    for (const auto& [fqn, p] : recomputed) {
-      if (p->sharded && !listed_names.contains(fqn)) {
-        error("/frozen_sharded_params", "missing " + quote_for_diagnostic(fqn) +
-                                            ", which param_plan shards (" + p->pointer + ")");
+    for (const MetaBoundary& b : meta_->boundaries) {
+      for (const MetaParam& p : b.params) {
+        const bool sharded = p.sharded();
+        if (!p.complete && !sharded) uncertain.insert(p.fqn);
+        auto [it, inserted] = recomputed.emplace(p.fqn, Planned{&b, &p, sharded});
+        if (!inserted && sharded && !it->second.sharded) it->second = Planned{&b, &p, sharded};
       }
     }
-    for (std::size_t i = 0; i < listed->size(); ++i) {
-      const std::string_view fqn = (*listed)[i].as_string();
-      if (uncertain.contains(fqn)) continue;
-      auto it = recomputed.find(fqn);
+    const std::vector<std::string_view>& listed = meta_->frozen_sharded_params;
+    const Json* raw = meta_->root.find("frozen_sharded_params");
+    if (raw != nullptr && (!raw->is_array() || listed.size() != raw->as_array().size())) {
+      return;  // not all strings: a decoding error, and the indices would not match
+    }
+    const std::unordered_set<std::string_view> listed_names(listed.begin(), listed.end());
+    for (const auto& [fqn, p] : recomputed) {
+      if (p.sharded && !listed_names.contains(fqn)) {
+        error("/frozen_sharded_params", "missing " + quote_for_diagnostic(fqn) +
+                                            ", which param_plan shards (" +
+                                            param_pointer(*p.boundary, *p.param) + ")");
+      }
+    }
+    for (std::size_t i = 0; i < listed.size(); ++i) {
+      if (uncertain.contains(listed[i])) continue;
+      auto it = recomputed.find(listed[i]);
       if (it == recomputed.end()) {
         error(index_pointer("/frozen_sharded_params", i),
-              quote_for_diagnostic(fqn) + " is not a parameter of param_plan");
-      } else if (!it->second->sharded) {
+              quote_for_diagnostic(listed[i]) + " is not a parameter of param_plan");
+      } else if (!it->second.sharded) {
         error(index_pointer("/frozen_sharded_params", i),
-              quote_for_diagnostic(fqn) + " is replicated on every axis in param_plan (" +
-                  it->second->pointer + ")");
+              quote_for_diagnostic(listed[i]) + " is replicated on every axis in param_plan (" +
+                  param_pointer(*it->second.boundary, *it->second.param) + ")");
       }
     }
   }
 
-  void check_injections(const Json* v) {
-    if (v == nullptr) return;
-    if (!v->is_array()) {
-      error("/injections", got("an array of objects", *v));
-      return;
-    }
-    const JsonArray& items = v->as_array();
+  void check_injections() {
     std::unordered_map<std::string_view, std::size_t> first;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      const std::string pointer = index_pointer("/injections", i);
-      if (!items[i].is_object()) {
-        error(pointer, got("an object", items[i]));
-        continue;
+    for (const MetaInjection& injection : meta_->injections) {
+      const std::string match_pointer = index_pointer("/injections", injection.index) + "/match";
+      if (meta_->find_boundary(injection.match) == nullptr) {
+        error(match_pointer,
+              quote_for_diagnostic(injection.match) + " is not a param_plan boundary");
       }
-      const Json* match = items[i].find("match");
-      if (match == nullptr) {
-        error(pointer, "injection without a 'match'");
-        continue;
-      }
-      const std::string match_pointer = pointer + "/match";
-      if (!match->is_string()) {
-        error(match_pointer, got("a string", *match));
-        continue;
-      }
-      const std::string_view fqn = match->as_string();
-      if (param_plan_ != nullptr && !has_boundary(fqn)) {
-        error(match_pointer, quote_for_diagnostic(fqn) + " is not a param_plan boundary");
-      }
-      auto [it, inserted] = first.emplace(fqn, i);
+      auto [it, inserted] = first.emplace(injection.match, injection.index);
       if (!inserted) {
-        error(match_pointer, "second injection for " + quote_for_diagnostic(fqn) + " (first at " +
-                                 index_pointer("/injections", it->second) + ")");
+        error(match_pointer, "second injection for " + quote_for_diagnostic(injection.match) +
+                                 " (first at " + index_pointer("/injections", it->second) + ")");
       }
     }
-  }
-
-  void check_boundary_classes(const Json* v) {
-    if (v == nullptr) return;
-    if (!v->is_object()) {
-      error("/boundary_classes", got("an object", *v));
-      return;
-    }
-    for (const JsonMember& m : v->as_object()) {
-      if (!m.value.is_string()) {
-        error(pointer_join("/boundary_classes", m.key), got("a string", m.value));
-        continue;
-      }
-      boundary_classes_.emplace_back(m.key, m.value.as_string());
-    }
-  }
-
-  bool has_boundary(std::string_view fqn) {
-    if (boundaries_.empty()) {
-      for (const JsonMember& m : *param_plan_) boundaries_.insert(m.key);
-    }
-    return boundaries_.contains(fqn);
   }
 
   void check_against_model() {
     const ModelTree& model = *model_;
     const std::string in_model = " (" + model.file + ")";
-    if (param_plan_ != nullptr) {
-      for (const JsonMember& m : *param_plan_) {
-        if (model.find_class(m.key) == nullptr) {
-          error(pointer_join("/param_plan", m.key), "boundary module " +
-                                                        quote_for_diagnostic(m.key) +
-                                                        " is not in the model tree" + in_model);
-        }
+    for (const MetaBoundary& b : meta_->boundaries) {
+      if (model.find_class(b.fqn) == nullptr) {
+        error(pointer_join("/param_plan", b.fqn), "boundary module " + quote_for_diagnostic(b.fqn) +
+                                                      " is not in the model tree" + in_model);
       }
     }
-    for (const auto& [fqn, cls] : boundary_classes_) {
+    for (const auto& [fqn, cls] : meta_->boundary_classes) {
       const std::string pointer = pointer_join("/boundary_classes", fqn);
       const std::string_view* actual = model.find_class(fqn);
       if (actual == nullptr) {
@@ -497,52 +355,44 @@ class MetaChecker {
           "the model tree has no 'parameters': parameter checks skipped");
       return;
     }
-    std::unordered_set<std::string_view> planned_keys;
-    for (const PlannedParam& p : planned_) {
-      planned_keys.insert(p.fqn);
-      const ModelParameter* info = model.find_parameter(p.fqn);
-      if (info == nullptr) {
-        error(p.pointer,
-              "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
-        continue;
-      }
-      const auto rank = static_cast<std::int64_t>(info->shape.size());
-      for (const DimUse& use : p.dims) {
-        // The parsed (real) dim is never negative: a negative text is the uneven encoding.
-        if (use.placement.dim < rank) continue;
-        error(use.pointer, quote_for_diagnostic(use.text) + " shards dim " +
-                               std::to_string(use.placement.dim) + ", but parameter " +
-                               quote_for_diagnostic(p.fqn) + " has rank " + std::to_string(rank) +
-                               " (shape " + shape_text(info->shape) + " in " + model.file + ")");
-      }
+    for (const MetaBoundary& b : meta_->boundaries) {
+      for (const MetaParam& p : b.params) check_param_in_model(b, p, in_model);
     }
+    const CoverageIndex coverage(*meta_);
     for (const auto& [fqn, info] : model.parameters) {
-      if (!info.requires_grad || is_covered(fqn, planned_keys)) continue;
+      if (!info.requires_grad || coverage.covers(fqn)) continue;
       add(Severity::kError, model.file, pointer_join("/parameters", fqn),
           "trainable parameter " + quote_for_diagnostic(fqn) +
               " is not covered by any param_plan entry of " + file_);
     }
   }
 
-  // Upstream's preflight rule: fqn is a planned key, or lies under one (key + ".").
-  static bool is_covered(std::string_view fqn,
-                         const std::unordered_set<std::string_view>& planned_keys) {
-    if (planned_keys.contains(fqn)) return true;
-    for (std::size_t dot = fqn.find('.'); dot != std::string_view::npos;
-         dot = fqn.find('.', dot + 1)) {
-      if (planned_keys.contains(fqn.substr(0, dot))) return true;
+  void check_param_in_model(const MetaBoundary& b, const MetaParam& p,
+                            const std::string& in_model) {
+    const ModelTree& model = *model_;
+    const ModelParameter* info = model.find_parameter(p.fqn);
+    const std::string pointer = param_pointer(b, p);
+    if (info == nullptr) {
+      error(pointer, "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
+      return;
     }
-    return false;
+    const auto rank = static_cast<std::int64_t>(info->shape.size());
+    for (const MetaAxisPlacement& a : p.axes) {
+      // The parsed (real) dim is never negative: a negative text is the uneven encoding.
+      if (!a.placement.has_dim() || a.placement.dim < rank) continue;
+      error(pointer_join(pointer, a.axis),
+            quote_for_diagnostic(a.text) + " shards dim " + std::to_string(a.placement.dim) +
+                ", but parameter " + quote_for_diagnostic(p.fqn) + " has rank " +
+                std::to_string(rank) + " (shape " + shape_text(info->shape) + " in " + model.file +
+                ")");
+    }
   }
 
-  std::string file_;
+  const FrozenMeta* meta_ = nullptr;
+  const std::string& file_;
   const ModelTree* model_;
   Diagnostics findings_;
-  const JsonObject* param_plan_ = nullptr;
-  std::unordered_set<std::string_view> boundaries_;
   std::vector<std::string_view> mesh_axes_;
-  std::vector<PlannedParam> planned_;
-  std::vector<std::pair<std::string_view, std::string_view>> boundary_classes_;
   std::vector<AxisUse> axes_;
   std::unordered_map<std::string_view, std::size_t> axis_index_;
   std::vector<NegativeUse> negatives_;
@@ -570,8 +420,15 @@ bool CheckResult::has_errors() const {
 }
 
 Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model) {
-  const Json root = json_from_dom(meta.root());
-  Diagnostics findings = MetaChecker(meta.name(), model).run(root);
+  Diagnostics findings;
+  // check lists every finding in one run, so it goes on past the decoding errors.
+  if (std::optional<FrozenMeta> decoded = decode_meta_keep_going(meta, "check", findings)) {
+    for (Diagnostics more : {MetaChecker::check_schema(decoded->root, decoded->file),
+                             MetaChecker(*decoded, model).run()}) {
+      findings.insert(findings.end(), std::make_move_iterator(more.begin()),
+                      std::make_move_iterator(more.end()));
+    }
+  }
   const std::string& meta_file = meta.name();
   std::stable_sort(findings.begin(), findings.end(),
                    [&meta_file](const Diagnostic& a, const Diagnostic& b) {
@@ -615,15 +472,8 @@ CheckResult run_check(const CheckRequest& request) {
 }
 
 std::string_view severity_name(Severity severity) {
-  switch (severity) {
-    case Severity::kError:
-      return "error";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kNote:
-      return "note";
-  }
-  return "error";
+  constexpr std::array<std::string_view, 3> kNames{"error", "warning", "note"};  // enum order
+  return kNames[static_cast<std::size_t>(severity)];
 }
 
 std::string render_findings_json_lines(const Diagnostics& findings) {

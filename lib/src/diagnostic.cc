@@ -1,6 +1,7 @@
 #include "hpfreeze/diagnostic.h"
 
 #include <cstdio>
+#include <string>
 
 namespace hpfreeze {
 
@@ -30,7 +31,43 @@ void append_escaped(std::string& out, std::string_view text, bool quoted) {
   }
 }
 
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+std::size_t count_characters(std::string_view text) {
+  std::size_t n = 0;
+  for (char c : text) n += is_continuation(c) ? 0 : 1;
+  return n;
+}
+
 }  // namespace
+
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+std::string plural(std::size_t count, std::string_view noun) {
+  return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
+}
+
+std::string shorten_for_diagnostic(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  // Two thirds of the room for the head (where names differ least often), the rest for
+  // the tail; both ends are moved off the middle of a UTF-8 sequence.
+  std::size_t head = limit * 2 / 3;
+  std::size_t tail = text.size() - (limit - head);
+  while (head > 0 && is_continuation(text[head])) --head;
+  while (tail < text.size() && is_continuation(text[tail])) ++tail;
+  const std::size_t left_out = count_characters(text.substr(head, tail - head));
+  std::string out(text.substr(0, head));
+  out += "...[" + std::to_string(left_out) + " characters left out]...";
+  out += text.substr(tail);
+  return out;
+}
 
 std::string Diagnostic::location_and_message() const {
   std::string out;
@@ -47,7 +84,7 @@ std::string Diagnostic::location_and_message() const {
     out += ": ";
   }
   if (!pointer.empty()) {
-    append_escaped(out, pointer, false);
+    append_escaped(out, shorten_for_diagnostic(pointer), false);
     out += ": ";
   }
   append_escaped(out, message, false);
@@ -95,7 +132,7 @@ std::string pointer_join(std::string_view pointer, std::string_view token) {
 
 std::string quote_for_diagnostic(std::string_view text) {
   std::string out = "'";
-  append_escaped(out, text, true);
+  append_escaped(out, shorten_for_diagnostic(text), true);
   out += '\'';
   return out;
 }

@@ -13,26 +13,6 @@
 
 namespace hpfreeze {
 
-// Collects cross-file errors, keeping the first kMaxReportedErrors.
-class ErrorList {
- public:
-  void add(Diagnostic d) {
-    ++total_;
-    if (errors_.size() < kMaxReportedErrors) errors_.push_back(std::move(d));
-  }
-  [[nodiscard]] bool empty() const { return total_ == 0; }
-  Diagnostics take(const std::string& file) {
-    if (total_ > errors_.size()) {
-      errors_.push_back(
-          make_error(file, {}, std::to_string(total_ - errors_.size()) + " more errors not shown"));
-    }
-    return std::move(errors_);
-  }
-
- private:
-  Diagnostics errors_;
-  std::size_t total_ = 0;
-};
 namespace {
 
 // Canonical strings repeat endlessly (S(0), R): each distinct one is stored once. Shard,

@@ -173,17 +173,6 @@ std::vector<std::string> freeze_input_paths(const FreezeRequest& request) {
   return paths;
 }
 
-bool CommandResult::failed() const {
-  return std::any_of(diagnostics.begin(), diagnostics.end(),
-                     [](const Diagnostic& d) { return d.severity == Severity::kError; });
-}
-
-bool CommandResult::io_failed() const {
-  return std::any_of(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& d) {
-    return d.severity == Severity::kError && d.error_class == ErrorClass::kIo;
-  });
-}
-
 Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* stages) {
   FreezeStages local_stages;
   FreezeStages& st = stages != nullptr ? *stages : local_stages;

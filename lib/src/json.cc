@@ -1,7 +1,9 @@
 #include "hpfreeze/json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 namespace hpfreeze {
 
@@ -36,6 +38,68 @@ Json* Json::find(std::string_view key) {
 }
 
 bool operator==(const Json& a, const Json& b) { return a.v == b.v; }
+
+namespace {
+
+// Below this size a linear scan per member is cheaper than building an index.
+constexpr std::size_t kIndexedObjectSize = 16;
+
+using SameStrings = bool (*)(std::string_view, std::string_view);
+
+bool same_object(const JsonObject& x, const JsonObject& y, SameStrings same_strings) {
+  if (x.size() != y.size()) return false;
+  if (x.size() < kIndexedObjectSize) {
+    for (const JsonMember& m : x) {
+      auto it = std::find_if(y.begin(), y.end(), [&m](const JsonMember& n) { return n.key == m.key; });
+      if (it == y.end() || !same_json(m.value, it->value, same_strings)) return false;
+    }
+    return true;
+  }
+  std::unordered_map<std::string_view, const Json*> index;
+  index.reserve(y.size());
+  for (const JsonMember& n : y) index.emplace(n.key, &n.value);
+  for (const JsonMember& m : x) {
+    auto it = index.find(m.key);
+    if (it == index.end() || !same_json(m.value, *it->second, same_strings)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool same_json(const Json& a, const Json& b, SameStrings same_strings) {
+  if (a.v.index() != b.v.index()) return false;
+  if (same_strings != nullptr && a.is_string()) return same_strings(a.as_string(), b.as_string());
+  if (const auto* x = std::get_if<double>(&a.v)) {
+    const double y = std::get<double>(b.v);
+    return *x == y && std::signbit(*x) == std::signbit(y);
+  }
+  if (a.is_array()) {
+    const JsonArray& x = a.as_array();
+    const JsonArray& y = b.as_array();
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (!same_json(x[i], y[i], same_strings)) return false;
+    }
+    return true;
+  }
+  if (a.is_object()) return same_object(a.as_object(), b.as_object(), same_strings);
+  return a.v == b.v;
+}
+
+std::string_view json_type_article(const Json& value) {
+  struct Visitor {
+    std::string_view operator()(std::nullptr_t) const { return "null"; }
+    std::string_view operator()(bool) const { return "a boolean"; }
+    std::string_view operator()(std::int64_t) const { return "an integer"; }
+    std::string_view operator()(std::uint64_t) const { return "an integer"; }
+    std::string_view operator()(double) const { return "a float"; }
+    std::string_view operator()(std::string_view) const { return "a string"; }
+    std::string_view operator()(const JsonArray&) const { return "an array"; }
+    std::string_view operator()(const JsonObject&) const { return "an object"; }
+  };
+  return std::visit(Visitor{}, value.v);
+}
 
 std::string_view StringArena::copy(std::string_view s) {
   char* p = allocate(s.size());

@@ -3,7 +3,6 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/placement.h"
-#include "hpfreeze/thaw_command.h"
 
 namespace hpfreeze {
 

@@ -239,4 +239,25 @@ Expected<Placement> parse_placement(std::string_view text) {
   return Placement::strided_shard(real_dim, factor, uneven);
 }
 
+Json placement_to_dump(const Placement& p) {
+  JsonObject out{{"$placement", Json(placement_type_name(p.kind))}};
+  switch (p.kind) {
+    case PlacementKind::kShard:
+      out.push_back({"dim", Json(p.dim)});
+      out.push_back({"uneven_shard", Json(p.uneven_shard)});
+      break;
+    case PlacementKind::kStridedShard:
+      out.push_back({"dim", Json(p.dim)});
+      out.push_back({"split_factor", Json(p.split_factor)});
+      out.push_back({"uneven_shard", Json(p.uneven_shard)});
+      break;
+    case PlacementKind::kPartial:
+      out.push_back({"reduce_op", Json(p.reduce_op)});
+      break;
+    case PlacementKind::kReplicate:
+      break;
+  }
+  return Json(std::move(out));
+}
+
 }  // namespace hpfreeze

@@ -9,9 +9,10 @@
 #include <utility>
 
 #include "hpfreeze/encode.h"
-#include "hpfreeze/freeze.h"
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
 
 namespace hpfreeze {
@@ -44,20 +45,6 @@ bool checked_volume(const std::vector<std::uint64_t>& shape, std::uint64_t unit,
   return true;
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i != 0) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  out += ']';
-  return out;
-}
-
-std::string plural(std::size_t n, std::string_view word) {
-  return std::to_string(n) + " " + std::string(word) + (n == 1 ? "" : "s");
-}
-
 std::string parameter_pointer(std::string_view fqn) { return pointer_join("/parameters", fqn); }
 
 Diagnostic make_note(std::string file, std::string pointer, std::string message) {
@@ -66,17 +53,12 @@ Diagnostic make_note(std::string file, std::string pointer, std::string message)
   return d;
 }
 
-struct AxisPlan {
-  std::string_view axis;
-  std::string_view text;  // the canonical string as the meta spells it
-  Placement placement;
-};
+using AxisPlan = MetaAxisPlacement;
 
 struct PlannedParam {
-  std::string fqn;
+  const MetaParam* param;
   std::string_view boundary;
   std::string pointer;  // of the param's axes object in the meta
-  std::vector<AxisPlan> axes;
 };
 
 // Sum that sticks at the maximum and remembers that it did.
@@ -93,15 +75,11 @@ struct Total {
 
 class ReportBuilder {
  public:
-  ReportBuilder(const Json& meta, const std::string& meta_file, const ModelTree& model)
-      : meta_(meta), meta_file_(meta_file), model_(model) {}
+  ReportBuilder(const FrozenMeta& meta, const ModelTree& model)
+      : meta_(meta), meta_file_(meta.file), model_(model), coverage_(meta) {}
 
   Report build(const std::optional<std::vector<MeshAxis>>& mesh) {
-    if (!meta_.is_object()) {
-      error(meta_file_, "", "the meta is not a JSON object");
-      return finish();
-    }
-    read_mesh_dim_names();
+    if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
     read_mesh(mesh);
     read_param_plan();
     order_axes();
@@ -120,21 +98,6 @@ class ReportBuilder {
     report_.findings.push_back(make_warning(file, std::move(pointer), std::move(message)));
   }
 
-  void read_mesh_dim_names() {
-    const Json* names = meta_.find("mesh_dim_names");
-    if (names == nullptr || names->is_null()) return;
-    bool ok = names->is_array();
-    if (ok) {
-      for (const Json& n : names->as_array()) ok = ok && n.is_string();
-    }
-    if (!ok) {
-      error(meta_file_, "/mesh_dim_names",
-            "expected an array of strings or null; axes are applied in name order");
-      return;
-    }
-    for (const Json& n : names->as_array()) mesh_dim_names_.push_back(n.as_string());
-  }
-
   void read_mesh(const std::optional<std::vector<MeshAxis>>& mesh) {
     if (mesh) {
       report_.mesh_source = MeshSource::kFlag;
@@ -146,7 +109,7 @@ class ReportBuilder {
   }
 
   void read_parallel_dims() {
-    const Json* dims = meta_.find("parallel_dims");
+    const Json* dims = meta_.root.find("parallel_dims");
     if (dims != nullptr && !dims->is_null() && !dims->is_object()) {
       error(meta_file_, "/parallel_dims", "expected an object of <axis>_size integers");
       dims = nullptr;
@@ -177,71 +140,31 @@ class ReportBuilder {
   }
 
   void read_param_plan() {
-    const Json* plan = meta_.find("param_plan");
-    if (plan == nullptr || !plan->is_object()) {
-      error(meta_file_, plan == nullptr ? "" : "/param_plan",
-            plan == nullptr ? "the meta has no param_plan"
-                            : "expected an object: boundary -> module plan");
-      return;
-    }
-    std::unordered_map<std::string, std::string> seen;  // FQN -> pointer of its first plan
-    for (const JsonMember& b : plan->as_object()) {
-      const std::string boundary_pointer = pointer_join("/param_plan", b.key);
-      if (!b.value.is_object()) {
-        error(meta_file_, boundary_pointer, "expected an object");
-        continue;
-      }
-      const Json* params = b.value.find("params");
-      if (params == nullptr || params->is_null()) continue;
-      const std::string params_pointer = pointer_join(boundary_pointer, "params");
-      if (!params->is_object()) {
-        error(meta_file_, params_pointer, "expected an object: param name -> axis -> placement");
-        continue;
-      }
-      if (!params->as_object().empty()) {
-        boundary_index_.emplace(b.key, report_.boundaries.size());
-        report_.boundaries.push_back(BoundaryReport{std::string(b.key), 0, 0});
-      }
-      for (const JsonMember& p : params->as_object()) {
-        PlannedParam planned{
-            join_fqn(b.key, p.key), b.key, pointer_join(params_pointer, p.key), {}};
-        planned_keys_.insert(planned.fqn);
-        ++report_.boundaries[boundary_index_.at(b.key)].params;
-        if (!read_axes(p.value, planned)) continue;
-        if (auto [it, fresh] = seen.emplace(planned.fqn, planned.pointer); !fresh) {
+    std::unordered_map<std::string_view, std::string> seen;  // FQN -> pointer of its first plan
+    for (const MetaBoundary& b : meta_.boundaries) {
+      if (b.params.empty()) continue;
+      const std::string params_pointer =
+          pointer_join(pointer_join("/param_plan", b.fqn), "params");
+      boundary_index_.emplace(b.fqn, report_.boundaries.size());
+      BoundaryReport& boundary =
+          report_.boundaries.emplace_back(BoundaryReport{std::string(b.fqn), 0, 0});
+      for (const MetaParam& p : b.params) {
+        PlannedParam planned{&p, b.fqn, pointer_join(params_pointer, p.name)};
+        ++boundary.params;
+        for (const MetaAxisPlacement& a : p.axes) {
+          if (first_use_.emplace(a.axis, pointer_join(planned.pointer, a.axis)).second) {
+            axes_seen_.push_back(a.axis);
+          }
+        }
+        if (auto [it, fresh] = seen.emplace(p.fqn, planned.pointer); !fresh) {
           warning(meta_file_, planned.pointer,
-                  "parameter " + quote_for_diagnostic(planned.fqn) + " is already planned at " +
+                  "parameter " + quote_for_diagnostic(p.fqn) + " is already planned at " +
                       it->second + "; counted once");
           continue;
         }
         planned_.push_back(std::move(planned));
       }
     }
-  }
-
-  bool read_axes(const Json& value, PlannedParam& planned) {
-    if (!value.is_object()) {
-      error(meta_file_, planned.pointer, "expected an object: axis -> placement string");
-      return false;
-    }
-    bool ok = true;
-    for (const JsonMember& a : value.as_object()) {
-      const std::string pointer = pointer_join(planned.pointer, a.key);
-      if (!a.value.is_string()) {
-        error(meta_file_, pointer, "expected a placement string");
-        ok = false;
-        continue;
-      }
-      Expected<Placement> placement = parse_placement(a.value.as_string());
-      if (!placement) {
-        error(meta_file_, pointer, placement.errors().front().message);
-        ok = false;
-        continue;
-      }
-      planned.axes.push_back(AxisPlan{a.key, a.value.as_string(), *placement});
-      if (first_use_.emplace(a.key, pointer).second) axes_seen_.push_back(a.key);
-    }
-    return ok;
   }
 
   // mesh_dim_names first, in their order; every other axis of a placement after them, by name.
@@ -317,25 +240,25 @@ class ReportBuilder {
   }
 
   void measure(const PlannedParam& planned) {
-    const ModelParameter* info = model_.find_parameter(planned.fqn);
+    const ModelParameter* info = model_.find_parameter(planned.param->fqn);
     if (info == nullptr) {
       error(meta_file_, planned.pointer,
-            "parameter " + quote_for_diagnostic(planned.fqn) + " is not in the model (" +
+            "parameter " + quote_for_diagnostic(planned.param->fqn) + " is not in the model (" +
                 model_.file + ")");
       return;
     }
-    const std::optional<std::uint64_t> unit = element_size(planned.fqn, *info);
+    const std::optional<std::uint64_t> unit = element_size(planned.param->fqn, *info);
     std::uint64_t full = 0;
-    if (!unit || !full_bytes(planned.fqn, *info, *unit, full)) return;
+    if (!unit || !full_bytes(planned.param->fqn, *info, *unit, full)) return;
 
     std::vector<const AxisPlan*> axes;
-    for (const AxisPlan& a : planned.axes) axes.push_back(&a);
+    for (const AxisPlan& a : planned.param->axes) axes.push_back(&a);
     std::sort(axes.begin(), axes.end(), [this](const AxisPlan* x, const AxisPlan* y) {
       return axis_rank_.at(x->axis) < axis_rank_.at(y->axis);
     });
 
     ParamReport out;
-    out.fqn = planned.fqn;
+    out.fqn = planned.param->fqn;
     out.boundary = std::string(planned.boundary);
     out.shape = info->shape;
     out.local_shape = info->shape;
@@ -358,7 +281,7 @@ class ReportBuilder {
     const Placement& p = a.placement;
     if (!p.has_dim()) return;
     const std::string pointer = pointer_join(planned.pointer, a.axis);
-    const std::string who = "parameter " + quote_for_diagnostic(planned.fqn);
+    const std::string who = "parameter " + quote_for_diagnostic(planned.param->fqn);
     const std::string where = std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis);
     const auto rank = static_cast<std::uint64_t>(out.shape.size());
     const auto dim = static_cast<std::uint64_t>(p.dim);  // parse_placement gives dim >= 0
@@ -403,19 +326,9 @@ class ReportBuilder {
     out.local_shape[dim] = local;
   }
 
-  // Covered: the FQN itself or one of its dotted prefixes is a planned key.
-  bool is_covered(std::string_view fqn) const {
-    while (true) {
-      if (planned_keys_.contains(std::string(fqn))) return true;
-      const std::size_t dot = fqn.rfind('.');
-      if (dot == std::string_view::npos) return false;
-      fqn = fqn.substr(0, dot);
-    }
-  }
-
   void measure_uncovered() {
     for (const auto& [fqn, info] : model_.parameters) {
-      if (is_covered(fqn)) continue;
+      if (coverage_.covers(fqn)) continue;
       const std::optional<std::uint64_t> unit = element_size(fqn, info);
       std::uint64_t bytes = 0;
       if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
@@ -490,14 +403,14 @@ class ReportBuilder {
     return std::move(report_);
   }
 
-  const Json& meta_;
+  const FrozenMeta& meta_;
   const std::string& meta_file_;
   const ModelTree& model_;
+  const CoverageIndex coverage_;
   Report report_;
   std::vector<std::string_view> mesh_dim_names_;
   std::map<std::string, std::uint64_t> sizes_;
   std::vector<PlannedParam> planned_;
-  std::unordered_set<std::string> planned_keys_;
   std::unordered_map<std::string_view, std::size_t> boundary_index_;
   std::vector<std::string_view> axes_seen_;                      // first-use order
   std::unordered_map<std::string_view, std::string> first_use_;  // axis -> pointer
@@ -505,63 +418,6 @@ class ReportBuilder {
   std::size_t missing_dtype_count_ = 0;
   std::string first_missing_dtype_;
 };
-
-// ---- text rendering ----
-
-enum class Align { kLeft, kRight };
-
-// Columns padded to their widest cell; the last column is not padded (no trailing blanks).
-std::string render_table(const std::vector<Align>& align,
-                         const std::vector<std::vector<std::string>>& rows,
-                         std::string_view indent) {
-  std::vector<std::size_t> width(align.size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::size_t pad = width[i] - row[i].size();
-      const bool last = i + 1 == row.size();
-      if (i != 0) line += "  ";
-      if (align[i] == Align::kRight) line.append(pad, ' ');
-      line += row[i];
-      if (align[i] == Align::kLeft && !last) line.append(pad, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line;
-    out += '\n';
-  }
-  return out;
-}
-
-std::string mesh_line(const Report& r) {
-  std::string out = "mesh:";
-  if (r.mesh.empty()) {
-    out += " none, every axis counts as size 1";
-  } else {
-    for (const MeshAxis& a : r.mesh) out += " " + a.name + "=" + std::to_string(a.size);
-    out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
-  }
-  out += '\n';
-  if (!r.axis_order.empty()) {
-    out += "placement order:";
-    for (std::size_t i = 0; i < r.axis_order.size(); ++i) {
-      out += (i == 0 ? " " : ", ") + r.axis_order[i];
-    }
-    out += '\n';
-  }
-  return out;
-}
-
-// "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
-std::string count_of(std::size_t shown, std::size_t total, std::string_view order) {
-  const std::string head = shown == total
-                               ? "all " + std::to_string(total)
-                               : "top " + std::to_string(shown) + " of " + std::to_string(total);
-  return " (" + head + ", " + std::string(order) + "):\n";
-}
 
 }  // namespace
 
@@ -654,127 +510,9 @@ bool Report::has_errors() const {
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
-Report build_report(const Json& meta, const std::string& meta_file, const ModelTree& model,
+Report build_report(const FrozenMeta& meta, const ModelTree& model,
                     const std::optional<std::vector<MeshAxis>>& mesh) {
-  return ReportBuilder(meta, meta_file, model).build(mesh);
-}
-
-std::string render_report_text(const Report& r, std::size_t top) {
-  std::string out = mesh_line(r);
-  out += '\n';
-  const std::size_t planned = r.params.size();
-  const std::size_t uncovered = r.uncovered.size();
-  std::uint64_t total = r.rank0_bytes;
-  if (__builtin_add_overflow(total, r.uncovered_bytes, &total)) {
-    total = std::numeric_limits<std::uint64_t>::max();
-  }
-  auto row = [](std::string label, std::size_t count, std::uint64_t bytes) {
-    return std::vector<std::string>{std::move(label), std::to_string(count), format_bytes(bytes),
-                                    std::to_string(bytes)};
-  };
-  out += render_table({Align::kLeft, Align::kRight, Align::kRight, Align::kRight},
-                      {{"", "PARAMS", "BYTES", "EXACT"},
-                       row("rank 0, planned params", planned, r.rank0_bytes),
-                       row("  of which replicated", r.replicated_params, r.replicated_bytes),
-                       row("planned params at full size", planned, r.unsharded_bytes),
-                       row("uncovered params (whole on every rank)", uncovered, r.uncovered_bytes),
-                       row("rank 0 total", planned + uncovered, total)},
-                      "");
-
-  const std::size_t nb = std::min(top, r.boundaries.size());
-  if (nb > 0) {
-    out += "\nboundaries" + count_of(nb, r.boundaries.size(), "by rank-0 bytes");
-    std::vector<std::vector<std::string>> rows{{"BYTES", "PARAMS", "BOUNDARY"}};
-    for (std::size_t i = 0; i < nb; ++i) {
-      const BoundaryReport& b = r.boundaries[i];
-      rows.push_back({format_bytes(b.rank0_bytes), std::to_string(b.params),
-                      b.fqn.empty() ? "(root)" : b.fqn});
-    }
-    out += render_table({Align::kRight, Align::kRight, Align::kLeft}, rows, "  ");
-    if (nb < r.boundaries.size()) {
-      std::uint64_t rest = 0;
-      for (std::size_t i = nb; i < r.boundaries.size(); ++i) rest += r.boundaries[i].rank0_bytes;
-      out += "  ... " + std::to_string(r.boundaries.size() - nb) + " more, " + format_bytes(rest) +
-             "\n";
-    }
-  }
-
-  const std::size_t np = std::min(top, r.params.size());
-  if (np > 0) {
-    out += "\nparams" + count_of(np, r.params.size(), "by rank-0 bytes");
-    std::vector<std::vector<std::string>> rows{
-        {"BYTES", "DTYPE", "SHAPE", "LOCAL", "PLACEMENTS", "PARAM"}};
-    for (std::size_t i = 0; i < np; ++i) {
-      const ParamReport& p = r.params[i];
-      rows.push_back({format_bytes(p.rank0_bytes), p.dtype.value_or("-"), shape_text(p.shape),
-                      shape_text(p.local_shape), p.placements.empty() ? "-" : p.placements, p.fqn});
-    }
-    out += render_table(
-        {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft}, rows,
-        "  ");
-  }
-
-  const std::size_t nu = std::min(top, r.uncovered.size());
-  if (nu > 0) {
-    out += "\nuncovered params" + count_of(nu, r.uncovered.size(), "by bytes");
-    std::vector<std::vector<std::string>> rows{{"BYTES", "DTYPE", "SHAPE", "PARAM"}};
-    for (std::size_t i = 0; i < nu; ++i) {
-      const UncoveredParam& u = r.uncovered[i];
-      rows.push_back({format_bytes(u.bytes), u.dtype.value_or("-"), shape_text(u.shape), u.fqn});
-    }
-    out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
-  }
-
-  std::size_t counts[3] = {0, 0, 0};
-  for (const Diagnostic& d : r.findings) ++counts[static_cast<int>(d.severity)];
-  if (!r.findings.empty()) {
-    out += "\nfindings: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
-           ", " + plural(counts[2], "note") + " (on stderr)\n";
-  }
-  return out;
-}
-
-std::string render_report_json(const Report& r, std::optional<std::size_t> top) {
-  auto shape_json = [](const std::vector<std::uint64_t>& shape) {
-    JsonArray a;
-    for (std::uint64_t d : shape) a.emplace_back(d);
-    return Json(std::move(a));
-  };
-  JsonObject mesh;
-  for (const MeshAxis& a : r.mesh) mesh.push_back({a.name, Json(a.size)});
-  JsonArray boundaries;
-  for (const BoundaryReport& b : r.boundaries) {
-    boundaries.emplace_back(
-        JsonObject{{"fqn", Json(std::string_view(b.fqn))}, {"rank0_bytes", Json(b.rank0_bytes)}});
-  }
-  JsonArray params;
-  const std::size_t np = std::min(top.value_or(r.params.size()), r.params.size());
-  for (std::size_t i = 0; i < np; ++i) {
-    const ParamReport& p = r.params[i];
-    params.emplace_back(JsonObject{{"fqn", Json(std::string_view(p.fqn))},
-                                   {"shape", shape_json(p.shape)},
-                                   {"dtype", p.dtype ? Json(std::string_view(*p.dtype)) : Json()},
-                                   {"local_shape", shape_json(p.local_shape)},
-                                   {"rank0_bytes", Json(p.rank0_bytes)}});
-  }
-  JsonArray findings;
-  for (const Diagnostic& d : r.findings) {
-    const char* severity = d.severity == Severity::kError     ? "error"
-                           : d.severity == Severity::kWarning ? "warning"
-                                                              : "note";
-    findings.emplace_back(JsonObject{{"severity", Json(severity)},
-                                     {"pointer", Json(std::string_view(d.pointer))},
-                                     {"message", Json(std::string_view(d.message))}});
-  }
-  const Json doc(JsonObject{{"mesh", Json(std::move(mesh))},
-                            {"rank0_bytes", Json(r.rank0_bytes)},
-                            {"replicated_bytes", Json(r.replicated_bytes)},
-                            {"unsharded_bytes", Json(r.unsharded_bytes)},
-                            {"uncovered_bytes", Json(r.uncovered_bytes)},
-                            {"boundaries", Json(std::move(boundaries))},
-                            {"params", Json(std::move(params))},
-                            {"findings", Json(std::move(findings))}});
-  return encode_plain_json(doc) + "\n";
+  return ReportBuilder(meta, model).build(mesh);
 }
 
 ReportOutput run_report(const ReportRequest& request) {
@@ -812,8 +550,13 @@ ReportOutput run_report(const ReportRequest& request) {
     return result;
   }
 
-  const Json meta = json_from_dom(meta_doc->root());
-  Report report = build_report(meta, meta_doc->name(), *model, request.mesh);
+  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report");
+  if (!meta) {
+    result.diagnostics = std::move(meta.errors());
+    result.failed = true;
+    return result;
+  }
+  Report report = build_report(*meta, *model, request.mesh);
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
   result.failed = report.has_errors();

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "hpfreeze/encode.h"
-#include "hpfreeze/freeze.h"
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/spec_fields.h"
 
 namespace hpfreeze {
@@ -20,29 +20,6 @@ namespace {
 
 bool is_tag_key(std::string_view key) {
   return key == "$placement" || key == "$target" || key == "$callable";
-}
-
-std::string type_article(const Json& v) {
-  struct Visitor {
-    std::string operator()(std::nullptr_t) const { return "null"; }
-    std::string operator()(bool) const { return "a boolean"; }
-    std::string operator()(std::int64_t) const { return "an integer"; }
-    std::string operator()(std::uint64_t) const { return "an integer"; }
-    std::string operator()(double) const { return "a float"; }
-    std::string operator()(std::string_view) const { return "a string"; }
-    std::string operator()(const JsonArray&) const { return "an array"; }
-    std::string operator()(const JsonObject&) const { return "an object"; }
-  };
-  return std::visit(Visitor{}, v.v);
-}
-
-// The keys freeze sets itself; every other top-level key is an identity field.
-constexpr std::array<std::string_view, 7> kFreezeFields{
-    "param_plan",       "injections",    "tied_pairs", "special_handlers", "frozen_sharded_params",
-    "boundary_classes", "mesh_dim_names"};
-
-bool is_freeze_field(std::string_view key) {
-  return std::find(kFreezeFields.begin(), kFreezeFields.end(), key) != kFreezeFields.end();
 }
 
 // One plan-dump module being assembled: the fields by kSpecFields index.
@@ -57,21 +34,22 @@ class Thawer {
   explicit Thawer(const std::string& file) : file_(file) {}
 
   void error(const std::string& pointer, std::string message) {
-    ++error_count_;
-    if (errors_.size() < kMaxReportedErrors) {
-      errors_.push_back(make_error(file_, pointer, std::move(message)));
-    }
+    errors_.add(make_error(file_, pointer, std::move(message)));
   }
   void warning(const std::string& pointer, std::string message) {
     warnings_.push_back(make_warning(file_, pointer, std::move(message)));
   }
-  [[nodiscard]] bool failed() const { return error_count_ > 0; }
-  Diagnostics take_errors() {
-    if (error_count_ > errors_.size()) {
-      errors_.push_back(make_error(
-          file_, {}, std::to_string(error_count_ - errors_.size()) + " more errors not shown"));
+  [[nodiscard]] bool failed() const { return !errors_.empty(); }
+  Diagnostics take_errors() { return errors_.take(file_); }
+
+  // Keys no field-table row names: other readers keep them, no plan dump can hold them.
+  void unknown_fields(const std::vector<const JsonMember*>& keys, const std::string& pointer,
+                      std::string_view where) {
+    for (const JsonMember* m : keys) {
+      error(pointer_join(pointer, m->key), "unknown " + std::string(where) + " field " +
+                                               quote_for_diagnostic(m->key) +
+                                               " (no module-spec attribute to thaw it to)");
     }
-    return std::move(errors_);
   }
   Diagnostics take_warnings() { return std::move(warnings_); }
 
@@ -95,72 +73,18 @@ class Thawer {
     }
   }
 
-  void expect(bool ok, const Json& v, const std::string& pointer, std::string_view expected) {
-    if (!ok) error(pointer, "expected " + std::string(expected) + ", got " + type_article(v));
-  }
-
-  // params: param -> axis -> placement string, each leaf parsed (freeze only writes valid
-  // ones). Sharded params are collected as FQNs for the frozen_sharded_params check.
-  Json params(std::string_view boundary, const Json& v, const std::string& pointer) {
-    if (v.is_null()) return v;
-    if (!v.is_object()) {
-      expect(false, v, pointer, "an object");
-      return v;
-    }
-    JsonObject out;
-    out.reserve(v.as_object().size());
-    for (const JsonMember& param : v.as_object()) {
-      const std::string param_pointer = pointer_join(pointer, param.key);
-      if (!param.value.is_object()) {
-        expect(false, param.value, param_pointer, "an object of axis -> placement");
-        continue;
-      }
-      JsonObject axes;
-      bool sharded = false;
-      for (const JsonMember& axis : param.value.as_object()) {
-        const std::string axis_pointer = pointer_join(param_pointer, axis.key);
-        if (!axis.value.is_string()) {
-          expect(false, axis.value, axis_pointer, "a placement string");
-          continue;
-        }
-        Expected<Placement> parsed = parse_placement(axis.value.as_string());
-        if (!parsed) {
-          error(axis_pointer, parsed.errors().front().message);
-          continue;
-        }
-        sharded = sharded || parsed->is_sharded();
-        axes.push_back({axis.key, placement_to_dump(*parsed)});
-      }
-      if (sharded) sharded_.push_back(join_fqn(boundary, param.key));
-      out.push_back({param.key, Json(std::move(axes))});
-    }
-    return Json(std::move(out));
-  }
-
-  // Every other field: converted or copied, with the type rule the plan decoder applies
-  // to a value it will write.
+  // The inverse of one field's freeze (docs/formats.md, the field table); decode_meta has
+  // already checked the types.
   Json field(FieldKind kind, const Json& v, const std::string& pointer) {
     switch (kind) {
       case FieldKind::kPlacementMap:
-        return v;  // handled by params()
+        return v;  // from the decoded params, see params()
       case FieldKind::kNamedPlacements:
-        if (v.truthy()) expect(v.is_object(), v, pointer, "an object");
-        return thaw_value(v);
       case FieldKind::kValueToDict:
         return thaw_value(v);
       case FieldKind::kNameList:
       case FieldKind::kAttrList:
-        if (kind == FieldKind::kNameList ? v.truthy() : !v.is_null()) {
-          expect(v.is_array(), v, pointer, "an array");
-          check_plain(v, pointer);
-        }
-        return v;
       case FieldKind::kDictCopy:
-        if (v.truthy()) {
-          expect(v.is_object(), v, pointer, "an object");
-          check_plain(v, pointer);
-        }
-        return v;
       case FieldKind::kScalar:
       case FieldKind::kPlain:
       case FieldKind::kIntTruthy:
@@ -170,106 +94,53 @@ class Thawer {
     return v;
   }
 
-  std::vector<std::string>& sharded() { return sharded_; }
-
  private:
   const std::string& file_;
-  Diagnostics errors_;
-  std::size_t error_count_ = 0;
+  ErrorList errors_;
   Diagnostics warnings_;
-  std::vector<std::string> sharded_;
 };
 
-// tied_pairs must be null or an array of arrays of strings; mesh_dim_names null or an
-// array of strings (what the plan decoder accepts).
-void check_string_array(Thawer& t, const Json& v, const std::string& pointer) {
-  if (!v.is_array()) {
-    t.expect(false, v, pointer, "an array");
-    return;
+// params: param -> axis -> placement, each leaf in dump form.
+Json params(const MetaBoundary& b, const Json& raw) {
+  if (raw.is_null()) return raw;
+  JsonObject out;
+  out.reserve(b.params.size());
+  for (const MetaParam& p : b.params) {
+    JsonObject axes;
+    axes.reserve(p.axes.size());
+    for (const MetaAxisPlacement& a : p.axes) axes.push_back({a.axis, placement_to_dump(a.placement)});
+    out.push_back({p.name, Json(std::move(axes))});
   }
-  const JsonArray& a = v.as_array();
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    t.expect(a[i].is_string(), a[i], pointer + "/" + std::to_string(i), "a string");
-  }
-}
-
-void check_top_level_freeze_fields(Thawer& t, const Json& meta) {
-  if (const Json* v = meta.find("tied_pairs"); v != nullptr && !v->is_null()) {
-    if (!v->is_array()) {
-      t.expect(false, *v, "/tied_pairs", "an array");
-    } else {
-      const JsonArray& pairs = v->as_array();
-      for (std::size_t i = 0; i < pairs.size(); ++i) {
-        check_string_array(t, pairs[i], "/tied_pairs/" + std::to_string(i));
-      }
-    }
-  }
-  if (const Json* v = meta.find("mesh_dim_names"); v != nullptr && !v->is_null()) {
-    check_string_array(t, *v, "/mesh_dim_names");
-  }
-  if (const Json* v = meta.find("special_handlers"); v != nullptr && !v->is_null()) {
-    t.expect(v->is_object(), *v, "/special_handlers", "an object");
-  }
-  if (const Json* v = meta.find("covered"); v != nullptr) {
-    t.expect(v->is_object(), *v, "/covered", "an object");
-  }
+  return Json(std::move(out));
 }
 
 // Warns when the meta's frozen_sharded_params is not what freeze will recompute.
-void check_frozen_sharded_params(Thawer& t, const Json& meta) {
-  const Json* listed = meta.find("frozen_sharded_params");
-  if (listed == nullptr) return;
-  std::vector<std::string>& computed = t.sharded();
-  std::sort(computed.begin(), computed.end());
-  computed.erase(std::unique(computed.begin(), computed.end()), computed.end());
-  std::vector<std::string> names;
-  bool all_strings = listed->is_array();
-  if (all_strings) {
-    for (const Json& item : listed->as_array()) {
-      if (!item.is_string()) {
-        all_strings = false;
-        break;
-      }
-      names.emplace_back(item.as_string());
-    }
-  }
-  if (all_strings && names == computed) return;
-  std::string detail;
-  if (all_strings) {
-    std::vector<std::string> listed_set = names;
-    std::sort(listed_set.begin(), listed_set.end());
-    listed_set.erase(std::unique(listed_set.begin(), listed_set.end()), listed_set.end());
-    std::vector<std::string> missing;
-    std::vector<std::string> extra;
-    std::set_difference(computed.begin(), computed.end(), listed_set.begin(), listed_set.end(),
-                        std::back_inserter(missing));
-    std::set_difference(listed_set.begin(), listed_set.end(), computed.begin(), computed.end(),
-                        std::back_inserter(extra));
-    detail = missing.empty() && extra.empty() ? "order or duplicates differ"
-                                              : std::to_string(missing.size()) + " missing, " +
-                                                    std::to_string(extra.size()) + " extra";
-  } else {
-    detail = "not an array of strings";
-  }
+void check_frozen_sharded_params(Thawer& t, const FrozenMeta& meta) {
+  if (meta.root.find("frozen_sharded_params") == nullptr) return;
+  const std::vector<std::string_view> computed = meta.sharded_params();
+  const std::vector<std::string_view>& names = meta.frozen_sharded_params;
+  if (names == computed) return;
+  std::vector<std::string_view> listed_set = names;
+  std::sort(listed_set.begin(), listed_set.end());
+  listed_set.erase(std::unique(listed_set.begin(), listed_set.end()), listed_set.end());
+  std::vector<std::string_view> missing;
+  std::vector<std::string_view> extra;
+  std::set_difference(computed.begin(), computed.end(), listed_set.begin(), listed_set.end(),
+                      std::back_inserter(missing));
+  std::set_difference(listed_set.begin(), listed_set.end(), computed.begin(), computed.end(),
+                      std::back_inserter(extra));
+  const std::string detail = missing.empty() && extra.empty()
+                                 ? "order or duplicates differ"
+                                 : std::to_string(missing.size()) + " missing, " +
+                                       std::to_string(extra.size()) + " extra";
   t.warning("/frozen_sharded_params", "does not match the parameters sharded in param_plan (" +
                                           detail +
                                           "); freezing the thawed plan writes the recomputed list");
 }
 
-Json model_dump(Thawer& t, const Json& meta, const std::vector<ModuleDraft>& drafts) {
+Json model_dump(Thawer& t, const FrozenMeta& meta, const std::vector<ModuleDraft>& drafts) {
   JsonObject modules;
-  const Json* classes = meta.find("boundary_classes");
-  if (classes != nullptr && !classes->is_null()) {
-    if (!classes->is_object()) {
-      t.expect(false, *classes, "/boundary_classes", "an object");
-    } else {
-      for (const JsonMember& m : classes->as_object()) {
-        t.expect(m.value.is_string(), m.value, pointer_join("/boundary_classes", m.key),
-                 "a string");
-        modules.push_back(m);
-      }
-    }
-  }
+  for (const auto& [fqn, cls] : meta.boundary_classes) modules.push_back({fqn, Json(cls)});
   // freeze needs a class for every boundary; one without gets the empty name, which no
   // Python class can have, rather than an invented one.
   std::size_t missing = 0;
@@ -292,27 +163,6 @@ Json model_dump(Thawer& t, const Json& meta, const std::vector<ModuleDraft>& dra
 }
 
 }  // namespace
-
-Json placement_to_dump(const Placement& p) {
-  JsonObject out{{"$placement", Json(placement_type_name(p.kind))}};
-  switch (p.kind) {
-    case PlacementKind::kShard:
-      out.push_back({"dim", Json(p.dim)});
-      out.push_back({"uneven_shard", Json(p.uneven_shard)});
-      break;
-    case PlacementKind::kStridedShard:
-      out.push_back({"dim", Json(p.dim)});
-      out.push_back({"split_factor", Json(p.split_factor)});
-      out.push_back({"uneven_shard", Json(p.uneven_shard)});
-      break;
-    case PlacementKind::kPartial:
-      out.push_back({"reduce_op", Json(p.reduce_op)});
-      break;
-    case PlacementKind::kReplicate:
-      break;
-  }
-  return Json(std::move(out));
-}
 
 Json thaw_value(const Json& value) {
   if (value.is_string()) {
@@ -342,102 +192,58 @@ Json thaw_value(const Json& value) {
   return value;
 }
 
-Expected<ThawedPlan> thaw_meta(const Json& meta, const std::string& file,
-                               const ThawOptions& options) {
-  if (!meta.is_object()) {
-    return make_error(file, {},
-                      "expected a JSON object (a codegen_meta.json), got " + type_article(meta));
-  }
-  const Json* param_plan = meta.find("param_plan");
-  if (param_plan == nullptr) return make_error(file, {}, "missing required key 'param_plan'");
-  if (!param_plan->is_object()) {
-    return make_error(file, "/param_plan", "expected an object, got " + type_article(*param_plan));
-  }
-
-  Thawer t(file);
+Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& options) {
+  Thawer t(meta.file);
   std::vector<ModuleDraft> drafts;
   std::unordered_map<std::string_view, std::size_t> index;
-  drafts.reserve(param_plan->as_object().size());
-  for (const JsonMember& boundary : param_plan->as_object()) {
-    const std::string pointer = pointer_join("/param_plan", boundary.key);
-    index.emplace(boundary.key, drafts.size());
+  drafts.reserve(meta.boundaries.size());
+  for (const MetaBoundary& b : meta.boundaries) {
+    const std::string pointer = pointer_join("/param_plan", b.fqn);
+    index.emplace(b.fqn, drafts.size());
     ModuleDraft& draft = drafts.emplace_back();
-    draft.fqn = boundary.key;
-    if (!boundary.value.is_object()) {
-      t.expect(false, boundary.value, pointer, "an object");
-      continue;
-    }
-    for (const JsonMember& m : boundary.value.as_object()) {
-      const std::string field_pointer = pointer_join(pointer, m.key);
-      const std::optional<std::size_t> i = find_spec_field_by_meta_key(m.key);
-      if (!i) {
-        t.error(field_pointer, "unknown param_plan field " + quote_for_diagnostic(m.key) +
-                                   " (no module-spec attribute to thaw it to)");
-      } else if (kSpecFields[*i].section != FieldSection::kParamPlan) {
-        t.error(field_pointer, quote_for_diagnostic(m.key) +
-                                   " is an injection field and cannot appear in param_plan");
-      } else if (*i == kParamsField) {
-        draft.fields[*i] = t.params(boundary.key, m.value, field_pointer);
-      } else {
-        draft.fields[*i] = t.field(kSpecFields[*i].kind, m.value, field_pointer);
-      }
+    draft.fqn = b.fqn;
+    t.unknown_fields(b.unknown, pointer, "param_plan");
+    for (std::size_t i = 0; i < kSpecFields.size(); ++i) {
+      if (b.fields[i] == nullptr) continue;
+      draft.fields[i] = i == kParamsField
+                            ? params(b, *b.fields[i])
+                            : t.field(kSpecFields[i].kind, *b.fields[i],
+                                      pointer_join(pointer, kSpecFields[i].meta_key));
     }
   }
 
   // Freeze appends injections in plan order, so the modules that carry one must appear in
   // the order of the meta's injections.
   std::vector<std::size_t> injection_order;
-  const Json* injections = meta.find("injections");
-  if (injections != nullptr && !injections->is_null() && !injections->is_array()) {
-    t.expect(false, *injections, "/injections", "an array");
-  } else if (injections != nullptr && injections->is_array()) {
-    const JsonArray& items = injections->as_array();
-    for (std::size_t n = 0; n < items.size(); ++n) {
-      const std::string pointer = "/injections/" + std::to_string(n);
-      const Json& item = items[n];
-      if (!item.is_object()) {
-        t.expect(false, item, pointer, "an object");
-        continue;
-      }
-      const Json* match = item.find("match");
-      if (match == nullptr || !match->is_string()) {
-        t.error(pointer, "an injection needs a string 'match'");
-        continue;
-      }
-      const std::string_view fqn = match->as_string();
-      auto [it, created] = index.emplace(fqn, drafts.size());
-      if (created) {
-        drafts.emplace_back().fqn = fqn;
-        t.warning(pointer, "match " + quote_for_diagnostic(fqn) +
-                               " has no param_plan entry: thawed as a module, so freezing "
-                               "adds the entry {}");
-      }
-      ModuleDraft& draft = drafts[it->second];
-      if (draft.has_injection) {
-        t.warning(pointer, "match " + quote_for_diagnostic(fqn) +
-                               " appears in more than one injection: merged into one, later "
-                               "keys win");
-      } else {
-        draft.has_injection = true;
-        injection_order.push_back(it->second);
-      }
-      for (const JsonMember& m : item.as_object()) {
-        if (m.key == "match") continue;
-        const std::string field_pointer = pointer_join(pointer, m.key);
-        const std::optional<std::size_t> i = find_spec_field_by_meta_key(m.key);
-        if (!i) {
-          t.error(field_pointer, "unknown injection field " + quote_for_diagnostic(m.key) +
-                                     " (no module-spec attribute to thaw it to)");
-        } else if (kSpecFields[*i].section != FieldSection::kInjections) {
-          t.error(field_pointer, quote_for_diagnostic(m.key) +
-                                     " is a param_plan field and cannot appear in an injection");
-        } else {
-          draft.fields[*i] = t.field(kSpecFields[*i].kind, m.value, field_pointer);
-        }
-      }
+  for (const MetaInjection& injection : meta.injections) {
+    const std::string pointer = "/injections/" + std::to_string(injection.index);
+    auto [it, created] = index.emplace(injection.match, drafts.size());
+    if (created) {
+      drafts.emplace_back().fqn = injection.match;
+      t.warning(pointer, "match " + quote_for_diagnostic(injection.match) +
+                             " has no param_plan entry: thawed as a module, so freezing "
+                             "adds the entry {}");
+    }
+    ModuleDraft& draft = drafts[it->second];
+    if (draft.has_injection) {
+      t.warning(pointer, "match " + quote_for_diagnostic(injection.match) +
+                             " appears in more than one injection: merged into one, later "
+                             "keys win");
+    } else {
+      draft.has_injection = true;
+      injection_order.push_back(it->second);
+    }
+    t.unknown_fields(injection.unknown, pointer, "injection");
+    for (std::size_t i = 0; i < kSpecFields.size(); ++i) {
+      if (injection.fields[i] == nullptr) continue;
+      draft.fields[i] = t.field(kSpecFields[i].kind, *injection.fields[i],
+                                pointer_join(pointer, kSpecFields[i].meta_key));
     }
   }
-  check_top_level_freeze_fields(t, meta);
+  // freeze reads the plan's meta as the base, whose `covered` must be an object.
+  if (const Json* v = meta.root.find("covered"); v != nullptr && !v->is_object()) {
+    t.error("/covered", "expected an object, got " + std::string(json_type_article(*v)));
+  }
   std::optional<Json> model;
   if (options.model) model = model_dump(t, meta, drafts);
   if (t.failed()) return t.take_errors();
@@ -461,12 +267,10 @@ Expected<ThawedPlan> thaw_meta(const Json& meta, const std::string& file,
   }
 
   JsonObject identity;
-  for (const JsonMember& m : meta.as_object()) {
-    if (!is_freeze_field(m.key)) identity.push_back(m);
-  }
+  for (const JsonMember* m : meta.identity) identity.push_back(*m);
   JsonObject plan{{"format", "hpfreeze.plan/v1"}};
   for (std::string_view key : {"mesh_dim_names", "tied_pairs", "special_handlers"}) {
-    if (const Json* v = meta.find(key)) plan.push_back({key, *v});
+    if (const Json* v = meta.root.find(key)) plan.push_back({key, *v});
   }
   plan.push_back({"meta", Json(std::move(identity))});
   plan.push_back({"modules", Json(std::move(modules))});
@@ -477,6 +281,30 @@ Expected<ThawedPlan> thaw_meta(const Json& meta, const std::string& file,
   result.warnings = t.take_warnings();
   return result;
 }
+
+namespace {
+
+// The only place thaw writes: both outputs are rendered before either is written.
+// Both outputs are rendered before either is written, then written both or neither (io.h),
+// and never one file under two names.
+void write_thawed(const ThawRequest& request, const ThawedPlan& thawed, CommandResult& result) {
+  const std::string plan_bytes = encode_plain_json(thawed.plan) + "\n";
+  const std::string model_bytes = thawed.model ? encode_plain_json(*thawed.model) + "\n" : "";
+  std::vector<OutputFile> outputs{{"-o", request.plan_path, plan_bytes, {}}};
+  if (request.model_path) outputs.push_back({"--model-out", *request.model_path, model_bytes, {}});
+  // -o may replace the meta it was read from (an in-place update), --model-out may not.
+  const InputPath meta_input{"the input meta", request.meta_path, "-o"};
+  Diagnostics clashes =
+      check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
+  Expected<std::vector<WriteOutcome>> written =
+      clashes.empty() ? write_outputs(outputs) : Expected<std::vector<WriteOutcome>>(clashes);
+  if (!written) {
+    result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
+                              written.errors().end());
+  }
+}
+
+}  // namespace
 
 CommandResult run_thaw(const ThawRequest& request) {
   CommandResult result;
@@ -490,31 +318,20 @@ CommandResult run_thaw(const ThawRequest& request) {
     result.diagnostics = std::move(doc.errors());
     return result;
   }
-  const Json meta = json_from_dom(doc->root());
+  Expected<FrozenMeta> meta = decode_meta(*doc, "thaw");
+  if (!meta) {
+    result.diagnostics = std::move(meta.errors());
+    return result;
+  }
   ThawOptions options;
   options.model = request.model_path.has_value();
-  Expected<ThawedPlan> thawed = thaw_meta(meta, doc->name(), options);
+  Expected<ThawedPlan> thawed = thaw_meta(*meta, options);
   if (!thawed) {
     result.diagnostics = std::move(thawed.errors());
     return result;
   }
   result.diagnostics = std::move(thawed->warnings);
-  // Both outputs are rendered before either is written.
-  const std::string plan_bytes = encode_plain_json(thawed->plan) + "\n";
-  const std::string model_bytes = thawed->model ? encode_plain_json(*thawed->model) + "\n" : "";
-  // Both outputs or neither (io.h), and never one file under two names.
-  std::vector<OutputFile> outputs{{"-o", request.plan_path, plan_bytes, {}}};
-  if (request.model_path) outputs.push_back({"--model-out", *request.model_path, model_bytes, {}});
-  // -o may replace the meta it was read from (an in-place update), --model-out may not.
-  const InputPath meta_input{"the input meta", request.meta_path, "-o"};
-  Diagnostics clashes =
-      check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
-  Expected<std::vector<WriteOutcome>> written =
-      clashes.empty() ? write_outputs(outputs) : Expected<std::vector<WriteOutcome>>(clashes);
-  if (!written) {
-    result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
-                              written.errors().end());
-  }
+  write_thawed(request, *thawed, result);
   return result;
 }
 

@@ -63,7 +63,7 @@ TEST(CheckMeta, CleanMetaHasNoFindings) { EXPECT_EQ(check(clean_with("")), Lines
 
 TEST(CheckMeta, RootMustBeAnObject) {
   EXPECT_EQ(check("[]"),
-            Lines{"error: meta.json: a codegen meta must be a JSON object, got an array"});
+            Lines{"error: meta.json: expected a JSON object (a codegen_meta.json), got an array"});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -122,8 +122,11 @@ TEST(CheckSchema, ModuleOverridesIsAnArrayOfObjects) {
 TEST(CheckSchema, FieldsOutsideTheRulesAreNotChecked) {
   // Unknown keys must survive (a newer upstream field); these have no rule upstream.
   EXPECT_EQ(check(clean_with(R"j("model_name": 3, "model_class": [], "skipped_overrides": "x",
-                                 "special_handlers": 2, "future_field": {"x": 1})j")),
+                                 "future_field": {"x": 1})j")),
             Lines{});
+  // special_handlers is a freeze field: decode_meta holds it to what freeze writes.
+  EXPECT_EQ(check(clean_with(R"j("special_handlers": 2)j")),
+            Lines{"error: meta.json: /special_handlers: expected an object, got an integer"});
 }
 
 // ---------------------------------------------------------------------------------------

@@ -39,5 +39,23 @@ TEST(Diagnostic, QuoteForDiagnostic) {
   EXPECT_EQ(quote_for_diagnostic("\n\t\r\x01\xff"), "'\\n\\t\\r\\x01\\xff'");
 }
 
+TEST(Diagnostic, LongTextsAreShortened) {
+  EXPECT_EQ(shorten_for_diagnostic("abcdef", 6), "abcdef");
+  EXPECT_EQ(shorten_for_diagnostic("abcdefghij", 6), "abcd...[4 characters left out]...ij");
+  // Cuts move off the middle of a UTF-8 sequence; characters, not bytes, are counted.
+  EXPECT_EQ(shorten_for_diagnostic("ab\xc3\xa9\xc3\xa9\xc3\xa9xy", 6),
+            "ab\xc3\xa9...[2 characters left out]...xy");
+  EXPECT_EQ(shorten_for_diagnostic("a\xc3\xa9\xc3\xa9\xc3\xa9xy", 6),
+            "a\xc3\xa9...[2 characters left out]...xy");
+  const std::string name(1000, 'n');
+  const std::string quoted = quote_for_diagnostic(name);
+  EXPECT_EQ(quoted, "'" + std::string(106, 'n') + "...[840 characters left out]..." +
+                        std::string(54, 'n') + "'");
+  Diagnostic d = make_error("f", "/" + name, "m");
+  EXPECT_EQ(d.location_and_message(), "f: /" + std::string(105, 'n') +
+                                          "...[841 characters left out]..." +
+                                          std::string(54, 'n') + ": m");
+}
+
 }  // namespace
 }  // namespace hpfreeze

@@ -25,17 +25,38 @@ JsonDocument parse(std::string text, std::string name) {
   return std::move(*doc);
 }
 
+// Most tests are about fields other than param_plan: a meta without one gets an empty one,
+// so that it decodes.
+std::string with_param_plan(std::string text) {
+  if (text.find("\"param_plan\"") != std::string::npos) return text;
+  const std::size_t brace = text.find('{');
+  const bool empty = text.find_first_not_of(" \n", brace + 1) == text.find('}', brace);
+  return text.insert(brace + 1, empty ? "\"param_plan\": {}" : "\"param_plan\": {}, ");
+}
+
+std::string diff_with(std::string a, std::string b, const DiffOptions& options, bool json) {
+  JsonDocument da = parse(with_param_plan(std::move(a)), "a.json");
+  JsonDocument db = parse(with_param_plan(std::move(b)), "b.json");
+  Expected<FrozenMeta> ma = decode_meta(da, "diff");
+  Expected<FrozenMeta> mb = decode_meta(db, "diff");
+  if (!ma || !mb) return "does not decode: " + (ma ? mb : ma).errors().front().location_and_message();
+  std::string out;
+  diff_metas(*ma, *mb, options, [&](const MetaDifference& d) {
+    if (json) {
+      append_diff_json_line(out, d);
+    } else {
+      append_diff_text(out, d);
+    }
+  });
+  return out;
+}
+
 std::string diff_text(std::string a, std::string b, DiffOptions options = {}) {
-  JsonDocument da = parse(std::move(a), "a.json");
-  JsonDocument db = parse(std::move(b), "b.json");
-  return render_diff_text(diff_metas(json_from_dom(da.root()), json_from_dom(db.root()), options));
+  return diff_with(std::move(a), std::move(b), options, false);
 }
 
 std::string diff_json(std::string a, std::string b) {
-  JsonDocument da = parse(std::move(a), "a.json");
-  JsonDocument db = parse(std::move(b), "b.json");
-  return render_diff_json_lines(
-      diff_metas(json_from_dom(da.root()), json_from_dom(db.root()), DiffOptions{}));
+  return diff_with(std::move(a), std::move(b), DiffOptions{}, true);
 }
 
 // A meta with one boundary `b` holding `entry` (a JSON object text).
@@ -84,16 +105,19 @@ TEST(Diff, PlacementStringsCompareByCanonicalForm) {
                       boundary(R"j({"params": {"w": {"tp": "SS(0,2)", "cp": "S(3)",
                                                       "ep": "S(0)", "dp": "S(7)"}}})j")),
             "");
-  // Uneven shards are not plain shards; invalid strings compare as strings.
-  EXPECT_EQ(
-      diff_text(boundary(R"j({"params": {"w": {"tp": "S(-1)", "cp": "S(x)", "ep": "S(x)"}}})j"),
-                boundary(R"j({"params": {"w": {"tp": "S(0)", "cp": "S(x)", "ep": "S(y)"}}})j")),
-      "~ /param_plan/b/params/w/ep: \"S(x)\" -> \"S(y)\"\n"
-      "~ /param_plan/b/params/w/tp: S(-1) -> S(0)\n");
-  // A placement leaf that is not a string is shown as JSON.
+  // Uneven shards are not plain shards.
+  EXPECT_EQ(diff_text(boundary(R"j({"params": {"w": {"tp": "S(-1)", "cp": "R"}}})j"),
+                      boundary(R"j({"params": {"w": {"tp": "S(0)", "cp": "R"}}})j")),
+            "~ /param_plan/b/params/w/tp: S(-1) -> S(0)\n");
+  // Both inputs are decoded first: an invalid params leaf is an error, not a difference.
   EXPECT_EQ(diff_text(boundary(R"j({"params": {"w": {"tp": 1}}})j"),
                       boundary(R"j({"params": {"w": {"tp": "R"}}})j")),
-            "~ /param_plan/b/params/w/tp: 1 -> R\n");
+            "does not decode: a.json: /param_plan/b/params/w/tp: expected a placement string, got "
+            "an integer");
+  EXPECT_EQ(diff_text(boundary(R"j({"params": {"w": {"tp": "R"}}})j"),
+                      boundary(R"j({"params": {"w": {"tp": "S(x)"}}})j")),
+            "does not decode: b.json: /param_plan/b/params/w/tp: invalid placement 'S(x)': dim "
+            "'x' is not an integer");
 }
 
 TEST(Diff, NamedPlacementsPerNameAndAxis) {
@@ -121,16 +145,20 @@ TEST(Diff, NamedPlacementsPerNameAndAxis) {
 TEST(Diff, OtherParamPlanKeysAsValues) {
   EXPECT_EQ(diff_text(boundary(R"j({"out_names": ["output"], "tp_divide_attrs": ["num_heads"],
                                    "is_boundary": true, "region_dispatch": "moe",
-                                   "deferred_bias_params": ["b"], "future": {"x": 1}})j"),
+                                   "deferred_bias_params": ["b"]})j"),
                       boundary(R"j({"out_names": ["out", "aux"], "tp_divide_attrs": [],
                                    "is_boundary": false, "deferred_bias_params": ["b"],
-                                   "future": {"x": 2}, "params": {}})j")),
-            "~ /param_plan/b/future: {\"x\":1} -> {\"x\":2}\n"
+                                   "params": {}})j")),
             "~ /param_plan/b/is_boundary: true -> false\n"
             "~ /param_plan/b/out_names: [\"output\"] -> [\"out\",\"aux\"]\n"
             "+ /param_plan/b/params: {}\n"
             "- /param_plan/b/region_dispatch: \"moe\"\n"
             "~ /param_plan/b/tp_divide_attrs: [\"num_heads\"] -> []\n");
+  // Upstream's runtime reads an absent is_boundary as true; false is a difference.
+  EXPECT_EQ(diff_text(boundary(R"j({"is_boundary": true})j"), boundary("{}")), "");
+  EXPECT_EQ(diff_text(boundary("{}"), boundary(R"j({"is_boundary": true})j")), "");
+  EXPECT_EQ(diff_text(boundary("{}"), boundary(R"j({"is_boundary": false})j")),
+            "+ /param_plan/b/is_boundary: false\n");
 }
 
 TEST(Diff, InjectionsPairUpByMatchWhateverTheirOrder) {
@@ -164,11 +192,14 @@ TEST(Diff, InjectionPlacementsCanonicalOnlyInValueToDictFields) {
 TEST(Diff, DuplicateAndUnmatchedInjections) {
   EXPECT_EQ(
       diff_text(R"j({"injections": [{"match": "x", "ep_size": 1}, {"match": "x", "ep_size": 2},
-                                         {"ep_size": 3}, 7]})j",
-                R"j({"injections": [{"match": "x", "ep_size": 1}, {"ep_size": 3}, 8]})j"),
-      "- /injections: 7\n"
-      "+ /injections: 8\n"
-      "- /injections/x: injection removed\n");
+                                         {"match": "y", "ep_size": 3}]})j",
+                R"j({"injections": [{"match": "x", "ep_size": 1}, {"match": "x", "ep_size": 5},
+                                    {"match": "x", "ep_size": 4}]})j"),
+      "+ /injections/x: injection added\n"
+      "~ /injections/x/ep_size: 2 -> 5\n"
+      "- /injections/y: injection removed\n");
+  EXPECT_EQ(diff_text(R"j({"injections": [{"ep_size": 3}]})j", R"j({"injections": []})j"),
+            "does not decode: a.json: /injections/0: injection without a 'match'");
 }
 
 TEST(Diff, FrozenShardedParamsAsMultiset) {
@@ -225,13 +256,14 @@ TEST(Diff, IdentityFieldsAndUnknownTopLevelKeys) {
 }
 
 TEST(Diff, TypeChangesOfStructuredFieldsAreWholeValues) {
-  EXPECT_EQ(diff_text(R"j({"param_plan": {"b": {}}, "injections": [], "tied_pairs": []})j",
-                      R"j({"param_plan": [], "injections": {}, "tied_pairs": null})j"),
-            "~ /injections: [] -> {}\n"
-            "~ /param_plan: {\"b\":{}} -> []\n"
+  // Each meta is decoded first: a freeze field of the wrong type is an error.
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"b": {}}, "tied_pairs": []})j",
+                      R"j({"param_plan": {"b": {}}, "tied_pairs": null})j"),
             "~ /tied_pairs: [] -> null\n");
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"b": {}}})j", R"j({"param_plan": []})j"),
+            "does not decode: b.json: /param_plan: expected an object, got an array");
   EXPECT_EQ(diff_text(R"j({"param_plan": {"b": {}}})j", R"j({"param_plan": {"b": 3}})j"),
-            "~ /param_plan/b: {} -> 3\n");
+            "does not decode: b.json: /param_plan/b: expected an object, got an integer");
 }
 
 TEST(Diff, IgnoredTopLevelFields) {
@@ -243,14 +275,14 @@ TEST(Diff, IgnoredTopLevelFields) {
 }
 
 TEST(Diff, SortedByPointerInNaturalOrderThenRemoveAddChange) {
-  EXPECT_EQ(diff_text(R"j({"param_plan": {"layers.10": {}, "layers.9": {"x": 1}, "layers.9.a": {}},
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"layers.10": {}, "layers.9": {"region_dispatch": 1}, "layers.9.a": {}},
                           "a": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]})j",
-                      R"j({"param_plan": {"layers.2": {}, "layers.9": {"x": 2}},
+                      R"j({"param_plan": {"layers.2": {}, "layers.9": {"region_dispatch": 2}},
                           "a": [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]})j"),
             "~ /a/2: 0 -> 1\n"
             "~ /a/10: 0 -> 1\n"
             "+ /param_plan/layers.2: boundary added\n"
-            "~ /param_plan/layers.9/x: 1 -> 2\n"
+            "~ /param_plan/layers.9/region_dispatch: 1 -> 2\n"
             "- /param_plan/layers.9.a: boundary removed\n"
             "- /param_plan/layers.10: boundary removed\n");
 }
@@ -265,11 +297,11 @@ TEST(Diff, PointersEscapeSlashAndTildeAndQuoteControlCharacters) {
 TEST(Diff, JsonLinesLeaveOutTheMissingSide) {
   EXPECT_EQ(diff_json(R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}, "old": {}},
                           "x": 1})j",
-                      R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(1)"}}}, "new": {"a": 1}},
+                      R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(1)"}}}, "new": {"region_dispatch": 1}},
                           "y": null})j"),
             R"j({"op":"change","pointer":"/param_plan/b/params/w/tp","old":"S(0)","new":"S(1)"})j"
             "\n"
-            R"j({"op":"add","pointer":"/param_plan/new","new":{"a":1}})j"
+            R"j({"op":"add","pointer":"/param_plan/new","new":{"region_dispatch":1}})j"
             "\n"
             R"j({"op":"remove","pointer":"/param_plan/old","old":{}})j"
             "\n"
@@ -304,8 +336,8 @@ class RunDiff : public ::testing::Test {
 };
 
 TEST_F(RunDiff, TextAndJsonOutput) {
-  DiffRequest request{write("a", R"j({"signature": "a", "n": 1})j"),
-                      write("b", R"j({"signature": "b", "n": 2})j"),
+  DiffRequest request{write("a", R"j({"param_plan": {}, "signature": "a", "n": 1})j"),
+                      write("b", R"j({"param_plan": {}, "signature": "b", "n": 2})j"),
                       false,
                       {}};
   Expected<DiffReport> report = run_diff(request);
@@ -337,7 +369,7 @@ TEST_F(RunDiff, ErrorsNameEveryBadFile) {
   EXPECT_EQ(report.errors()[1].file, path("b"));
   EXPECT_EQ(report.errors()[1].line, 1u);
 
-  request = DiffRequest{missing, write("b", "{}"), false, {}};
+  request = DiffRequest{missing, write("b", R"j({"param_plan": {}})j"), false, {}};
   report = run_diff(request);
   ASSERT_FALSE(report.ok());
   ASSERT_EQ(report.errors().size(), 1u);

@@ -51,7 +51,14 @@ Report report_of(const std::string& meta, const std::string& model,
     ADD_FAILURE() << tree.errors().front().message;
     return Report{};
   }
-  return build_report(json_from_dom(meta_doc->root()), "meta.json", *tree, mesh_axes);
+  Expected<FrozenMeta> decoded = decode_meta(*meta_doc, "report");
+  if (!decoded) {
+    // What run_report prints instead of a report; here as findings, to compare them.
+    Report failed;
+    failed.findings = decoded.errors();
+    return failed;
+  }
+  return build_report(*decoded, *tree, mesh_axes);
 }
 
 // A meta whose param_plan has one boundary "b" with the given params object text.
@@ -609,46 +616,51 @@ TEST(BuildReport, NoMeshAtAll) {
 
 // ---- malformed metas ----
 
-TEST(BuildReport, MalformedMetaPartsAreErrorFindings) {
+TEST(BuildReport, MalformedMetasAreDecodingErrors) {
+  // decode_meta's errors, the same for every command; no report is built from such a meta.
   const Report r = report_of(
       R"j({"mesh_dim_names": "tp", "param_plan": {"a": {"params": {"b.w": {"tp": "S(0)"}}},)j"
-      R"j( "a.b": {"params": {"w": {"tp": "S(0)"}}}, "c": 3, "d": {"params": []},)j"
+      R"j( "c": 3, "d": {"params": []},)j"
       R"j( "e": {"params": null}, "f": {"params": {"s": "S(0)", "n": {"tp": 0},)j"
       R"j( "x": {"tp": "Shard(0)"}}}, "g": {}}})j",
-      model_json({{"a.b.w", "[4]", "bfloat16"},
-                  {"f.s", "[4]", "bfloat16"},
-                  {"f.n", "[4]", "bfloat16"},
-                  {"f.x", "[4]", "bfloat16"}}),
-      mesh({{"tp", 2}}));
+      model_json({{"a.b.w", "[4]", "bfloat16"}}), mesh({{"tp", 2}}));
   EXPECT_THAT(
       findings(r),
       ElementsAre(
-          "error meta.json /mesh_dim_names: expected an array of strings or null; axes are "
-          "applied in name order",
-          "error meta.json /param_plan/c: expected an object",
-          "error meta.json /param_plan/d/params: expected an object: param name -> axis -> "
-          "placement",
-          "error meta.json /param_plan/f/params/s: expected an object: axis -> placement string",
-          "error meta.json /param_plan/f/params/n/tp: expected a placement string",
+          "error meta.json /mesh_dim_names: expected null or an array of strings, got a string",
+          "error meta.json /param_plan/c: expected an object, got an integer",
+          "error meta.json /param_plan/d/params: expected an object (param -> axis -> "
+          "placement), got an array",
+          "error meta.json /param_plan/f/params/s: expected an object (axis -> placement), got a "
+          "string",
+          "error meta.json /param_plan/f/params/n/tp: expected a placement string, got an integer",
           "error meta.json /param_plan/f/params/x/tp: invalid placement 'Shard(0)': unknown form, "
-          "expected R, S(dim), SS(dim,factor) or P(reduce_op)",
-          "warning meta.json /param_plan/a.b/params/w: parameter 'a.b.w' is already planned at "
-          "/param_plan/a/params/b.w; counted once"));
+          "expected R, S(dim), SS(dim,factor) or P(reduce_op)"));
+  EXPECT_THAT(r.params, IsEmpty());
+}
+
+TEST(BuildReport, ParamPlannedTwiceIsCountedOnce) {
+  const Report r = report_of(
+      R"j({"param_plan": {"a": {"params": {"b.w": {"tp": "S(0)"}}},)j"
+      R"j( "a.b": {"params": {"w": {"tp": "S(0)"}}}}})j",
+      model_json({{"a.b.w", "[4]", "bfloat16"}}), mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r), ElementsAre("warning meta.json /param_plan/a.b/params/w: parameter "
+                                       "'a.b.w' is already planned at /param_plan/a/params/b.w; "
+                                       "counted once"));
   ASSERT_EQ(r.params.size(), 1u);
   EXPECT_EQ(r.rank0_bytes, 4u);
-  EXPECT_THAT(r.uncovered, IsEmpty());  // every key covers its param, even a rejected one
+  EXPECT_THAT(r.uncovered, IsEmpty());
 }
 
 TEST(BuildReport, MetaWithoutParamPlan) {
   const std::string model = model_json({{"w", "[4]", "bfloat16"}});
   EXPECT_THAT(findings(report_of("[]", model, mesh({{"tp", 2}}))),
-              ElementsAre("error meta.json : the meta is not a JSON object"));
+              ElementsAre("error meta.json : expected a JSON object (a codegen_meta.json), got an "
+                          "array"));
   EXPECT_THAT(findings(report_of("{}", model, mesh({{"tp", 2}}))),
-              ElementsAre("error meta.json : the meta has no param_plan",
-                          "warning model.json : 1 model parameter is not covered by any planned "
-                          "key (8 B at full size); it stays whole on every rank"));
+              ElementsAre("error meta.json : missing param_plan: the meta plans no boundary"));
   EXPECT_EQ(findings(report_of(R"j({"param_plan": []})j", model, mesh({{"tp", 2}})))[0],
-            "error meta.json /param_plan: expected an object: boundary -> module plan");
+            "error meta.json /param_plan: expected an object, got an array");
 }
 
 // ---- rendering ----

@@ -2,6 +2,7 @@
 // Diagnostics are values: the library returns them, only the app prints them.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
@@ -62,7 +63,23 @@ void append_pointer_token(std::string& pointer, std::string_view token);
 std::string pointer_join(std::string_view pointer, std::string_view token);
 
 // Renders arbitrary bytes for a diagnostic: printable ASCII as is, the rest as \xNN,
-// quoted with single quotes ('S(x)').
+// quoted with single quotes ('S(x)'). A text longer than kMaxDiagnosticText bytes is
+// shortened as shorten_for_diagnostic does.
 std::string quote_for_diagnostic(std::string_view text);
+
+// "[4096, 128]": a tensor shape as messages and tables show it.
+std::string shape_text(const std::vector<std::uint64_t>& shape);
+
+// "1 placement", "3 placements".
+std::string plural(std::size_t count, std::string_view noun);
+
+// Names and pointers in a diagnostic longer than this many bytes are shortened.
+inline constexpr std::size_t kMaxDiagnosticText = 160;
+
+// `text` itself when it has at most `limit` bytes; else its head and tail (cut at UTF-8
+// character boundaries) around "...[N characters left out]...", so that one huge name
+// cannot flood a terminal or a CI log.
+std::string shorten_for_diagnostic(std::string_view text,
+                                   std::size_t limit = kMaxDiagnosticText);
 
 }  // namespace hpfreeze

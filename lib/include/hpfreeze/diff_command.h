@@ -7,12 +7,14 @@
 // equals `SS(0,2)`); injections pair up by `match`, not by index; frozen_sharded_params
 // and tied_pairs compare as multisets.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
+#include "hpfreeze/meta.h"
 
 namespace hpfreeze {
 
@@ -31,10 +33,10 @@ struct MetaDifference {
   DiffOp op = DiffOp::kChange;
   // JSON Pointer of the value in the meta, except that injections are addressed by their
   // match (/injections/<match>/<key>) and multiset members by their array
-  // (/frozen_sharded_params, /tied_pairs, /injections for entries without a string match).
-  std::string pointer;
-  std::optional<Json> old_value;  // absent for kAdd
-  std::optional<Json> new_value;  // absent for kRemove
+  // (/frozen_sharded_params, /tied_pairs). Valid only during the visitor's call.
+  std::string_view pointer;
+  const Json* old_value = nullptr;  // nullptr for kAdd
+  const Json* new_value = nullptr;  // nullptr for kRemove
   DiffSubject subject = DiffSubject::kValue;
 };
 
@@ -42,24 +44,25 @@ struct DiffOptions {
   std::vector<std::string> ignored_fields;  // top-level keys left out of the comparison
 };
 
-// Both metas must be JSON objects (anything else compares as one whole value at "").
-// The result is sorted by pointer (token by token), then op, then values; the values are
-// copies whose strings view into `old_meta` and `new_meta`.
-std::vector<MetaDifference> diff_metas(const Json& old_meta, const Json& new_meta,
-                                       const DiffOptions& options);
+// Called once per difference, in output order: by pointer (token by token, digit runs as
+// numbers), then op, then values.
+using DiffVisitor = std::function<void(const MetaDifference&)>;
 
-// One line per difference, each ending in '\n':
+// Compares two decoded metas field kind by field kind and streams the differences: the
+// walk holds nothing per difference, so memory does not grow with their number. An absent
+// is_boundary equals an explicit true (upstream's runtime reads it so).
+void diff_metas(const FrozenMeta& old_meta, const FrozenMeta& new_meta, const DiffOptions& options,
+                const DiffVisitor& visit);
+
+// One line per difference, ending in '\n':
 //   `- POINTER: OLD`, `+ POINTER: NEW`, `~ POINTER: OLD -> NEW`, or for whole boundaries and
 //   injections `+ POINTER: boundary added` (`injection removed`, ...).
 // A pointer holding control characters is printed as a quoted JSON string.
-std::string render_diff_text(const std::vector<MetaDifference>& differences);
+void append_diff_text(std::string& out, const MetaDifference& difference);
 
 // One compact JSON object per line: {"op","pointer","old","new"}, "old" left out for "add"
 // and "new" for "remove".
-std::string render_diff_json_lines(const std::vector<MetaDifference>& differences);
-
-// Semantic equality as diff_metas uses it for plain values (no placement canonicalisation).
-bool same_json(const Json& a, const Json& b);
+void append_diff_json_line(std::string& out, const MetaDifference& difference);
 
 struct DiffRequest {
   std::string old_path;  // "-" for stdin (at most one of the two)
@@ -73,8 +76,9 @@ struct DiffReport {
   bool different = false;
 };
 
-// Reads and compares both files. Errors: unreadable files (kIo), invalid JSON and a document
-// that is not a JSON object (kRejected); the front end exits 2 on any of them.
+// Reads, decodes (decode_meta) and compares both files. Errors: unreadable files (kIo),
+// invalid JSON and an invalid meta or another kind of file (kRejected); the front end
+// exits 2 on any of them, since exit 1 means "different".
 Expected<DiffReport> run_diff(const DiffRequest& request);
 
 }  // namespace hpfreeze

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/plan.h"
@@ -36,13 +37,8 @@ struct FreezeResult {
   Diagnostics warnings;
 };
 
-// At most this many cross-file errors are listed; a last line counts the rest.
-inline constexpr std::size_t kMaxReportedErrors = 100;
-
 Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
                                    const FreezeOptions& options);
-
-class ErrorList;
 
 // freeze_plan in two steps: the constructor does all the work that needs only the plan
 // (param_plan, injections, frozen_sharded_params, ...), so that it can run while the model

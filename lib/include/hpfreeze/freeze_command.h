@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/freeze.h"
 
@@ -25,12 +26,6 @@ struct FreezeRequest {
 
 // The files a freeze reads, in command-line order: plan, model, then base when given.
 std::vector<std::string> freeze_input_paths(const FreezeRequest& request);
-
-struct CommandResult {
-  Diagnostics diagnostics;  // warnings and errors, in the order they arose
-  [[nodiscard]] bool failed() const;
-  [[nodiscard]] bool io_failed() const;
-};
 
 // What each stage of one freeze did, for `-v` (docs/cli.md, "Verbose output"). A stage
 // that did not run (an earlier one failed) keeps ran = false. Times are wall-clock

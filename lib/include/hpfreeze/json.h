@@ -100,4 +100,16 @@ class StringArena {
   std::size_t block_size_ = 0;
 };
 
+// Semantic equality of two values as Python would write them: object member order is
+// irrelevant, 1 and 1.0 differ, 0.0 and -0.0 differ. Linear in the sizes (large objects
+// are compared through a hash index).
+// `same_strings`, when given, decides string leaves (diff compares placements by their
+// canonical form).
+bool same_json(const Json& a, const Json& b,
+               bool (*same_strings)(std::string_view, std::string_view) = nullptr);
+
+// "null", "a boolean", "an integer", "a float", "a string", "an array", "an object": the
+// one spelling of "got ..." in every diagnostic about a value of the wrong type.
+std::string_view json_type_article(const Json& value);
+
 }  // namespace hpfreeze

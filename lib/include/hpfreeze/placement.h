@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "hpfreeze/diagnostic.h"
+#include "hpfreeze/json.h"
 
 namespace hpfreeze {
 
@@ -42,6 +43,11 @@ struct Placement {
 
 // "Shard", "StridedShard", "Replicate", "Partial": the names of the dump's $placement tag.
 std::string_view placement_type_name(PlacementKind kind);
+
+// The plan-dump form of a placement (docs/formats.md, plan dump): {"$placement": "Shard",
+// "dim": d, "uneven_shard": u} and the like, every field written. A Partial's reduce_op
+// views into the placement's own view.
+Json placement_to_dump(const Placement& p);
 
 // S(d), SS(d,f), R or P(op).
 std::string to_canonical(const Placement& p);

@@ -15,6 +15,7 @@
 
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
@@ -83,9 +84,9 @@ struct Report {
   [[nodiscard]] bool has_errors() const;
 };
 
-// Builds the report. `meta` is the parsed codegen_meta.json (views into its document),
-// `meta_file` its display name; `mesh` is the --mesh value, nullopt to read parallel_dims.
-Report build_report(const Json& meta, const std::string& meta_file, const ModelTree& model,
+// Builds the report from a decoded meta; `mesh` is the --mesh value, nullopt to read
+// parallel_dims.
+Report build_report(const FrozenMeta& meta, const ModelTree& model,
                     const std::optional<std::vector<MeshAxis>>& mesh);
 
 // The readable table; params and boundaries lists are cut to `top` entries.

@@ -9,15 +9,12 @@
 #include <string>
 
 #include "hpfreeze/diagnostic.h"
-#include "hpfreeze/freeze_command.h"
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/json.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
 
 namespace hpfreeze {
-
-// {"$placement": "Shard", "dim": d, "uneven_shard": u} and the like; every field written.
-// A Partial's reduce_op views into the placement's own view.
-Json placement_to_dump(const Placement& p);
 
 // Inverse of freeze's value_to_dict, for named placements and value_to_dict fields:
 // - a string that is a placement in canonical form becomes a typed placement; any other
@@ -37,11 +34,11 @@ struct ThawedPlan {
   Diagnostics warnings;       // what will not round-trip
 };
 
-// Errors (kRejected) for metas that no plan dump can express: a non-object meta or
-// param_plan entry, a params leaf that is not a placement, a field of the wrong type for
-// its kind, an unknown or misplaced field, a '$'-tagged key inside a plain field.
-Expected<ThawedPlan> thaw_meta(const Json& meta, const std::string& file,
-                               const ThawOptions& options);
+// Errors (kRejected) for metas that no plan dump can express though decode_meta accepts
+// them: a key no field-table row names, a '$'-tagged key inside a plain field, a
+// `covered` that is not an object. The
+// plan views into `meta` (and so into its document).
+Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& options);
 
 struct ThawRequest {
   std::string meta_path;                  // "-" for stdin

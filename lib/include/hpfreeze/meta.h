@@ -1,0 +1,108 @@
+#pragma once
+// The codegen_meta.json model (docs/formats.md, "codegen_meta.json"): the mirror of plan.h
+// for the file freeze writes. Every command that reads a meta (check, thaw, report, diff)
+// goes through decode_meta, so one defect gets one pointer and one message everywhere.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/json.h"
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/placement.h"
+#include "hpfreeze/spec_fields.h"
+
+namespace hpfreeze {
+
+struct MetaAxisPlacement {
+  std::string_view axis;
+  std::string_view text;  // as the meta spells it (maybe not canonical)
+  Placement placement;
+};
+
+struct MetaParam {
+  std::string_view name;  // key in the boundary's params
+  std::string_view fqn;   // boundary + "." + name, as freeze joins them (in the meta's arena)
+  std::vector<MetaAxisPlacement> axes;  // meta order
+  bool complete = true;  // false when some axis did not decode (decode_meta_keep_going)
+  [[nodiscard]] bool sharded() const;   // some Shard, StridedShard or Partial
+};
+
+// The fields of one param_plan entry or one injection, by kSpecFields index; nullptr
+// when the key is absent. Values view into the decoded document.
+using MetaFields = std::array<const Json*, kSpecFields.size()>;
+
+struct MetaBoundary {
+  std::string_view fqn;
+  const JsonObject* entry = nullptr;  // the param_plan value itself, for document order
+  std::vector<MetaParam> params;  // `params` decoded (empty when absent, null or {})
+  MetaFields fields{};            // every param_plan-section field, params included
+  // Keys no table row names (a newer upstream's?): kept for diff, refused by thaw.
+  std::vector<const JsonMember*> unknown;
+};
+
+struct MetaInjection {
+  std::string_view match;
+  std::size_t index = 0;  // position in /injections
+  MetaFields fields{};    // injection-section fields
+  std::vector<const JsonMember*> unknown;  // keys no table row names
+};
+
+// A decoded meta. Strings and values view into the JsonDocument it was decoded from,
+// which must outlive it.
+struct FrozenMeta {
+  std::string file;
+  Json root;                              // the whole document
+  StringArena strings;                    // the joined parameter FQNs
+  std::vector<MetaBoundary> boundaries;   // param_plan order
+  std::vector<MetaInjection> injections;  // /injections order
+  std::vector<std::string_view> frozen_sharded_params;  // as listed; absent reads as []
+  std::vector<std::pair<std::string_view, std::string_view>> boundary_classes;
+  std::optional<std::vector<std::string_view>> mesh_dim_names;  // nullopt: null or absent
+  std::vector<std::vector<std::string_view>> tied_pairs;
+  const Json* special_handlers = nullptr;     // nullptr when absent or null
+  std::vector<const JsonMember*> identity;    // every other top-level member, in order
+
+  // nullptr when param_plan has no such boundary.
+  [[nodiscard]] const MetaBoundary* find_boundary(std::string_view fqn) const;
+  // What freeze recomputes as frozen_sharded_params: sharded param FQNs, de-duplicated,
+  // sorted by code point.
+  [[nodiscard]] std::vector<std::string_view> sharded_params() const;
+
+ private:
+  friend class MetaDecoder;
+  std::unordered_map<std::string_view, std::size_t> boundary_index_;
+};
+
+// Decodes `document` as a codegen_meta.json. `command` names the reader in the message
+// for the wrong kind of file ("this is a plan dump; thaw wants a codegen_meta.json").
+// Errors (kRejected, at most kMaxReportedErrors and a count) carry the JSON Pointer of
+// the offending value. Identity fields are kept as they are: freeze copies them from a
+// base file without judging them, so only `check` does.
+Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command);
+
+// The keep-going form, for `check`, which lists every finding in one run: the errors are
+// appended to `errors` and the meta holds every part that did decode. nullopt when the
+// document is no meta at all (not an object, or another kind of file).
+std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
+                                                 std::string_view command, Diagnostics& errors);
+
+// Upstream's preflight rule for a model parameter: it is covered when its FQN is a
+// planned parameter FQN or lies under one (key + "."). covers() is linear in the length
+// of the name, however many dots it has.
+class CoverageIndex {
+ public:
+  explicit CoverageIndex(const FrozenMeta& meta);
+  [[nodiscard]] bool covers(std::string_view fqn) const;
+
+ private:
+  std::unordered_multimap<std::uint64_t, std::string_view> keys_;  // by prefix hash
+};
+
+}  // namespace hpfreeze

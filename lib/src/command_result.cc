@@ -1,0 +1,33 @@
+#include "hpfreeze/command_result.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace hpfreeze {
+
+bool CommandResult::failed() const {
+  return std::any_of(diagnostics.begin(), diagnostics.end(),
+                     [](const Diagnostic& d) { return d.severity == Severity::kError; });
+}
+
+bool CommandResult::io_failed() const {
+  return std::any_of(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& d) {
+    return d.severity == Severity::kError && d.error_class == ErrorClass::kIo;
+  });
+}
+
+void ErrorList::add(Diagnostic d) {
+  ++total_;
+  if (errors_.size() < kMaxReportedErrors) errors_.push_back(std::move(d));
+}
+
+Diagnostics ErrorList::take(const std::string& file) {
+  if (total_ > errors_.size()) {
+    errors_.push_back(
+        make_error(file, {}, std::to_string(total_ - errors_.size()) + " more errors not shown"));
+  }
+  total_ = 0;
+  return std::move(errors_);
+}
+
+}  // namespace hpfreeze

@@ -1,0 +1,355 @@
+#include <algorithm>
+
+#include "hpfreeze/command_result.h"
+#include "hpfreeze/meta.h"
+#include "hpfreeze/plan.h"
+
+namespace hpfreeze {
+
+bool MetaParam::sharded() const {
+  return std::any_of(axes.begin(), axes.end(),
+                     [](const MetaAxisPlacement& a) { return a.placement.is_sharded(); });
+}
+
+const MetaBoundary* FrozenMeta::find_boundary(std::string_view fqn) const {
+  auto it = boundary_index_.find(fqn);
+  return it == boundary_index_.end() ? nullptr : &boundaries[it->second];
+}
+
+std::vector<std::string_view> FrozenMeta::sharded_params() const {
+  std::vector<std::string_view> out;
+  for (const MetaBoundary& b : boundaries) {
+    for (const MetaParam& p : b.params) {
+      if (p.sharded()) out.push_back(p.fqn);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+std::string got(std::string_view expected, const Json& v) {
+  return "expected " + std::string(expected) + ", got " + std::string(json_type_article(v));
+}
+
+std::string index_pointer(std::string_view pointer, std::size_t i) {
+  return std::string(pointer) + "/" + std::to_string(i);
+}
+
+// What a document that is not a meta looks like: the two dump formats carry `modules`,
+// which a meta never has.
+std::optional<std::string_view> other_kind(const Json& root) {
+  const Json* format = root.find("format");
+  const std::string_view tag = format != nullptr && format->is_string() ? format->as_string() : "";
+  if (tag == "hpfreeze.plan/v1") return "a plan dump";
+  if (tag == "hpfreeze.model/v1") return "a model tree dump";
+  if (root.find("param_plan") != nullptr || root.find("modules") == nullptr) return std::nullopt;
+  return root.find("parameters") != nullptr ? "a model tree dump" : "a plan dump";
+}
+
+}  // namespace
+
+class MetaDecoder {
+ public:
+  MetaDecoder(FrozenMeta& meta) : meta_(meta) {}  // NOLINT(google-explicit-constructor)
+
+  void error(std::string pointer, std::string message) {
+    errors_.add(make_error(meta_.file, std::move(pointer), std::move(message)));
+  }
+  Diagnostics take_errors() { return errors_.take(meta_.file); }
+  [[nodiscard]] bool failed() const { return !errors_.empty(); }
+
+  // False when the document is no meta at all.
+  bool decode(std::string_view command) {
+    const Json& root = meta_.root;
+    if (!root.is_object()) {
+      error("", got("a JSON object (a codegen_meta.json)", root));
+      return false;
+    }
+    if (std::optional<std::string_view> kind = other_kind(root)) {
+      error("", "this is " + std::string(*kind) + "; " + std::string(command) +
+                    " wants a codegen_meta.json");
+      return false;
+    }
+    const Json* param_plan = root.find("param_plan");
+    if (param_plan == nullptr) error("", "missing param_plan: the meta plans no boundary");
+    for (const JsonMember& m : root.as_object()) {
+      const std::string pointer = pointer_join("", m.key);
+      if (m.key == "param_plan") {
+        decode_param_plan(m.value);
+      } else if (m.key == "injections") {
+        decode_injections(m.value);
+      } else if (m.key == "frozen_sharded_params") {
+        strings(m.value, pointer, meta_.frozen_sharded_params, "an array of strings");
+      } else if (m.key == "boundary_classes") {
+        decode_boundary_classes(m.value);
+      } else if (m.key == "mesh_dim_names") {
+        if (m.value.is_null()) continue;
+        std::vector<std::string_view> names;
+        strings(m.value, pointer, names, "null or an array of strings");
+        meta_.mesh_dim_names = std::move(names);
+      } else if (m.key == "tied_pairs") {
+        decode_tied_pairs(m.value);
+      } else if (m.key == "special_handlers") {
+        if (m.value.is_null()) continue;
+        if (!m.value.is_object()) error(pointer, got("an object", m.value));
+        meta_.special_handlers = &m.value;
+      } else {
+        meta_.identity.push_back(&m);
+      }
+    }
+    return true;
+  }
+
+ private:
+  void strings(const Json& v, const std::string& pointer, std::vector<std::string_view>& out,
+               std::string_view whole) {
+    if (!v.is_array()) {
+      error(pointer, got(whole, v));
+      return;
+    }
+    const JsonArray& items = v.as_array();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (items[i].is_string()) {
+        out.push_back(items[i].as_string());
+      } else {
+        error(index_pointer(pointer, i), got("a string", items[i]));
+      }
+    }
+  }
+
+  void decode_tied_pairs(const Json& v) {
+    if (v.is_null()) return;
+    if (!v.is_array()) {
+      error("/tied_pairs", got("an array of arrays of strings", v));
+      return;
+    }
+    const JsonArray& pairs = v.as_array();
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      strings(pairs[i], index_pointer("/tied_pairs", i), meta_.tied_pairs.emplace_back(),
+              "an array of strings");
+    }
+  }
+
+  void decode_boundary_classes(const Json& v) {
+    if (!v.is_object()) {
+      error("/boundary_classes", got("an object", v));
+      return;
+    }
+    for (const JsonMember& m : v.as_object()) {
+      if (m.value.is_string()) {
+        meta_.boundary_classes.emplace_back(m.key, m.value.as_string());
+      } else {
+        error(pointer_join("/boundary_classes", m.key), got("a string", m.value));
+      }
+    }
+  }
+
+  void decode_param_plan(const Json& v) {
+    if (!v.is_object()) {
+      error("/param_plan", got("an object", v));
+      return;
+    }
+    meta_.boundaries.reserve(v.as_object().size());
+    for (const JsonMember& m : v.as_object()) {
+      const std::string pointer = pointer_join("/param_plan", m.key);
+      meta_.boundary_index_.emplace(m.key, meta_.boundaries.size());
+      MetaBoundary& boundary = meta_.boundaries.emplace_back();
+      boundary.fqn = m.key;
+      if (!m.value.is_object()) {
+        error(pointer, got("an object", m.value));
+        continue;
+      }
+      boundary.entry = &m.value.as_object();
+      for (const JsonMember& field : m.value.as_object()) {
+        const std::string field_pointer = pointer_join(pointer, field.key);
+        const std::optional<std::size_t> i = find_spec_field_by_meta_key(field.key);
+        if (!i) {
+          boundary.unknown.push_back(&field);
+          continue;
+        }
+        if (kSpecFields[*i].section != FieldSection::kParamPlan) {
+          error(field_pointer, quote_for_diagnostic(field.key) +
+                                   " is an injection field and cannot appear in param_plan");
+          continue;
+        }
+        boundary.fields[*i] = &field.value;
+        if (*i == kParamsField) {
+          decode_params(boundary, field.value, field_pointer);
+        } else {
+          check_field(kSpecFields[*i].kind, field.value, field_pointer);
+        }
+      }
+    }
+  }
+
+  void decode_params(MetaBoundary& boundary, const Json& v, const std::string& pointer) {
+    if (v.is_null()) return;
+    if (!v.is_object()) {
+      error(pointer, got("an object (param -> axis -> placement)", v));
+      return;
+    }
+    boundary.params.reserve(v.as_object().size());
+    for (const JsonMember& param : v.as_object()) {
+      const std::string param_pointer = pointer_join(pointer, param.key);
+      MetaParam& out = boundary.params.emplace_back();
+      out.name = param.key;
+      out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
+      if (!param.value.is_object()) {
+        error(param_pointer, got("an object (axis -> placement)", param.value));
+        out.complete = false;
+        continue;
+      }
+      out.axes.reserve(param.value.as_object().size());
+      for (const JsonMember& axis : param.value.as_object()) {
+        if (!axis.value.is_string()) {
+          error(pointer_join(param_pointer, axis.key), got("a placement string", axis.value));
+          out.complete = false;
+          continue;
+        }
+        Expected<Placement> parsed = parse_placement(axis.value.as_string());
+        if (!parsed) {
+          error(pointer_join(param_pointer, axis.key), parsed.errors().front().message);
+          out.complete = false;
+          continue;
+        }
+        out.axes.push_back({axis.key, axis.value.as_string(), *parsed});
+      }
+    }
+  }
+
+  // The type rule each field kind's freeze gives its written value (docs/formats.md, the
+  // field table); falsy values of the truthy kinds are what freeze leaves out.
+  void check_field(FieldKind kind, const Json& v, const std::string& pointer) {
+    switch (kind) {
+      case FieldKind::kNamedPlacements:
+        if (v.truthy() && !v.is_object()) error(pointer, got("an object (name -> placements)", v));
+        break;
+      case FieldKind::kNameList:
+        if (v.truthy() && !v.is_array()) error(pointer, got("an array", v));
+        break;
+      case FieldKind::kAttrList:
+        if (!v.is_null() && !v.is_array()) error(pointer, got("an array", v));
+        break;
+      case FieldKind::kDictCopy:
+        if (v.truthy() && !v.is_object()) error(pointer, got("an object", v));
+        break;
+      case FieldKind::kPlacementMap:
+      case FieldKind::kScalar:
+      case FieldKind::kValueToDict:
+      case FieldKind::kPlain:
+      case FieldKind::kIntTruthy:
+        break;
+    }
+  }
+
+  void decode_injections(const Json& v) {
+    if (!v.is_array()) {
+      error("/injections", got("an array of objects", v));
+      return;
+    }
+    const JsonArray& items = v.as_array();
+    for (std::size_t n = 0; n < items.size(); ++n) {
+      const std::string pointer = index_pointer("/injections", n);
+      const Json& item = items[n];
+      if (!item.is_object()) {
+        error(pointer, got("an object", item));
+        continue;
+      }
+      const Json* match = item.find("match");
+      if (match == nullptr) {
+        error(pointer, "injection without a 'match'");
+        continue;
+      }
+      if (!match->is_string()) {
+        error(pointer + "/match", got("a string", *match));
+        continue;
+      }
+      MetaInjection& injection = meta_.injections.emplace_back();
+      injection.match = match->as_string();
+      injection.index = n;
+      for (const JsonMember& m : item.as_object()) {
+        if (m.key == "match") continue;
+        const std::string field_pointer = pointer_join(pointer, m.key);
+        const std::optional<std::size_t> i = find_spec_field_by_meta_key(m.key);
+        if (!i) {
+          injection.unknown.push_back(&m);
+        } else if (kSpecFields[*i].section != FieldSection::kInjections) {
+          error(field_pointer, quote_for_diagnostic(m.key) +
+                                   " is a param_plan field and cannot appear in an injection");
+        } else {
+          injection.fields[*i] = &m.value;
+          check_field(kSpecFields[*i].kind, m.value, field_pointer);
+        }
+      }
+    }
+  }
+
+  FrozenMeta& meta_;
+  ErrorList errors_;
+};
+
+Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command) {
+  FrozenMeta meta;
+  meta.file = document.name();
+  meta.root = json_from_dom(document.root());
+  MetaDecoder decoder(meta);
+  decoder.decode(command);
+  if (decoder.failed()) return decoder.take_errors();
+  return meta;
+}
+
+std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
+                                                 std::string_view command, Diagnostics& errors) {
+  FrozenMeta meta;
+  meta.file = document.name();
+  meta.root = json_from_dom(document.root());
+  MetaDecoder decoder(meta);
+  const bool is_meta = decoder.decode(command);
+  Diagnostics found = decoder.take_errors();
+  errors.insert(errors.end(), std::make_move_iterator(found.begin()),
+                std::make_move_iterator(found.end()));
+  if (!is_meta) return std::nullopt;
+  return meta;
+}
+
+namespace {
+
+// FNV-1a, fed one byte at a time so that every prefix's hash comes out of one pass.
+constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr std::uint64_t kFnvPrime = 1099511628211ull;
+
+std::uint64_t fnv(std::uint64_t h, char c) {
+  return (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
+}
+
+std::uint64_t fnv(std::string_view s) {
+  std::uint64_t h = kFnvOffset;
+  for (char c : s) h = fnv(h, c);
+  return h;
+}
+
+}  // namespace
+
+CoverageIndex::CoverageIndex(const FrozenMeta& meta) {
+  for (const MetaBoundary& b : meta.boundaries) {
+    for (const MetaParam& p : b.params) keys_.emplace(fnv(p.fqn), p.fqn);
+  }
+}
+
+bool CoverageIndex::covers(std::string_view fqn) const {
+  auto matches = [this](std::uint64_t h, std::string_view prefix) {
+    auto [first, last] = keys_.equal_range(h);
+    return std::any_of(first, last, [prefix](const auto& e) { return e.second == prefix; });
+  };
+  std::uint64_t h = kFnvOffset;
+  for (std::size_t i = 0; i < fqn.size(); ++i) {
+    if (fqn[i] == '.' && matches(h, fqn.substr(0, i))) return true;
+    h = fnv(h, fqn[i]);
+  }
+  return matches(h, fqn);
+}
+
+}  // namespace hpfreeze

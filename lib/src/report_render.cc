@@ -1,0 +1,189 @@
+#include "hpfreeze/report_command.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "hpfreeze/encode.h"
+
+// The text and JSON forms of a Report: rendering only, the arithmetic is in report_command.cc.
+namespace hpfreeze {
+namespace {
+
+// ---- text rendering ----
+
+enum class Align { kLeft, kRight };
+
+// Columns padded to their widest cell; the last column is not padded (no trailing blanks).
+std::string render_table(const std::vector<Align>& align,
+                         const std::vector<std::vector<std::string>>& rows,
+                         std::string_view indent) {
+  std::vector<std::size_t> width(align.size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line(indent);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::size_t pad = width[i] - row[i].size();
+      const bool last = i + 1 == row.size();
+      if (i != 0) line += "  ";
+      if (align[i] == Align::kRight) line.append(pad, ' ');
+      line += row[i];
+      if (align[i] == Align::kLeft && !last) line.append(pad, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+std::string mesh_line(const Report& r) {
+  std::string out = "mesh:";
+  if (r.mesh.empty()) {
+    out += " none, every axis counts as size 1";
+  } else {
+    for (const MeshAxis& a : r.mesh) out += " " + a.name + "=" + std::to_string(a.size);
+    out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
+  }
+  out += '\n';
+  if (!r.axis_order.empty()) {
+    out += "placement order:";
+    for (std::size_t i = 0; i < r.axis_order.size(); ++i) {
+      out += (i == 0 ? " " : ", ") + r.axis_order[i];
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+// "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
+std::string count_of(std::size_t shown, std::size_t total, std::string_view order) {
+  const std::string head = shown == total
+                               ? "all " + std::to_string(total)
+                               : "top " + std::to_string(shown) + " of " + std::to_string(total);
+  return " (" + head + ", " + std::string(order) + "):\n";
+}
+
+}  // namespace
+
+std::string render_report_text(const Report& r, std::size_t top) {
+  std::string out = mesh_line(r);
+  out += '\n';
+  const std::size_t planned = r.params.size();
+  const std::size_t uncovered = r.uncovered.size();
+  std::uint64_t total = r.rank0_bytes;
+  if (__builtin_add_overflow(total, r.uncovered_bytes, &total)) {
+    total = std::numeric_limits<std::uint64_t>::max();
+  }
+  auto row = [](std::string label, std::size_t count, std::uint64_t bytes) {
+    return std::vector<std::string>{std::move(label), std::to_string(count), format_bytes(bytes),
+                                    std::to_string(bytes)};
+  };
+  out += render_table({Align::kLeft, Align::kRight, Align::kRight, Align::kRight},
+                      {{"", "PARAMS", "BYTES", "EXACT"},
+                       row("rank 0, planned params", planned, r.rank0_bytes),
+                       row("  of which replicated", r.replicated_params, r.replicated_bytes),
+                       row("planned params at full size", planned, r.unsharded_bytes),
+                       row("uncovered params (whole on every rank)", uncovered, r.uncovered_bytes),
+                       row("rank 0 total", planned + uncovered, total)},
+                      "");
+
+  const std::size_t nb = std::min(top, r.boundaries.size());
+  if (nb > 0) {
+    out += "\nboundaries" + count_of(nb, r.boundaries.size(), "by rank-0 bytes");
+    std::vector<std::vector<std::string>> rows{{"BYTES", "PARAMS", "BOUNDARY"}};
+    for (std::size_t i = 0; i < nb; ++i) {
+      const BoundaryReport& b = r.boundaries[i];
+      rows.push_back({format_bytes(b.rank0_bytes), std::to_string(b.params),
+                      b.fqn.empty() ? "(root)" : b.fqn});
+    }
+    out += render_table({Align::kRight, Align::kRight, Align::kLeft}, rows, "  ");
+    if (nb < r.boundaries.size()) {
+      std::uint64_t rest = 0;
+      for (std::size_t i = nb; i < r.boundaries.size(); ++i) rest += r.boundaries[i].rank0_bytes;
+      out += "  ... " + std::to_string(r.boundaries.size() - nb) + " more, " + format_bytes(rest) +
+             "\n";
+    }
+  }
+
+  const std::size_t np = std::min(top, r.params.size());
+  if (np > 0) {
+    out += "\nparams" + count_of(np, r.params.size(), "by rank-0 bytes");
+    std::vector<std::vector<std::string>> rows{
+        {"BYTES", "DTYPE", "SHAPE", "LOCAL", "PLACEMENTS", "PARAM"}};
+    for (std::size_t i = 0; i < np; ++i) {
+      const ParamReport& p = r.params[i];
+      rows.push_back({format_bytes(p.rank0_bytes), p.dtype.value_or("-"), shape_text(p.shape),
+                      shape_text(p.local_shape), p.placements.empty() ? "-" : p.placements, p.fqn});
+    }
+    out += render_table(
+        {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft}, rows,
+        "  ");
+  }
+
+  const std::size_t nu = std::min(top, r.uncovered.size());
+  if (nu > 0) {
+    out += "\nuncovered params" + count_of(nu, r.uncovered.size(), "by bytes");
+    std::vector<std::vector<std::string>> rows{{"BYTES", "DTYPE", "SHAPE", "PARAM"}};
+    for (std::size_t i = 0; i < nu; ++i) {
+      const UncoveredParam& u = r.uncovered[i];
+      rows.push_back({format_bytes(u.bytes), u.dtype.value_or("-"), shape_text(u.shape), u.fqn});
+    }
+    out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
+  }
+
+  std::size_t counts[3] = {0, 0, 0};
+  for (const Diagnostic& d : r.findings) ++counts[static_cast<int>(d.severity)];
+  if (!r.findings.empty()) {
+    out += "\nfindings: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
+           ", " + plural(counts[2], "note") + " (on stderr)\n";
+  }
+  return out;
+}
+
+std::string render_report_json(const Report& r, std::optional<std::size_t> top) {
+  auto shape_json = [](const std::vector<std::uint64_t>& shape) {
+    JsonArray a;
+    for (std::uint64_t d : shape) a.emplace_back(d);
+    return Json(std::move(a));
+  };
+  JsonObject mesh;
+  for (const MeshAxis& a : r.mesh) mesh.push_back({a.name, Json(a.size)});
+  JsonArray boundaries;
+  for (const BoundaryReport& b : r.boundaries) {
+    boundaries.emplace_back(
+        JsonObject{{"fqn", Json(std::string_view(b.fqn))}, {"rank0_bytes", Json(b.rank0_bytes)}});
+  }
+  JsonArray params;
+  const std::size_t np = std::min(top.value_or(r.params.size()), r.params.size());
+  for (std::size_t i = 0; i < np; ++i) {
+    const ParamReport& p = r.params[i];
+    params.emplace_back(JsonObject{{"fqn", Json(std::string_view(p.fqn))},
+                                   {"shape", shape_json(p.shape)},
+                                   {"dtype", p.dtype ? Json(std::string_view(*p.dtype)) : Json()},
+                                   {"local_shape", shape_json(p.local_shape)},
+                                   {"rank0_bytes", Json(p.rank0_bytes)}});
+  }
+  JsonArray findings;
+  for (const Diagnostic& d : r.findings) {
+    const char* severity = d.severity == Severity::kError     ? "error"
+                           : d.severity == Severity::kWarning ? "warning"
+                                                              : "note";
+    findings.emplace_back(JsonObject{{"severity", Json(severity)},
+                                     {"pointer", Json(std::string_view(d.pointer))},
+                                     {"message", Json(std::string_view(d.message))}});
+  }
+  const Json doc(JsonObject{{"mesh", Json(std::move(mesh))},
+                            {"rank0_bytes", Json(r.rank0_bytes)},
+                            {"replicated_bytes", Json(r.replicated_bytes)},
+                            {"unsharded_bytes", Json(r.unsharded_bytes)},
+                            {"uncovered_bytes", Json(r.uncovered_bytes)},
+                            {"boundaries", Json(std::move(boundaries))},
+                            {"params", Json(std::move(params))},
+                            {"findings", Json(std::move(findings))}});
+  return encode_plain_json(doc) + "\n";
+}
+
+}  // namespace hpfreeze

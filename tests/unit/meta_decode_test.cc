@@ -1,0 +1,151 @@
+// decode_meta and CoverageIndex: the typed meta every reader of codegen_meta.json shares.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
+
+namespace hpfreeze {
+namespace {
+
+JsonDocument parse(std::string text) {
+  Expected<JsonDocument> doc = parse_json_document("meta.json", std::move(text));
+  EXPECT_TRUE(doc.ok());
+  return std::move(*doc);
+}
+
+std::vector<std::string> errors_of(std::string text) {
+  JsonDocument doc = parse(std::move(text));
+  Expected<FrozenMeta> meta = decode_meta(doc, "test");
+  std::vector<std::string> out;
+  if (!meta) {
+    for (const Diagnostic& d : meta.errors()) out.push_back(d.location_and_message());
+  }
+  return out;
+}
+
+TEST(DecodeMeta, TypedModelOfAFrozenMeta) {
+  JsonDocument doc = parse(R"j({"signature": "s", "mesh_dim_names": ["tp", "cp"],
+      "param_plan": {"": {"params": {"lm_head.weight": {"tp": "S(0)"}}},
+                     "blk": {"params": {"w": {"tp": "R", "cp": "SS( 1 , 2 )"}, "r": {"tp": "R"}},
+                             "is_boundary": true}},
+      "injections": [{"match": "blk", "ep_size": 2}],
+      "frozen_sharded_params": ["blk.w", "lm_head.weight"],
+      "boundary_classes": {"blk": "Block"}, "tied_pairs": [["a", "b"]],
+      "special_handlers": {}})j");
+  Expected<FrozenMeta> meta = decode_meta(doc, "test");
+  ASSERT_TRUE(meta.ok());
+  ASSERT_EQ(meta->boundaries.size(), 2u);
+  const MetaBoundary& blk = meta->boundaries[1];
+  EXPECT_EQ(blk.fqn, "blk");
+  ASSERT_EQ(blk.params.size(), 2u);
+  EXPECT_EQ(blk.params[0].fqn, "blk.w");
+  EXPECT_TRUE(blk.params[0].sharded());
+  EXPECT_FALSE(blk.params[1].sharded());
+  EXPECT_EQ(blk.params[0].axes[1].text, "SS( 1 , 2 )");
+  EXPECT_EQ(blk.params[0].axes[1].placement, Placement::strided_shard(1, 2));
+  EXPECT_EQ(meta->boundaries[0].params[0].fqn, "lm_head.weight");  // root boundary: no dot
+  ASSERT_NE(blk.fields[*find_spec_field_by_meta_key("is_boundary")], nullptr);
+  ASSERT_EQ(meta->injections.size(), 1u);
+  EXPECT_EQ(meta->injections[0].match, "blk");
+  EXPECT_NE(meta->injections[0].fields[*find_spec_field_by_meta_key("ep_size")], nullptr);
+  EXPECT_EQ(meta->sharded_params(), (std::vector<std::string_view>{"blk.w", "lm_head.weight"}));
+  EXPECT_EQ(meta->frozen_sharded_params.size(), 2u);
+  ASSERT_TRUE(meta->mesh_dim_names.has_value());
+  EXPECT_EQ(*meta->mesh_dim_names, (std::vector<std::string_view>{"tp", "cp"}));
+  EXPECT_EQ(meta->boundary_classes.size(), 1u);
+  EXPECT_EQ(meta->tied_pairs.size(), 1u);
+  EXPECT_NE(meta->special_handlers, nullptr);
+  ASSERT_EQ(meta->identity.size(), 1u);
+  EXPECT_EQ(meta->identity[0]->key, "signature");
+  EXPECT_EQ(meta->find_boundary("blk"), &blk);
+  EXPECT_EQ(meta->find_boundary("nope"), nullptr);
+}
+
+TEST(DecodeMeta, WrongKindOfFileIsNamed) {
+  EXPECT_EQ(errors_of(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j"),
+            std::vector<std::string>{
+                "meta.json: this is a plan dump; test wants a codegen_meta.json"});
+  EXPECT_EQ(errors_of(R"j({"modules": {"": "Net"}, "parameters": {}})j"),
+            std::vector<std::string>{
+                "meta.json: this is a model tree dump; test wants a codegen_meta.json"});
+  EXPECT_EQ(errors_of("[]"), std::vector<std::string>{"meta.json: expected a JSON object (a "
+                                                      "codegen_meta.json), got an array"});
+}
+
+TEST(DecodeMeta, ErrorsCarryPointers) {
+  EXPECT_EQ(errors_of(R"j({"param_plan": {"a/b": {"params": {"w": {"tp": "S(x)"}},
+      "ep_size": 1, "out_names": 3}}, "injections": [{"match": "a/b", "params": {}}],
+      "mesh_dim_names": [1], "tied_pairs": [[2]], "boundary_classes": {"x": 1}})j"),
+            (std::vector<std::string>{
+                "meta.json: /param_plan/a~1b/params/w/tp: invalid placement 'S(x)': dim 'x' is "
+                "not an integer",
+                "meta.json: /param_plan/a~1b/ep_size: 'ep_size' is an injection field and cannot "
+                "appear in param_plan",
+                "meta.json: /param_plan/a~1b/out_names: expected an array, got an integer",
+                "meta.json: /injections/0/params: 'params' is a param_plan field and cannot "
+                "appear in an injection",
+                "meta.json: /mesh_dim_names/0: expected a string, got an integer",
+                "meta.json: /tied_pairs/0/0: expected a string, got an integer",
+                "meta.json: /boundary_classes/x: expected a string, got an integer"}));
+  EXPECT_EQ(errors_of("{}"),
+            std::vector<std::string>{"meta.json: missing param_plan: the meta plans no boundary"});
+}
+
+TEST(DecodeMeta, UnknownFieldsAreKeptAndFalsyValuesAccepted) {
+  JsonDocument doc = parse(R"j({"param_plan": {"b": {"future": 1, "in_src": false,
+      "out_names": 0, "params": null}}, "mesh_dim_names": null, "tied_pairs": null})j");
+  Expected<FrozenMeta> meta = decode_meta(doc, "test");
+  ASSERT_TRUE(meta.ok());
+  ASSERT_EQ(meta->boundaries[0].unknown.size(), 1u);
+  EXPECT_EQ(meta->boundaries[0].unknown[0]->key, "future");
+  EXPECT_TRUE(meta->boundaries[0].params.empty());
+  EXPECT_FALSE(meta->mesh_dim_names.has_value());
+}
+
+TEST(DecodeMeta, ErrorsAreCapped) {
+  std::string text = R"j({"param_plan": {"b": {"params": {)j";
+  for (int i = 0; i < 150; ++i) text += (i ? ", " : "") + ("\"w" + std::to_string(i) + "\": 1");
+  text += "}}}}";
+  const std::vector<std::string> errors = errors_of(text);
+  ASSERT_EQ(errors.size(), 101u);
+  EXPECT_EQ(errors.back(), "meta.json: 50 more errors not shown");
+}
+
+TEST(DecodeMeta, KeepGoingKeepsWhatDecoded) {
+  JsonDocument doc = parse(R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(x)", "cp": "S(0)"},
+      "v": {"tp": "R"}}}}})j");
+  Diagnostics errors;
+  std::optional<FrozenMeta> meta = decode_meta_keep_going(doc, "check", errors);
+  ASSERT_TRUE(meta.has_value());
+  ASSERT_EQ(errors.size(), 1u);
+  ASSERT_EQ(meta->boundaries[0].params.size(), 2u);
+  EXPECT_FALSE(meta->boundaries[0].params[0].complete);
+  EXPECT_TRUE(meta->boundaries[0].params[0].sharded());
+  EXPECT_TRUE(meta->boundaries[0].params[1].complete);
+  JsonDocument plan = parse(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j");
+  EXPECT_FALSE(decode_meta_keep_going(plan, "check", errors).has_value());
+}
+
+TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {
+  JsonDocument doc = parse(R"j({"param_plan": {"m": {"params": {"w": {"tp": "R"},
+      "sub.x": {"tp": "R"}}}, "": {"params": {"top": {"tp": "R"}}}}})j");
+  Expected<FrozenMeta> meta = decode_meta(doc, "test");
+  ASSERT_TRUE(meta.ok());
+  const CoverageIndex coverage(*meta);
+  EXPECT_TRUE(coverage.covers("m.w"));
+  EXPECT_TRUE(coverage.covers("m.w.extra"));
+  EXPECT_TRUE(coverage.covers("m.sub.x"));
+  EXPECT_TRUE(coverage.covers("top"));
+  EXPECT_TRUE(coverage.covers("top.a.b"));
+  EXPECT_FALSE(coverage.covers("m.ww"));
+  EXPECT_FALSE(coverage.covers("m"));
+  EXPECT_FALSE(coverage.covers("m.sub"));
+  EXPECT_FALSE(coverage.covers(""));
+  EXPECT_FALSE(coverage.covers("to"));
+}
+
+}  // namespace
+}  // namespace hpfreeze
