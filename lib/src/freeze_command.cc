@@ -54,17 +54,23 @@ struct LoadedModel {
   FreezeStages::Input stage;
 };
 
-// The model decoder checks the keys of every object it walks, and a model dump has no
-// others (model_decode.cc): its parse skips the separate duplicate-key walk.
-LoadedModel load_model(const std::string& path) {
-  LoadedModel model;
+// Both decoders check the keys of every object they walk or copy (plan_decode.cc,
+// model_decode.cc): the parse of either dump skips the separate duplicate-key walk.
+ParseOptions decoder_checks_keys() {
   ParseOptions options;
   options.check_duplicate_keys = false;
-  model.document = load_document(path, model.stage, options);
+  return options;
+}
+
+LoadedModel load_model(const std::string& path) {
+  LoadedModel model;
+  model.document = load_document(path, model.stage, decoder_checks_keys());
   if (*model.document) {
     const Clock::time_point start = Clock::now();
     model.tree = decode_model_tree(**model.document);
     model.stage.decode_ms = ms_since(start);
+    // The decoded tree views only the document's strings.
+    if (*model.tree) (**model.document).release_tree();
   }
   return model;
 }
@@ -120,8 +126,10 @@ std::optional<Diagnostic> wrong_kind_error(const JsonDocument& plan, const JsonD
                       "this looks like a codegen_meta.json; " + flag + " wants " +
                           std::string(wanted_text));
   }
+  // The other file may have been decoded and its tree released: then it is the kind its
+  // flag asks for, which is not `wanted`.
   const JsonDocument& other = plan_rejected ? model : plan;
-  if (guess_dump_kind(other) == wanted) {
+  if (!other.tree_released() && guess_dump_kind(other) == wanted) {
     return make_error(rejected.name(), {},
                       "--plan and --model look swapped: --plan " + plan.name() +
                           " is a model tree dump and --model " + model.name() +
@@ -200,10 +208,12 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   } catch (const std::system_error&) {
     // No thread to be had: load the model below, on this one.
   }
-  Expected<JsonDocument> plan_doc = load_document(request.plan_path, st.inputs[0]);
+  Expected<JsonDocument> plan_doc =
+      load_document(request.plan_path, st.inputs[0], decoder_checks_keys());
   std::optional<Expected<PlanDump>> plan;
   Clock::time_point start = Clock::now();
   if (plan_doc) plan = decode_plan_dump(*plan_doc);
+  if (plan && *plan) plan_doc->release_tree();
   // The part of the freeze that needs no model, meanwhile.
   std::optional<PlanFreezer> freezer;
   if (plan && *plan) freezer.emplace(**plan, request.options);
@@ -215,11 +225,11 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   LoadedModel model = model_future.valid() ? model_future.get() : load_model(request.model_path);
   st.inputs[1] = std::move(model.stage);
 
-  // A repeated key in the model dump, which its parse left to the decoder: looked for only
-  // when something failed, and reported where the parse would have reported it.
-  const auto model_repeated_key = [&model]() -> std::optional<Diagnostic> {
-    if (!*model.document || (**model.document).keys_checked()) return std::nullopt;
-    return find_duplicate_key(**model.document);
+  // A repeated key in a dump whose parse left it to the decoder: looked for only when
+  // something failed, and reported where the parse would have reported it.
+  const auto repeated_key = [](const Expected<JsonDocument>& doc) -> std::optional<Diagnostic> {
+    if (!doc || doc->keys_checked()) return std::nullopt;
+    return find_duplicate_key(*doc);
   };
   Diagnostics errors;
   const bool parse_failed = !plan_doc || !*model.document || (base_doc && !*base_doc);
@@ -227,13 +237,15 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
        {&plan_doc, &*model.document, base_doc ? &*base_doc : nullptr}) {
     if (doc != nullptr && !*doc) {
       errors.insert(errors.end(), doc->errors().begin(), doc->errors().end());
-    } else if (doc == &*model.document && parse_failed) {
-      if (std::optional<Diagnostic> repeated = model_repeated_key()) errors.push_back(*repeated);
+    } else if (doc != nullptr && parse_failed) {
+      if (std::optional<Diagnostic> repeated = repeated_key(*doc)) errors.push_back(*repeated);
     }
   }
   if (!errors.empty()) return errors;
   if (!*plan || !*model.tree) {
-    if (std::optional<Diagnostic> repeated = model_repeated_key()) return *repeated;
+    // Parse errors first, in file order, as a checked parse would have given them.
+    if (std::optional<Diagnostic> repeated = repeated_key(plan_doc)) return *repeated;
+    if (std::optional<Diagnostic> repeated = repeated_key(*model.document)) return *repeated;
     if (auto mixup = wrong_kind_error(*plan_doc, **model.document, !*plan)) return *mixup;
     return std::move(!*plan ? (*plan).errors() : (*model.tree).errors());
   }

@@ -364,6 +364,11 @@ std::optional<Diagnostic> find_duplicate_key(const JsonDocument& document) {
   return duplicate_key_error(document.name(), std::move(*problem));
 }
 
+bool has_repeated_key(element e) {
+  const std::optional<DomProblem> problem = DomChecker().find(e);
+  return problem && problem->kind == DomProblem::Kind::kDuplicateKey;
+}
+
 Json json_from_dom(element e) {
   switch (e.type()) {
     case element_type::ARRAY: {
