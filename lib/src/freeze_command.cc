@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
-#include <future>
 #include <optional>
 #include <string_view>
-#include <system_error>
 #include <utility>
 
 #include "hpfreeze/depfile.h"
@@ -197,33 +195,32 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   FreezeStages& st = stages != nullptr ? *stages : local_stages;
   st = FreezeStages{};
   st.inputs.resize(request.base_path ? 3 : 2);
-  // The model dump is read, parsed and decoded on a second thread while this one does the
-  // plan: the two are independent until the freeze. The results are then examined in the
-  // sequential order (every read and parse error first, so that each unreadable or
-  // malformed file is reported in one run; then the decode errors), so the diagnostics
-  // never depend on timing.
-  std::future<LoadedModel> model_future;
-  try {
-    model_future = std::async(std::launch::async, load_model, std::cref(request.model_path));
-  } catch (const std::system_error&) {
-    // No thread to be had: load the model below, on this one.
-  }
+  // One dump after the other, each parsed, decoded and released down to its strings
+  // before the next is read: peak memory is one parse (its input text, structural index
+  // and tape) plus what earlier stages kept, the budget of docs/performance.md. Parsing
+  // the model on a second thread beside the plan raised the peak by the plan's parse and
+  // was slower even on two cores of a busy machine: it doubled the fresh pages (faults)
+  // that dominate this work (docs/performance.md, "One core"). Errors are then examined in
+  // the order a user reads them: every read and parse error first, so that each
+  // unreadable or malformed file is reported in one run; then the decode errors.
   Expected<JsonDocument> plan_doc =
       load_document(request.plan_path, st.inputs[0], decoder_checks_keys());
   std::optional<Expected<PlanDump>> plan;
   Clock::time_point start = Clock::now();
   if (plan_doc) plan = decode_plan_dump(*plan_doc);
   if (plan && *plan) plan_doc->release_tree();
-  // The part of the freeze that needs no model, meanwhile.
-  std::optional<PlanFreezer> freezer;
-  if (plan && *plan) freezer.emplace(**plan, request.options);
-  // Decoding the plan and the model-free part of the freeze are timed together here (the
-  // freezer's share is small): both count as the plan's decode.
   st.inputs[0].decode_ms = ms_since(start);
+  LoadedModel model = load_model(request.model_path);
+  st.inputs[1] = std::move(model.stage);
   std::optional<Expected<JsonDocument>> base_doc;
   if (request.base_path) base_doc = load_document(*request.base_path, st.inputs[2]);
-  LoadedModel model = model_future.valid() ? model_future.get() : load_model(request.model_path);
-  st.inputs[1] = std::move(model.stage);
+  // The part of the freeze that needs no model, once the model's parse has handed back its
+  // input text and structural index: run before it, its 11 MiB (DeepSeek-V3) would add to
+  // that parse's peak. Timed as part of the plan's decode.
+  start = Clock::now();
+  std::optional<PlanFreezer> freezer;
+  if (plan && *plan) freezer.emplace(**plan, request.options);
+  st.inputs[0].decode_ms += ms_since(start);
 
   // A repeated key in a dump whose parse left it to the decoder: looked for only when
   // something failed, and reported where the parse would have reported it.
