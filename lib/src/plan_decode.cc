@@ -256,7 +256,8 @@ class Decoder {
     out.reserve(o.size());
     for (auto name_it = o.begin(); name_it != o.end(); ++name_it) {
       const std::string_view name = name_it.key();
-      // An object with a type tag is that typed value, never a map (docs/formats.md, "Typed values").
+      // An object with a type tag is that typed value, never a map (docs/formats.md, "Typed
+      // values").
       if (tag_of_key(name) != Tag::kNone) {
         fail(pointer,
              "expected an object of parameters, got a typed " + std::string(name) + " value");
@@ -278,14 +279,12 @@ class Decoder {
         placement.axis = axis;
         placement.placement = param_leaf(axis_it.value(), Path(param_pointer, axis));
       }
-      if (check_keys_ && repeats_.any(param.axes.size(), [&param](std::size_t i) {
-            return param.axes[i].axis;
-          })) {
+      if (check_keys_ &&
+          repeats_.any(param.axes.size(), [&param](std::size_t i) { return param.axes[i].axis; })) {
         fail_repeated_key();
       }
     }
-    if (check_keys_ &&
-        repeats_.any(out.size(), [&out](std::size_t i) { return out[i].name; })) {
+    if (check_keys_ && repeats_.any(out.size(), [&out](std::size_t i) { return out[i].name; })) {
       fail_repeated_key();
     }
     return out;
@@ -377,8 +376,8 @@ class Decoder {
 // A bit per known top-level key, 0 for the others (which are rejected).
 unsigned root_key_bit(std::string_view key) {
   static constexpr std::string_view kKeys[] = {
-      "modules",  "format", "mesh_dim_names", "tied_pairs", "special_handlers",
-      "meta",     "sequence_parallel", "loss_parallel"};
+      "modules",          "format", "mesh_dim_names",    "tied_pairs",
+      "special_handlers", "meta",   "sequence_parallel", "loss_parallel"};
   for (std::size_t i = 0; i < std::size(kKeys); ++i) {
     if (kKeys[i] == key) return 1u << i;
   }
@@ -476,9 +475,8 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
       const element spec = fqn_it.value();
       plan.modules.push_back(decoder.module_spec(fqn, spec, Path(modules_path, fqn)));
     }
-    if (check_keys && RepeatCheck().any(plan.modules.size(), [&plan](std::size_t i) {
-          return plan.modules[i].fqn;
-        })) {
+    if (check_keys && RepeatCheck().any(plan.modules.size(),
+                                        [&plan](std::size_t i) { return plan.modules[i].fqn; })) {
       fail_repeated_key();
     }
   } catch (const DecodeError& error) {

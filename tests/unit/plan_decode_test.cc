@@ -282,8 +282,10 @@ TEST(DecodePlan, RepeatedKeysWhenTheParseDidNotCheck) {
   EXPECT_EQ(decode(R"j({"modules": {"a": {"params": {"w": {"tp": )j" + shard + R"j(, "tp": )j" +
                    shard + "}}}}}"),
             "plan.json: /modules/a/params/w/tp: duplicate key 'tp'");
-  EXPECT_EQ(decode(R"j({"modules": {"a": {"params": {"w": {"tp": {"$placement": "Shard", "dim": 0, "dim": 1}}}}}})j"),
-            "plan.json: /modules/a/params/w/tp/dim: duplicate key 'dim'");
+  EXPECT_EQ(
+      decode(
+          R"j({"modules": {"a": {"params": {"w": {"tp": {"$placement": "Shard", "dim": 0, "dim": 1}}}}}})j"),
+      "plan.json: /modules/a/params/w/tp/dim: duplicate key 'dim'");
   // Named placements, plain values.
   EXPECT_EQ(decode(R"j({"modules": {"a": {"out_src": {"o": {"tp": "R"}, "o": {"tp": "R"}}}}})j"),
             "plan.json: /modules/a/out_src/o: duplicate key 'o'");
