@@ -306,8 +306,12 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
   bytes.resize(size);
 
   auto parser = std::make_unique<simdjson::dom::parser>();
-  // One level more than we allow: simdjson counts scalars as a level (see DomChecker).
-  if (const auto error = parser->allocate(size, kMaxJsonDepth + 1); error) {
+  // First with simdjson's depth limit at ours: a document it accepts then is certainly not
+  // too deep (simdjson counts at least every container as a level), and needs no depth
+  // check of its own. Only a document that reaches the limit is parsed again with one level
+  // more (simdjson counts a scalar in the innermost container as a level too, see
+  // DomChecker) and has its containers counted.
+  if (const auto error = parser->allocate(size, kMaxJsonDepth); error) {
     return simdjson_failure(std::move(display_name), size, error);
   }
   // The parse fills the DOM's tape and string buffer at once: for large inputs they get
@@ -330,12 +334,21 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
     }
   }
   element root;
-  if (const auto error = parser->parse(bytes.data(), size, false).get(root); error) {
+  simdjson::error_code error = parser->parse(bytes.data(), size, false).get(root);
+  const bool at_depth_limit = error == simdjson::DEPTH_ERROR;
+  if (at_depth_limit) {
+    error = parser->allocate(size, kMaxJsonDepth + 1);
+    if (error) return simdjson_failure(std::move(display_name), size, error);
+    error = parser->parse(bytes.data(), size, false).get(root);
+  }
+  if (error) {
     if (error == simdjson::MEMALLOC) return out_of_memory(std::move(display_name), size);
     return locate_syntax_error(display_name, bytes, simdjson::error_message(error));
   }
   if (!check_keys) {
-    if (too_deep(parser->doc)) return locate_syntax_error(display_name, bytes, "nesting too deep");
+    if (at_depth_limit && too_deep(parser->doc)) {
+      return locate_syntax_error(display_name, bytes, "nesting too deep");
+    }
   } else if (auto problem = DomChecker().find(root)) {
     if (problem->kind == DomProblem::Kind::kDuplicateKey) {
       return duplicate_key_error(std::move(display_name), std::move(*problem));
