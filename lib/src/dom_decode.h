@@ -12,9 +12,11 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
+#include "name_index.h"
 
 namespace hpfreeze::dom_decode {
 
@@ -171,6 +173,49 @@ inline void check_format(element e, std::string_view expected) {
                       std::string(expected) + "')");
   }
 }
+
+// A repeated key in a document parsed without the duplicate-key check (ParseOptions). The
+// text does not matter: the decoder then reports what find_duplicate_key() says, which
+// names the first repeat in document order.
+[[noreturn]] inline void fail_repeated_key() { throw DecodeError{{}, "duplicate key"}; }
+
+// Marks `bit` in `seen`; a key seen before is a repeated key. For objects whose keys are
+// a known set (the dump's own fields).
+inline void see(unsigned& seen, unsigned bit) {
+  if ((seen & bit) != 0) fail_repeated_key();
+  seen |= bit;
+}
+
+// Whether some of `count` names (`name_of(i)`) repeat: pairwise for the small objects a
+// dump is mostly made of, a reused hash index for large ones (the parameters of a module).
+class RepeatCheck {
+ public:
+  template <class NameOf>
+  bool any(std::size_t count, NameOf name_of) {
+    if (count <= kPairwiseLimit) {
+      for (std::size_t i = 1; i < count; ++i) {
+        const std::string_view name = name_of(i);
+        for (std::size_t j = 0; j < i; ++j) {
+          if (name_of(j) == name) return true;
+        }
+      }
+      return false;
+    }
+    return !index_.build(count, name_of);
+  }
+
+  // The keys of `o`.
+  bool any(simdjson::dom::object o) {
+    keys_.clear();
+    for (auto it = o.begin(); it != o.end(); ++it) keys_.push_back(it.key());
+    return any(keys_.size(), [this](std::size_t i) { return keys_[i]; });
+  }
+
+ private:
+  static constexpr std::size_t kPairwiseLimit = 16;
+  NameIndex index_;
+  std::vector<std::string_view> keys_;
+};
 
 inline Diagnostic to_diagnostic(const DecodeError& error, const std::string& file) {
   return make_error(file, error.pointer, error.message);

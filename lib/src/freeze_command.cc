@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
-#include <future>
 #include <optional>
 #include <string_view>
-#include <system_error>
 #include <utility>
 
 #include "hpfreeze/depfile.h"
@@ -54,17 +52,23 @@ struct LoadedModel {
   FreezeStages::Input stage;
 };
 
-// The model decoder checks the keys of every object it walks, and a model dump has no
-// others (model_decode.cc): its parse skips the separate duplicate-key walk.
-LoadedModel load_model(const std::string& path) {
-  LoadedModel model;
+// Both decoders check the keys of every object they walk or copy (plan_decode.cc,
+// model_decode.cc): the parse of either dump skips the separate duplicate-key walk.
+ParseOptions decoder_checks_keys() {
   ParseOptions options;
   options.check_duplicate_keys = false;
-  model.document = load_document(path, model.stage, options);
+  return options;
+}
+
+LoadedModel load_model(const std::string& path) {
+  LoadedModel model;
+  model.document = load_document(path, model.stage, decoder_checks_keys());
   if (*model.document) {
     const Clock::time_point start = Clock::now();
     model.tree = decode_model_tree(**model.document);
     model.stage.decode_ms = ms_since(start);
+    // The decoded tree views only the document's strings.
+    if (*model.tree) (**model.document).release_tree();
   }
   return model;
 }
@@ -120,8 +124,10 @@ std::optional<Diagnostic> wrong_kind_error(const JsonDocument& plan, const JsonD
                       "this looks like a codegen_meta.json; " + flag + " wants " +
                           std::string(wanted_text));
   }
+  // The other file may have been decoded and its tree released: then it is the kind its
+  // flag asks for, which is not `wanted`.
   const JsonDocument& other = plan_rejected ? model : plan;
-  if (guess_dump_kind(other) == wanted) {
+  if (!other.tree_released() && guess_dump_kind(other) == wanted) {
     return make_error(rejected.name(), {},
                       "--plan and --model look swapped: --plan " + plan.name() +
                           " is a model tree dump and --model " + model.name() +
@@ -178,37 +184,38 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   FreezeStages& st = stages != nullptr ? *stages : local_stages;
   st = FreezeStages{};
   st.inputs.resize(request.base_path ? 3 : 2);
-  // The model dump is read, parsed and decoded on a second thread while this one does the
-  // plan: the two are independent until the freeze. The results are then examined in the
-  // sequential order (every read and parse error first, so that each unreadable or
-  // malformed file is reported in one run; then the decode errors), so the diagnostics
-  // never depend on timing.
-  std::future<LoadedModel> model_future;
-  try {
-    model_future = std::async(std::launch::async, load_model, std::cref(request.model_path));
-  } catch (const std::system_error&) {
-    // No thread to be had: load the model below, on this one.
-  }
-  Expected<JsonDocument> plan_doc = load_document(request.plan_path, st.inputs[0]);
+  // One dump after the other, each parsed, decoded and released down to its strings
+  // before the next is read: peak memory is one parse (its input text, structural index
+  // and tape) plus what earlier stages kept, the budget of docs/performance.md. Parsing
+  // the model on a second thread beside the plan raised the peak by the plan's parse and
+  // was slower even on two cores of a busy machine: it doubled the fresh pages (faults)
+  // that dominate this work (docs/performance.md, "One core"). Errors are then examined in
+  // the order a user reads them: every read and parse error first, so that each
+  // unreadable or malformed file is reported in one run; then the decode errors.
+  Expected<JsonDocument> plan_doc =
+      load_document(request.plan_path, st.inputs[0], decoder_checks_keys());
   std::optional<Expected<PlanDump>> plan;
   Clock::time_point start = Clock::now();
   if (plan_doc) plan = decode_plan_dump(*plan_doc);
-  // The part of the freeze that needs no model, meanwhile.
-  std::optional<PlanFreezer> freezer;
-  if (plan && *plan) freezer.emplace(**plan, request.options);
-  // Decoding the plan and the model-free part of the freeze are timed together here (the
-  // freezer's share is small): both count as the plan's decode.
+  if (plan && *plan) plan_doc->release_tree();
   st.inputs[0].decode_ms = ms_since(start);
+  LoadedModel model = load_model(request.model_path);
+  st.inputs[1] = std::move(model.stage);
   std::optional<Expected<JsonDocument>> base_doc;
   if (request.base_path) base_doc = load_document(*request.base_path, st.inputs[2]);
-  LoadedModel model = model_future.valid() ? model_future.get() : load_model(request.model_path);
-  st.inputs[1] = std::move(model.stage);
+  // The part of the freeze that needs no model, once the model's parse has handed back its
+  // input text and structural index: run before it, its 11 MiB (DeepSeek-V3) would add to
+  // that parse's peak. Timed as part of the plan's decode.
+  start = Clock::now();
+  std::optional<PlanFreezer> freezer;
+  if (plan && *plan) freezer.emplace(**plan, request.options);
+  st.inputs[0].decode_ms += ms_since(start);
 
-  // A repeated key in the model dump, which its parse left to the decoder: looked for only
-  // when something failed, and reported where the parse would have reported it.
-  const auto model_repeated_key = [&model]() -> std::optional<Diagnostic> {
-    if (!*model.document || (**model.document).keys_checked()) return std::nullopt;
-    return find_duplicate_key(**model.document);
+  // A repeated key in a dump whose parse left it to the decoder: looked for only when
+  // something failed, and reported where the parse would have reported it.
+  const auto repeated_key = [](const Expected<JsonDocument>& doc) -> std::optional<Diagnostic> {
+    if (!doc || doc->keys_checked()) return std::nullopt;
+    return find_duplicate_key(*doc);
   };
   Diagnostics errors;
   const bool parse_failed = !plan_doc || !*model.document || (base_doc && !*base_doc);
@@ -216,13 +223,15 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
        {&plan_doc, &*model.document, base_doc ? &*base_doc : nullptr}) {
     if (doc != nullptr && !*doc) {
       errors.insert(errors.end(), doc->errors().begin(), doc->errors().end());
-    } else if (doc == &*model.document && parse_failed) {
-      if (std::optional<Diagnostic> repeated = model_repeated_key()) errors.push_back(*repeated);
+    } else if (doc != nullptr && parse_failed) {
+      if (std::optional<Diagnostic> repeated = repeated_key(*doc)) errors.push_back(*repeated);
     }
   }
   if (!errors.empty()) return errors;
   if (!*plan || !*model.tree) {
-    if (std::optional<Diagnostic> repeated = model_repeated_key()) return *repeated;
+    // Parse errors first, in file order, as a checked parse would have given them.
+    if (std::optional<Diagnostic> repeated = repeated_key(plan_doc)) return *repeated;
+    if (std::optional<Diagnostic> repeated = repeated_key(*model.document)) return *repeated;
     if (auto mixup = wrong_kind_error(*plan_doc, **model.document, !*plan)) return *mixup;
     return std::move(!*plan ? (*plan).errors() : (*model.tree).errors());
   }

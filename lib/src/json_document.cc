@@ -306,8 +306,12 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
   bytes.resize(size);
 
   auto parser = std::make_unique<simdjson::dom::parser>();
-  // One level more than we allow: simdjson counts scalars as a level (see DomChecker).
-  if (const auto error = parser->allocate(size, kMaxJsonDepth + 1); error) {
+  // First with simdjson's depth limit at ours: a document it accepts then is certainly not
+  // too deep (simdjson counts at least every container as a level), and needs no depth
+  // check of its own. Only a document that reaches the limit is parsed again with one level
+  // more (simdjson counts a scalar in the innermost container as a level too, see
+  // DomChecker) and has its containers counted.
+  if (const auto error = parser->allocate(size, kMaxJsonDepth); error) {
     return simdjson_failure(std::move(display_name), size, error);
   }
   // The parse fills the DOM's tape and string buffer at once: for large inputs they get
@@ -321,14 +325,30 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
     }
     advise_huge_pages(parser->doc.tape.get(), (size + 1) * sizeof(std::uint64_t));
     advise_huge_pages(parser->doc.string_buf.get(), 5 * size / 3);
+    // Stage 1's structural index too: a 32-bit offset per structural character, written
+    // in order (set_capacity gives room for one per input byte). It was a third of the
+    // page faults of a freeze. simdjson exposes its implementation "for benchmarking".
+    if (parser->implementation) {
+      advise_huge_pages(parser->implementation->structural_indexes.get(),
+                        size * sizeof(std::uint32_t));
+    }
   }
   element root;
-  if (const auto error = parser->parse(bytes.data(), size, false).get(root); error) {
+  simdjson::error_code error = parser->parse(bytes.data(), size, false).get(root);
+  const bool at_depth_limit = error == simdjson::DEPTH_ERROR;
+  if (at_depth_limit) {
+    error = parser->allocate(size, kMaxJsonDepth + 1);
+    if (error) return simdjson_failure(std::move(display_name), size, error);
+    error = parser->parse(bytes.data(), size, false).get(root);
+  }
+  if (error) {
     if (error == simdjson::MEMALLOC) return out_of_memory(std::move(display_name), size);
     return locate_syntax_error(display_name, bytes, simdjson::error_message(error));
   }
   if (!check_keys) {
-    if (too_deep(parser->doc)) return locate_syntax_error(display_name, bytes, "nesting too deep");
+    if (at_depth_limit && too_deep(parser->doc)) {
+      return locate_syntax_error(display_name, bytes, "nesting too deep");
+    }
   } else if (auto problem = DomChecker().find(root)) {
     if (problem->kind == DomProblem::Kind::kDuplicateKey) {
       return duplicate_key_error(std::move(display_name), std::move(*problem));
@@ -362,6 +382,11 @@ std::optional<Diagnostic> find_duplicate_key(const JsonDocument& document) {
   // Too deep cannot happen here: every parse checks the depth.
   if (!problem || problem->kind != DomProblem::Kind::kDuplicateKey) return std::nullopt;
   return duplicate_key_error(document.name(), std::move(*problem));
+}
+
+bool has_repeated_key(element e) {
+  const std::optional<DomProblem> problem = DomChecker().find(e);
+  return problem && problem->kind == DomProblem::Kind::kDuplicateKey;
 }
 
 Json json_from_dom(element e) {

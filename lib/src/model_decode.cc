@@ -77,20 +77,6 @@ bool ModelTree::index() {
   return indexes_->names_unique;
 }
 
-namespace {
-
-// A repeated key in a document parsed without the duplicate-key check. The text does not
-// matter: decode_model_tree then reports what find_duplicate_key() says.
-[[noreturn]] void fail_repeated_key() { throw DecodeError{{}, "duplicate key"}; }
-
-// Marks `bit` in `seen`; a key seen before is a repeated key.
-void see(unsigned& seen, unsigned bit) {
-  if ((seen & bit) != 0) fail_repeated_key();
-  seen |= bit;
-}
-
-}  // namespace
-
 // Every object of a model dump is either walked here (the root, `modules`, `parameters`
 // and each parameter's fields) or a type error, so the decoder can check its keys for
 // repeats itself when the parse did not (ParseOptions): known keys by a bit each, module

@@ -77,9 +77,21 @@ Tag find_tag(simdjson::dom::object o, const Path& pointer) {
   return found;
 }
 
+// When the parse did not check keys (ParseOptions), the decoder checks every object it
+// walks: known keys by a bit each, other keys with a RepeatCheck, and subtrees it copies
+// without walking them with has_repeated_key(). A repeat makes it throw, and
+// decode_plan_dump then reports the first repeat of the whole document, as the parse
+// would have.
 class Decoder {
  public:
-  explicit Decoder(NegativeDims* negative_dims) : negative_dims_(negative_dims) {}
+  Decoder(NegativeDims* negative_dims, bool check_keys)
+      : negative_dims_(negative_dims), check_keys_(check_keys) {}
+
+  // Copies a subtree that is not walked.
+  Json copy(element e) {
+    if (check_keys_ && has_repeated_key(e)) fail_repeated_key();
+    return json_from_dom(e);
+  }
 
   Placement placement_object(simdjson::dom::object o, const Path& pointer) {
     element type_element = member_of(o, "$placement");
@@ -109,28 +121,36 @@ class Decoder {
     }
     bool has_dim = false;
     bool has_split = false;
+    unsigned seen = 0;
     for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
       const std::string_view key = key_it.key();
       const element value = key_it.value();
-      if (is(key, "$placement")) continue;
+      if (is(key, "$placement")) {
+        see(seen, 1);
+        continue;
+      }
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         fail(Path(pointer, key),
              "unknown field " + quote_for_diagnostic(key) + " for placement " + std::string(type));
       }
       const Path field_pointer(pointer, key);
       if (is(key, "dim")) {
+        see(seen, 2);
         p.dim = expect_int64(value, field_pointer, "dim");
         has_dim = true;
       } else if (is(key, "uneven_shard")) {
+        see(seen, 4);
         if (!value.is_bool()) fail_type(field_pointer, "a boolean", value);
         p.uneven_shard = bool_of(value);
       } else if (is(key, "split_factor")) {
+        see(seen, 8);
         p.split_factor = expect_int64(value, field_pointer, "split_factor");
         if (p.split_factor < 1) {
           fail(field_pointer, "split_factor must be >= 1, got " + std::to_string(p.split_factor));
         }
         has_split = true;
       } else if (is(key, "reduce_op")) {
+        see(seen, 16);
         p.reduce_op = expect_string(value, field_pointer);
         check_reduce_op(p.reduce_op, field_pointer);
       }
@@ -153,7 +173,7 @@ class Decoder {
         if (o.size() != 1) fail(pointer, "a $target object may hold no other key");
         element inner = member_of(o, "$target");
         expect_object(inner, Path(pointer, "$target"));
-        return SpecValue{Target{json_from_dom(inner)}};
+        return SpecValue{Target{copy(inner)}};
       }
       case Tag::kCallable: {
         if (o.size() != 1) fail(pointer, "a $callable object may hold no other key");
@@ -180,6 +200,10 @@ class Decoder {
         const element value = key_it.value();
         members.push_back(SpecMember{key, spec_value(value, Path(pointer, key))});
       }
+      if (check_keys_ &&
+          repeats_.any(members.size(), [&members](std::size_t i) { return members[i].key; })) {
+        fail_repeated_key();
+      }
       return SpecValue{std::move(members)};
     }
     if (e.is_array()) {
@@ -194,9 +218,10 @@ class Decoder {
   }
 
   // A plain JSON value: no typed object anywhere inside.
-  static void check_plain(element e, const Path& pointer) {
+  void check_plain(element e, const Path& pointer) {
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
+      if (check_keys_ && repeats_.any(o)) fail_repeated_key();
       for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
         const std::string_view key = key_it.key();
         if (tag_of_key(key) != Tag::kNone) {
@@ -231,7 +256,8 @@ class Decoder {
     out.reserve(o.size());
     for (auto name_it = o.begin(); name_it != o.end(); ++name_it) {
       const std::string_view name = name_it.key();
-      // An object with a type tag is that typed value, never a map (docs/formats.md, "Typed values").
+      // An object with a type tag is that typed value, never a map (docs/formats.md, "Typed
+      // values").
       if (tag_of_key(name) != Tag::kNone) {
         fail(pointer,
              "expected an object of parameters, got a typed " + std::string(name) + " value");
@@ -253,6 +279,13 @@ class Decoder {
         placement.axis = axis;
         placement.placement = param_leaf(axis_it.value(), Path(param_pointer, axis));
       }
+      if (check_keys_ &&
+          repeats_.any(param.axes.size(), [&param](std::size_t i) { return param.axes[i].axis; })) {
+        fail_repeated_key();
+      }
+    }
+    if (check_keys_ && repeats_.any(out.size(), [&out](std::size_t i) { return out[i].name; })) {
+      fail_repeated_key();
     }
     return out;
   }
@@ -300,14 +333,26 @@ class Decoder {
     simdjson::dom::object o = expect_object(e, pointer);
     ModuleSpec spec;
     spec.fqn = fqn;
+    // A bit per table field, then one per exempt attribute.
+    static_assert(kSpecFields.size() + kExemptSpecAttributes.size() <= 32);
+    unsigned seen = 0;
     for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
       const std::string_view key = key_it.key();
       const element value = key_it.value();
       const std::optional<std::size_t> index = find_spec_field_by_attribute(key);
       if (!index) {
-        if (is_exempt_spec_attribute(key)) continue;
+        const auto exempt =
+            std::find(kExemptSpecAttributes.begin(), kExemptSpecAttributes.end(), key);
+        if (exempt != kExemptSpecAttributes.end()) {
+          // Ignored whatever they hold, so not walked: only their keys are checked.
+          see(seen, 1u << (kSpecFields.size() +
+                           static_cast<std::size_t>(exempt - kExemptSpecAttributes.begin())));
+          if (check_keys_ && has_repeated_key(value)) fail_repeated_key();
+          continue;
+        }
         fail(Path(pointer, key), "unknown module-spec field " + quote_for_diagnostic(key));
       }
+      see(seen, 1u << *index);
       const Path field_pointer(pointer, key);
       if (*index == kParamsField) {
         if (!value.is_null()) spec.params = params(value, field_pointer);
@@ -316,7 +361,7 @@ class Decoder {
         if (decoded) spec.fields.push_back({*index, std::move(*decoded)});
       }
     }
-    // Keys are unique (duplicates are rejected while parsing), so each index appears once.
+    // Keys are unique (checked above or while parsing), so each index appears once.
     std::sort(spec.fields.begin(), spec.fields.end(),
               [](const ModuleField& a, const ModuleField& b) { return a.index < b.index; });
     return spec;
@@ -324,7 +369,20 @@ class Decoder {
 
  private:
   NegativeDims* negative_dims_;
+  bool check_keys_;
+  RepeatCheck repeats_;
 };
+
+// A bit per known top-level key, 0 for the others (which are rejected).
+unsigned root_key_bit(std::string_view key) {
+  static constexpr std::string_view kKeys[] = {
+      "modules",          "format", "mesh_dim_names",    "tied_pairs",
+      "special_handlers", "meta",   "sequence_parallel", "loss_parallel"};
+  for (std::size_t i = 0; i < std::size(kKeys); ++i) {
+    if (kKeys[i] == key) return 1u << i;
+  }
+  return 0;
+}
 
 std::vector<std::string_view> string_array(element e, const Path& pointer) {
   simdjson::dom::array a = expect_array(e, pointer);
@@ -372,11 +430,14 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
     const Path root_path;
     simdjson::dom::object root = expect_object(document.root(), root_path);
     std::optional<element> modules;
-    Decoder decoder(&plan.negative_dims);
+    const bool check_keys = !document.keys_checked();
+    Decoder decoder(&plan.negative_dims, check_keys);
+    unsigned root_keys = 0;
     for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
       const std::string_view key = key_it.key();
       const element value = key_it.value();
       const Path pointer(root_path, key);
+      see(root_keys, root_key_bit(key));
       if (is(key, "modules")) {
         modules = value;
       } else if (is(key, "format")) {
@@ -396,10 +457,10 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
         }
       } else if (is(key, "special_handlers")) {
         expect_object(value, pointer);
-        plan.special_handlers = json_from_dom(value);
+        plan.special_handlers = decoder.copy(value);
       } else if (is(key, "meta")) {
         expect_object(value, pointer);
-        plan.meta = json_from_dom(value);
+        plan.meta = decoder.copy(value);
       } else if (is(key, "sequence_parallel") || is(key, "loss_parallel")) {
         if (!value.is_bool()) fail_type(pointer, "a boolean", value);
       } else {
@@ -414,7 +475,16 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
       const element spec = fqn_it.value();
       plan.modules.push_back(decoder.module_spec(fqn, spec, Path(modules_path, fqn)));
     }
+    if (check_keys && RepeatCheck().any(plan.modules.size(),
+                                        [&plan](std::size_t i) { return plan.modules[i].fqn; })) {
+      fail_repeated_key();
+    }
   } catch (const DecodeError& error) {
+    // A repeated key anywhere is reported as such, before the first decode error, as the
+    // parse would have reported it.
+    if (!document.keys_checked()) {
+      if (std::optional<Diagnostic> repeated = find_duplicate_key(document)) return *repeated;
+    }
     return to_diagnostic(error, document.name());
   }
   return plan;

@@ -161,5 +161,50 @@ TEST_F(FreezeCommand, ADamagedDumpKeepsItsDecoderError) {
             request.model_path + ": /modules/x: expected a string, got an integer");
 }
 
+// freeze parses both dumps without the duplicate-key walk and leaves the keys to the
+// decoders: a repeated key is still a parse error of its file, reported before any decode
+// error of either file and beside the other file's parse errors.
+TEST_F(FreezeCommand, RepeatedKeysAreReportedAsParseErrors) {
+  const std::string good_plan = R"j({"modules": {"lin": {"params": {"weight": {"tp": "S(0)"}}}}})j";
+  const std::string good_model =
+      R"j({"modules": {"": "Net", "lin": "Linear"}, "parameters": {"lin.weight": {"shape": [8, 4]}}})j";
+  const std::string dup_plan =
+      R"j({"modules": {"lin": {"params": {"weight": {"tp": "S(0)", "tp": "R"}}}}})j";
+  const std::string dup_model =
+      R"j({"modules": {"": "Net", "lin": "Linear", "lin": "Linear"}, "parameters": {"lin.weight": {"shape": [8, 4]}}})j";
+  const std::string bad_plan = R"j({"modules": {"lin": {"bogus": 1}}})j";
+  const std::string bad_model = R"j({"modules": {"": 1}})j";
+  FreezeRequest request;
+  request.output_path = path("meta.json");
+
+  // The plan's repeat before the model's decode error, and the model's before the plan's.
+  request.plan_path = file("dup_plan.json", dup_plan);
+  request.model_path = file("bad_model.json", bad_model);
+  EXPECT_EQ(only_error(request),
+            request.plan_path + ": /modules/lin/params/weight/tp: duplicate key 'tp'");
+  request.plan_path = file("bad_plan.json", bad_plan);
+  request.model_path = file("dup_model.json", dup_model);
+  EXPECT_EQ(only_error(request), request.model_path + ": /modules/lin: duplicate key 'lin'");
+  // Beside the other file's syntax error, in file order.
+  request.plan_path = file("dup_plan.json", dup_plan);
+  request.model_path = file("broken.json", "{");
+  CommandResult result = run_freeze(request);
+  ASSERT_EQ(result.diagnostics.size(), 2u);
+  EXPECT_EQ(result.diagnostics[0].location_and_message(),
+            request.plan_path + ": /modules/lin/params/weight/tp: duplicate key 'tp'");
+  EXPECT_EQ(result.diagnostics[1].file, request.model_path);
+  request.plan_path = file("broken.json", "[");
+  request.model_path = file("dup_model.json", dup_model);
+  result = run_freeze(request);
+  ASSERT_EQ(result.diagnostics.size(), 2u);
+  EXPECT_EQ(result.diagnostics[0].file, request.plan_path);
+  EXPECT_EQ(result.diagnostics[1].location_and_message(),
+            request.model_path + ": /modules/lin: duplicate key 'lin'");
+  // Without repeats the same dumps freeze.
+  request.plan_path = file("good_plan.json", good_plan);
+  request.model_path = file("good_model.json", good_model);
+  EXPECT_FALSE(run_freeze(request).failed());
+}
+
 }  // namespace
 }  // namespace hpfreeze

@@ -508,5 +508,31 @@ TEST(ParseJsonDocument, DuplicateKeysLeftToTheCaller) {
   EXPECT_EQ(error_of(nested(1024, "{}")), "1:1025 nesting deeper than 1024 levels");
 }
 
+// release_tree() frees the structure and keeps the strings that views point into.
+TEST(ParseJsonDocument, ReleasedTreeKeepsItsStrings) {
+  ParseOptions unchecked;
+  unchecked.check_duplicate_keys = false;
+  Expected<JsonDocument> doc =
+      parse_json_document("in.json", R"j({"name": "a long enough string", "k": [1]})j", unchecked);
+  ASSERT_TRUE(doc.ok());
+  std::string_view key;
+  std::string_view value;
+  for (auto it = doc->root().get_object().value().begin();
+       it != doc->root().get_object().value().end(); ++it) {
+    key = it.key();
+    if (!it.value().get_string().get(value)) break;
+  }
+  const Json copied = json_from_dom(doc->root());
+  EXPECT_FALSE(doc->tree_released());
+  doc->release_tree();
+  EXPECT_TRUE(doc->tree_released());
+  EXPECT_TRUE(doc->keys_checked());
+  EXPECT_EQ(key, "name");
+  EXPECT_EQ(value, "a long enough string");
+  EXPECT_EQ(copied.find("name")->as_string(), "a long enough string");
+  JsonDocument moved = std::move(*doc);
+  EXPECT_EQ(value, "a long enough string");
+}
+
 }  // namespace
 }  // namespace hpfreeze

@@ -240,5 +240,67 @@ TEST(DecodePlan, WhatTheStructsHold) {
   EXPECT_EQ(callable->name, "f");
 }
 
+// A plan parsed without the duplicate-key check (as freeze parses it): the decoder finds a
+// repeated key in every object it walks or copies and reports it as the parse would have,
+// at the second occurrence, before any decode error.
+TEST(DecodePlan, RepeatedKeysWhenTheParseDidNotCheck) {
+  auto decode = [](const std::string& text) {
+    ParseOptions unchecked;
+    unchecked.check_duplicate_keys = false;
+    Expected<JsonDocument> doc = parse_json_document("plan.json", text, unchecked);
+    EXPECT_TRUE(doc.ok());
+    Expected<PlanDump> plan = decode_plan_dump(*doc);
+    return plan ? std::string("<ok>") : plan.errors().front().location_and_message();
+  };
+  const std::string shard = R"j({"$placement": "Shard", "dim": 0})j";
+  // Root, modules, module-spec fields and exempt attributes (bits).
+  EXPECT_EQ(decode(R"j({"modules": {}, "format": "hpfreeze.plan/v1", "modules": {}})j"),
+            "plan.json: /modules: duplicate key 'modules'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {}, "b": {}, "a": {}}})j"),
+            "plan.json: /modules/a: duplicate key 'a'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"is_boundary": true, "is_boundary": false}}})j"),
+            "plan.json: /modules/a/is_boundary: duplicate key 'is_boundary'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"_is_terminal": 1, "_is_terminal": 2}}})j"),
+            "plan.json: /modules/a/_is_terminal: duplicate key '_is_terminal'");
+  // Inside values that are ignored or copied without a walk.
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"_is_terminal": {"x": 1, "x": 2}}}})j"),
+            "plan.json: /modules/a/_is_terminal/x: duplicate key 'x'");
+  EXPECT_EQ(decode(R"j({"modules": {}, "special_handlers": {"w": "h", "w": "h"}})j"),
+            "plan.json: /special_handlers/w: duplicate key 'w'");
+  EXPECT_EQ(decode(R"j({"modules": {}, "meta": {"k": [{"z": 1, "z": 1}]}})j"),
+            "plan.json: /meta/k/0/z: duplicate key 'z'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"inner_wrapper": {"$target": {"t": 1, "t": 2}}}}})j"),
+            "plan.json: /modules/a/inner_wrapper/$target/t: duplicate key 't'");
+  // Parameters (pairwise below 17 names, hashed above), axes and placement fields.
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"params": {"w": {}, "w": {}}}}})j"),
+            "plan.json: /modules/a/params/w: duplicate key 'w'");
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += "\"p" + std::to_string(i) + "\": {\"tp\": " + shard + "}, ";
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"params": {)j" + many + R"j("p7": {}}}}})j"),
+            "plan.json: /modules/a/params/p7: duplicate key 'p7'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"params": {)j" + many + R"j("p40": {}}}}})j"), "<ok>");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"params": {"w": {"tp": )j" + shard + R"j(, "tp": )j" +
+                   shard + "}}}}}"),
+            "plan.json: /modules/a/params/w/tp: duplicate key 'tp'");
+  EXPECT_EQ(
+      decode(
+          R"j({"modules": {"a": {"params": {"w": {"tp": {"$placement": "Shard", "dim": 0, "dim": 1}}}}}})j"),
+      "plan.json: /modules/a/params/w/tp/dim: duplicate key 'dim'");
+  // Named placements, plain values.
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"out_src": {"o": {"tp": "R"}, "o": {"tp": "R"}}}}})j"),
+            "plan.json: /modules/a/out_src/o: duplicate key 'o'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"region_dispatch": {"r": 1, "r": 1}}}})j"),
+            "plan.json: /modules/a/region_dispatch/r: duplicate key 'r'");
+  // The repeat comes first even when a decode error comes earlier in the document.
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"bogus": 1}}, "meta": {"k": 1, "k": 2}})j"),
+            "plan.json: /meta/k: duplicate key 'k'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"bogus": 1}}})j"),
+            "plan.json: /modules/a/bogus: unknown module-spec field 'bogus'");
+  EXPECT_EQ(decode(R"j({"modules": {"a": {"params": {"w": {"tp": "S(0)", "ep": "R"}},
+                        "out_src": {"o": {"tp": "R"}}, "region_dispatch": {"r": 1, "s": 1}}},
+                        "meta": {"k": 1}})j"),
+            "<ok>");
+}
+
 }  // namespace
 }  // namespace hpfreeze

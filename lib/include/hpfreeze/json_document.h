@@ -48,8 +48,18 @@ class JsonDocument {
   // Frees the input text. The parsed document does not need it (its strings live in the
   // parser), so a caller done with bytes() can lower its peak memory by the input's size.
   void release_bytes() { std::string().swap(bytes_); }
-  // False when parsed with ParseOptions::check_duplicate_keys off.
+  // False when parsed with ParseOptions::check_duplicate_keys off (until release_tree()).
   [[nodiscard]] bool keys_checked() const { return keys_checked_; }
+  // Frees the document's structure (simdjson's tape, 8 to 16 bytes per value) and keeps
+  // its strings, which are all that views taken from it (decoded structs, Json values)
+  // point into. For a caller whose decoder accepted the whole document, keys included:
+  // root() must not be used afterwards, and keys_checked() is then true.
+  [[nodiscard]] bool tree_released() const { return !document_->tape; }
+  void release_tree() {
+    document_->tape.reset();
+    root_ = simdjson::dom::element();
+    keys_checked_ = true;
+  }
 
  private:
   friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
@@ -87,6 +97,10 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
 // diagnostic parse_json_document gives with the check on. For documents parsed without
 // it, after a decoder found a problem (so that a duplicate key is reported as such).
 std::optional<Diagnostic> find_duplicate_key(const JsonDocument& document);
+
+// Whether some object in the subtree `e` repeats a key: for decoders that copy a subtree
+// of a document parsed without the check instead of walking it.
+bool has_repeated_key(simdjson::dom::element e);
 
 // Converts a DOM subtree to the Json model. Strings and keys are views into the document
 // that owns `e`; numbers keep simdjson's int64 / uint64 / double split.
