@@ -228,25 +228,37 @@ class Differ {
         implicit);
   }
 
-  // Members of two arrays as multisets; each surplus member is one add or remove.
+  // Members of two arrays as multisets; each surplus member is one add or remove, in the
+  // order of their canonical encodings.
   void multiset(const JsonArray& a, const JsonArray& b, DiffSubject subject) {
-    // encode_python_json sorts keys and keeps 1 apart from 1.0: a canonical identity.
-    std::map<std::string, std::pair<long, const Json*>> counts;
-    for (const Json& item : a) {
-      auto& entry = counts[encode_python_json(item)];
-      ++entry.first;
+    // encode_python_json sorts keys and keeps 1 apart from 1.0: a canonical identity. The
+    // key is an exact-size copy: the encoder's buffer keeps spare room (kilobytes per
+    // member over 45,000 members at DeepSeek-V3 scale).
+    std::unordered_map<std::string, std::pair<long, const Json*>> counts;
+    counts.reserve(a.size());
+    auto count = [&counts](const Json& item, long delta) {
+      const std::string encoded = encode_python_json(item);
+      auto& entry = counts[std::string(encoded.data(), encoded.size())];
+      entry.first += delta;
       entry.second = &item;
+    };
+    for (const Json& item : a) count(item, 1);
+    for (const Json& item : b) count(item, -1);
+    std::vector<const std::pair<const std::string, std::pair<long, const Json*>>*> surplus;
+    for (const auto& entry : counts) {
+      if (entry.second.first != 0) surplus.push_back(&entry);
     }
-    for (const Json& item : b) {
-      auto& entry = counts[encode_python_json(item)];
-      --entry.first;
-      entry.second = &item;
+    std::sort(surplus.begin(), surplus.end(),
+              [](const auto* x, const auto* y) { return x->first < y->first; });
+    for (const auto* entry : surplus) {
+      for (long i = 0; i < entry->second.first; ++i) {
+        emit(DiffOp::kRemove, entry->second.second, nullptr, subject);
+      }
     }
-    for (const auto& [key, entry] : counts) {
-      for (long i = 0; i < entry.first; ++i) emit(DiffOp::kRemove, entry.second, nullptr, subject);
-    }
-    for (const auto& [key, entry] : counts) {
-      for (long i = 0; i > entry.first; --i) emit(DiffOp::kAdd, nullptr, entry.second, subject);
+    for (const auto* entry : surplus) {
+      for (long i = 0; i > entry->second.first; --i) {
+        emit(DiffOp::kAdd, nullptr, entry->second.second, subject);
+      }
     }
   }
 
