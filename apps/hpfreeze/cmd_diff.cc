@@ -1,4 +1,4 @@
-// `hpfreeze diff A B [--json] [--ignore FIELD]...`
+// `hpfreeze diff A B [--json] [--ignore FIELD[,FIELD...]]...`
 #include <memory>
 
 #include "cli.h"
@@ -18,7 +18,9 @@ Runner declare_diff(CLI::App& app) {
   app.add_flag("--json", request->json,
                "Print one JSON object per difference: {\"op\", \"pointer\", \"old\", \"new\"}");
   app.add_option("--ignore", request->options.ignored_fields,
-                 "Leave this top-level field out of the comparison (repeatable)")
+                 "Leave out a top-level key or a JSON Pointer as diff prints it "
+                 "(/param_plan/B/params/W), and all under it; comma lists, repeatable; "
+                 "naming what neither file has is an error")
       ->type_name("FIELD")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -16,6 +16,7 @@ Expected<std::string> render_expand(const std::string& plan_path) {
   Expected<JsonDocument> document =
       parse_json_document(input->display_name, std::move(input->bytes));
   if (!document) return std::move(document.errors());
+  document->release_bytes();  // the DOM holds its own strings; the text is not needed again
   Expected<PlanDump> plan = decode_plan_dump(*document);
   if (!plan) return std::move(plan.errors());
   std::string out;

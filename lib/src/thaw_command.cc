@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/encode.h"
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
@@ -108,7 +108,8 @@ Json params(const MetaBoundary& b, const Json& raw) {
   for (const MetaParam& p : b.params) {
     JsonObject axes;
     axes.reserve(p.axes.size());
-    for (const MetaAxisPlacement& a : p.axes) axes.push_back({a.axis, placement_to_dump(a.placement)});
+    for (const MetaAxisPlacement& a : p.axes)
+      axes.push_back({a.axis, placement_to_dump(a.placement)});
     out.push_back({p.name, Json(std::move(axes))});
   }
   return Json(std::move(out));
@@ -129,10 +130,10 @@ void check_frozen_sharded_params(Thawer& t, const FrozenMeta& meta) {
                       std::back_inserter(missing));
   std::set_difference(listed_set.begin(), listed_set.end(), computed.begin(), computed.end(),
                       std::back_inserter(extra));
-  const std::string detail = missing.empty() && extra.empty()
-                                 ? "order or duplicates differ"
-                                 : std::to_string(missing.size()) + " missing, " +
-                                       std::to_string(extra.size()) + " extra";
+  const std::string detail =
+      missing.empty() && extra.empty()
+          ? "order or duplicates differ"
+          : std::to_string(missing.size()) + " missing, " + std::to_string(extra.size()) + " extra";
   t.warning("/frozen_sharded_params", "does not match the parameters sharded in param_plan (" +
                                           detail +
                                           "); freezing the thawed plan writes the recomputed list");
@@ -205,10 +206,9 @@ Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& option
     t.unknown_fields(b.unknown, pointer, "param_plan");
     for (std::size_t i = 0; i < kSpecFields.size(); ++i) {
       if (b.fields[i] == nullptr) continue;
-      draft.fields[i] = i == kParamsField
-                            ? params(b, *b.fields[i])
-                            : t.field(kSpecFields[i].kind, *b.fields[i],
-                                      pointer_join(pointer, kSpecFields[i].meta_key));
+      draft.fields[i] = i == kParamsField ? params(b, *b.fields[i])
+                                          : t.field(kSpecFields[i].kind, *b.fields[i],
+                                                    pointer_join(pointer, kSpecFields[i].meta_key));
     }
   }
 
@@ -318,6 +318,7 @@ CommandResult run_thaw(const ThawRequest& request) {
     result.diagnostics = std::move(doc.errors());
     return result;
   }
+  doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
   Expected<FrozenMeta> meta = decode_meta(*doc, "thaw");
   if (!meta) {
     result.diagnostics = std::move(meta.errors());

@@ -163,6 +163,41 @@ class Diff(unittest.TestCase):
         r = run("diff", "--ignore", "signature", REAL[0], changed)
         self.assertEqual((r.returncode, r.stdout), (0, b""))
 
+    def test_ignore_pointers_and_comma_lists(self):
+        with open(REAL[0], encoding="utf-8") as f:
+            meta = json.load(f)
+        boundary = sorted(b for b, e in meta["param_plan"].items() if e.get("params"))[0]
+        params = meta["param_plan"][boundary]["params"]
+        first, axes = sorted(params.items())[0]
+        axis = sorted(axes)[0]
+        axes[axis] = "S(7)" if axes[axis] != "S(7)" else "S(6)"
+        meta["signature"] = "changed"
+        meta["yaml_path"] = "elsewhere.yaml"
+        changed = self.write("changed.json", meta)
+        where = pointer("param_plan", boundary, "params", first)
+        self.assertEqual(self.diff(REAL[0], changed, "--ignore", "signature,yaml_path",
+                                   "--ignore", where), (0, "", ""))
+        code, out, _ = self.diff(REAL[0], changed, "--ignore", "signature," + where)
+        self.assertEqual((code, out), (1, "~ /yaml_path: %s -> \"elsewhere.yaml\"\n"
+                                       % json.dumps(json.load(open(REAL[0]))["yaml_path"])))
+        code, out, _ = self.diff(REAL[0], changed, "--json", "--ignore", "/signature,/yaml_path")
+        self.assertEqual(code, 1)
+        self.assertEqual([json.loads(line)["pointer"] for line in out.splitlines()],
+                         [where + "/" + axis])
+
+    def test_ignore_that_matches_nothing_is_a_usage_error(self):
+        for flag, message in (
+                ("nosuchkey", "--ignore 'nosuchkey': matches nothing in either input"),
+                ("signature,/param_plan/no.such.boundary",
+                 "--ignore '/param_plan/no.such.boundary': matches nothing in either input"),
+                ("signature,,yaml_path", "--ignore 'signature,,yaml_path': empty field name"),
+                ("/a~3", "--ignore '/a~3': not a JSON Pointer ('~' must be followed by 0 or 1)"),
+                ("/frozen_sharded_params/0",
+                 "--ignore '/frozen_sharded_params/0': the members of /frozen_sharded_params "
+                 "compare as a multiset; ignore the whole /frozen_sharded_params")):
+            self.assertEqual(self.diff(REAL[0], REAL[0], "--ignore", flag),
+                             (2, "", "hpfreeze: error: %s\n" % message), flag)
+
     def test_stdin(self):
         with open(REAL[1], "rb") as f:
             data = f.read()

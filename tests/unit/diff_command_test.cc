@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpfreeze/json_document.h"
@@ -39,7 +40,8 @@ std::string diff_with(std::string a, std::string b, const DiffOptions& options, 
   JsonDocument db = parse(with_param_plan(std::move(b)), "b.json");
   Expected<FrozenMeta> ma = decode_meta(da, "diff");
   Expected<FrozenMeta> mb = decode_meta(db, "diff");
-  if (!ma || !mb) return "does not decode: " + (ma ? mb : ma).errors().front().location_and_message();
+  if (!ma || !mb)
+    return "does not decode: " + (ma ? mb : ma).errors().front().location_and_message();
   std::string out;
   diff_metas(*ma, *mb, options, [&](const MetaDifference& d) {
     if (json) {
@@ -274,17 +276,65 @@ TEST(Diff, IgnoredTopLevelFields) {
             "~ /yaml_path: \"p\" -> \"q\"\n");
 }
 
+TEST(Diff, IgnoredPointersLeaveOutTheirSubtreeOnly) {
+  DiffOptions options;
+  // A comma list and a repeated flag; a top-level key, pointers with escapes and an
+  // injection addressed by its match, as diff prints it.
+  options.ignored_fields = {"signature,/param_plan/b/params/v", "/special_handlers/x~1y",
+                            "/injections/m.x/ep_size"};
+  EXPECT_EQ(diff_text(R"j({"signature": "a", "special_handlers": {"x/y": 1, "z": 1},
+                     "param_plan": {"b": {"params": {"v": {"tp": "R"}, "vv": {"tp": "R"}}}},
+                     "injections": [{"match": "m.x", "ep_size": 1, "inner_target": "t"}]})j",
+                      R"j({"signature": "b", "special_handlers": {"x/y": 2, "z": 2},
+                     "param_plan": {"b": {"params": {"v": {"tp": "S(0)"}, "vv": {"tp": "S(1)"}}}},
+                     "injections": [{"match": "m.x", "ep_size": 2, "inner_target": "u"}]})j",
+                      options),
+            "~ /injections/m.x/inner_target: \"t\" -> \"u\"\n"
+            "~ /param_plan/b/params/vv/tp: R -> S(1)\n"
+            "~ /special_handlers/z: 1 -> 2\n");
+  // A whole value above an ignored pointer is still one difference.
+  options.ignored_fields = {"/param_plan/b/params/v"};
+  EXPECT_EQ(diff_text(R"j({"param_plan": {}})j",
+                      R"j({"param_plan": {"b": {"params": {"v": {"tp": "R"}}}}})j", options),
+            "+ /param_plan/b: boundary added\n");
+}
+
+TEST(Diff, IgnoredItemsParse) {
+  DiffOptions options;
+  options.ignored_fields = {"a,/b~0c", "x/y", "/"};
+  Expected<std::vector<IgnoredPointer>> pointers = ignored_pointers(options);
+  ASSERT_TRUE(pointers.ok());
+  std::vector<std::string> got;
+  for (const IgnoredPointer& p : *pointers) got.push_back(p.given + " " + p.pointer);
+  EXPECT_EQ(got, (std::vector<std::string>{"a /a", "/b~0c /b~0c", "x/y /x~1y", "/ /"}));
+  for (const auto& [given, message] : std::vector<std::pair<std::string, std::string>>{
+           {"a,,b", "--ignore 'a,,b': empty field name"},
+           {"", "--ignore '': empty field name"},
+           {"a,", "--ignore 'a,': empty field name"},
+           {"/a~2", "--ignore '/a~2': not a JSON Pointer ('~' must be followed by 0 or 1)"},
+           {"/a~", "--ignore '/a~': not a JSON Pointer ('~' must be followed by 0 or 1)"}}) {
+    options.ignored_fields = {given};
+    pointers = ignored_pointers(options);
+    ASSERT_FALSE(pointers.ok()) << given;
+    ASSERT_EQ(pointers.errors().size(), 1u);
+    EXPECT_EQ(pointers.errors()[0].location_and_message(), message);
+    EXPECT_EQ(pointers.errors()[0].error_class, ErrorClass::kIo);
+  }
+}
+
 TEST(Diff, SortedByPointerInNaturalOrderThenRemoveAddChange) {
-  EXPECT_EQ(diff_text(R"j({"param_plan": {"layers.10": {}, "layers.9": {"region_dispatch": 1}, "layers.9.a": {}},
+  EXPECT_EQ(
+      diff_text(
+          R"j({"param_plan": {"layers.10": {}, "layers.9": {"region_dispatch": 1}, "layers.9.a": {}},
                           "a": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]})j",
-                      R"j({"param_plan": {"layers.2": {}, "layers.9": {"region_dispatch": 2}},
+          R"j({"param_plan": {"layers.2": {}, "layers.9": {"region_dispatch": 2}},
                           "a": [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1]})j"),
-            "~ /a/2: 0 -> 1\n"
-            "~ /a/10: 0 -> 1\n"
-            "+ /param_plan/layers.2: boundary added\n"
-            "~ /param_plan/layers.9/region_dispatch: 1 -> 2\n"
-            "- /param_plan/layers.9.a: boundary removed\n"
-            "- /param_plan/layers.10: boundary removed\n");
+      "~ /a/2: 0 -> 1\n"
+      "~ /a/10: 0 -> 1\n"
+      "+ /param_plan/layers.2: boundary added\n"
+      "~ /param_plan/layers.9/region_dispatch: 1 -> 2\n"
+      "- /param_plan/layers.9.a: boundary removed\n"
+      "- /param_plan/layers.10: boundary removed\n");
 }
 
 TEST(Diff, PointersEscapeSlashAndTildeAndQuoteControlCharacters) {
@@ -295,20 +345,22 @@ TEST(Diff, PointersEscapeSlashAndTildeAndQuoteControlCharacters) {
 }
 
 TEST(Diff, JsonLinesLeaveOutTheMissingSide) {
-  EXPECT_EQ(diff_json(R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}, "old": {}},
+  EXPECT_EQ(
+      diff_json(
+          R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}, "old": {}},
                           "x": 1})j",
-                      R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(1)"}}}, "new": {"region_dispatch": 1}},
+          R"j({"param_plan": {"b": {"params": {"w": {"tp": "S(1)"}}}, "new": {"region_dispatch": 1}},
                           "y": null})j"),
-            R"j({"op":"change","pointer":"/param_plan/b/params/w/tp","old":"S(0)","new":"S(1)"})j"
-            "\n"
-            R"j({"op":"add","pointer":"/param_plan/new","new":{"region_dispatch":1}})j"
-            "\n"
-            R"j({"op":"remove","pointer":"/param_plan/old","old":{}})j"
-            "\n"
-            R"j({"op":"remove","pointer":"/x","old":1})j"
-            "\n"
-            R"j({"op":"add","pointer":"/y","new":null})j"
-            "\n");
+      R"j({"op":"change","pointer":"/param_plan/b/params/w/tp","old":"S(0)","new":"S(1)"})j"
+      "\n"
+      R"j({"op":"add","pointer":"/param_plan/new","new":{"region_dispatch":1}})j"
+      "\n"
+      R"j({"op":"remove","pointer":"/param_plan/old","old":{}})j"
+      "\n"
+      R"j({"op":"remove","pointer":"/x","old":1})j"
+      "\n"
+      R"j({"op":"add","pointer":"/y","new":null})j"
+      "\n");
   EXPECT_EQ(diff_json("{}", "{}"), "");
 }
 
@@ -354,6 +406,45 @@ TEST_F(RunDiff, TextAndJsonOutput) {
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->different);
   EXPECT_EQ(report->output, "");
+}
+
+TEST_F(RunDiff, IgnoredItemsThatMatchNothingAreRefused) {
+  DiffRequest request{
+      write("a", R"j({"param_plan": {"b": {}}, "n": [1, 2], "tied_pairs": [["x", "y"]],
+                      "injections": [{"match": "m", "ep_size": 1}]})j"),
+      write("b", R"j({"param_plan": {}, "n": [1], "only_new": {"k": 1}, "injections": []})j"),
+      false,
+      {}};
+  // Each of these names something in one of the files.
+  request.options.ignored_fields = {"n,/n/1,only_new", "/only_new/k", "/param_plan/b",
+                                    "/injections/m/ep_size", "tied_pairs"};
+  Expected<DiffReport> report = run_diff(request);
+  ASSERT_TRUE(report.ok()) << report.errors().front().location_and_message();
+  EXPECT_EQ(report->output, "- /injections/m: injection removed\n");
+  request.options.ignored_fields = {"absent,/n/2",          "/n/01",         "/injections/0",
+                                    "/param_plan/b/params", "/tied_pairs/0", "/a~2"};
+  report = run_diff(request);
+  ASSERT_FALSE(report.ok());
+  ASSERT_EQ(report.errors().size(), 1u);  // malformed items are found before the files are read
+  EXPECT_EQ(report.errors()[0].location_and_message(),
+            "--ignore '/a~2': not a JSON Pointer ('~' must be followed by 0 or 1)");
+  request.options.ignored_fields.pop_back();
+  report = run_diff(request);
+  ASSERT_FALSE(report.ok());
+  std::vector<std::string> messages;
+  for (const Diagnostic& d : report.errors()) {
+    EXPECT_EQ(d.error_class, ErrorClass::kIo);
+    messages.push_back(d.location_and_message());
+  }
+  EXPECT_EQ(messages,
+            (std::vector<std::string>{
+                "--ignore 'absent': matches nothing in either input",
+                "--ignore '/n/2': matches nothing in either input",
+                "--ignore '/n/01': matches nothing in either input",
+                "--ignore '/injections/0': matches nothing in either input",
+                "--ignore '/param_plan/b/params': matches nothing in either input",
+                "--ignore '/tied_pairs/0': the members of /tied_pairs compare as a multiset; "
+                "ignore the whole /tied_pairs"}));
 }
 
 TEST_F(RunDiff, ErrorsNameEveryBadFile) {

@@ -41,8 +41,26 @@ struct MetaDifference {
 };
 
 struct DiffOptions {
-  std::vector<std::string> ignored_fields;  // top-level keys left out of the comparison
+  // What --ignore names, as given (docs/cli.md, "hpfreeze diff"): each item a top-level key
+  // or, starting with '/', a JSON Pointer as diff prints them; items may be comma lists.
+  // A difference at or under a named pointer is left out.
+  std::vector<std::string> ignored_fields;
 };
+
+struct IgnoredPointer {
+  std::string given;    // the item as typed, for messages
+  std::string pointer;  // "signature" -> "/signature"; a pointer item as it is
+};
+
+// The --ignore items split at commas, each as a JSON Pointer, or usage errors (kIo) for an
+// empty item and a pointer with a '~' not followed by 0 or 1.
+Expected<std::vector<IgnoredPointer>> ignored_pointers(const DiffOptions& options);
+
+// Usage errors (kIo) for ignored pointers that name nothing in either meta, resolved the
+// way diff addresses values: injections by match, and members of the multiset arrays
+// (frozen_sharded_params, tied_pairs) cannot be named one by one.
+Diagnostics check_ignored(const std::vector<IgnoredPointer>& pointers, const FrozenMeta& old_meta,
+                          const FrozenMeta& new_meta);
 
 // Called once per difference, in output order: by pointer (token by token, digit runs as
 // numbers), then op, then values.
@@ -50,7 +68,8 @@ using DiffVisitor = std::function<void(const MetaDifference&)>;
 
 // Compares two decoded metas field kind by field kind and streams the differences: the
 // walk holds nothing per difference, so memory does not grow with their number. An absent
-// is_boundary equals an explicit true (upstream's runtime reads it so).
+// is_boundary equals an explicit true (upstream's runtime reads it so). Ignored items
+// that do not parse are skipped here; run_diff refuses them first.
 void diff_metas(const FrozenMeta& old_meta, const FrozenMeta& new_meta, const DiffOptions& options,
                 const DiffVisitor& visit);
 
@@ -77,7 +96,8 @@ struct DiffReport {
 };
 
 // Reads, decodes (decode_meta) and compares both files. Errors: unreadable files (kIo),
-// invalid JSON and an invalid meta or another kind of file (kRejected); the front end
+// invalid JSON and an invalid meta or another kind of file (kRejected), an --ignore item
+// that is malformed or matches nothing in either file (kIo: a usage error); the front end
 // exits 2 on any of them, since exit 1 means "different".
 Expected<DiffReport> run_diff(const DiffRequest& request);
 
