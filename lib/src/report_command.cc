@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"
@@ -20,6 +21,8 @@ namespace {
 
 constexpr std::uint64_t kMaxMeshSize = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kDefaultTextTop = 10;
+// A parameter the model tree gives no dtype counts as bfloat16 (with one warning).
+constexpr std::string_view kMissingDtype = "bfloat16";
 
 bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
@@ -78,7 +81,8 @@ class ReportBuilder {
   ReportBuilder(const FrozenMeta& meta, const ModelTree& model)
       : meta_(meta), meta_file_(meta.file), model_(model), coverage_(meta) {}
 
-  Report build(const std::optional<std::vector<MeshAxis>>& mesh) {
+  Report build(const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan) {
+    plan_ = &plan;
     if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
     read_mesh(mesh);
     read_param_plan();
@@ -87,6 +91,7 @@ class ReportBuilder {
     for (const PlannedParam& p : planned_) measure(p);
     measure_uncovered();
     totals_and_warnings();
+    plan_capacity_of_meshes();
     return finish();
   }
 
@@ -105,6 +110,9 @@ class ReportBuilder {
     } else {
       read_parallel_dims();
     }
+    // A swept axis takes its sizes from --sweep (the caller refuses one also in --mesh);
+    // the per-parameter table counts it as size 1.
+    for (const AxisSweep& s : plan_->sweeps) sizes_.erase(s.axis);
     for (const auto& [name, size] : sizes_) report_.mesh.push_back(MeshAxis{name, size});
   }
 
@@ -216,7 +224,7 @@ class ReportBuilder {
       if (missing_dtype_count_++ == 0) first_missing_dtype_ = std::string(fqn);
       return 2;
     }
-    std::optional<std::uint64_t> size = dtype_size(*p.dtype);
+    std::optional<std::uint64_t> size = dtype_element_size(*p.dtype);
     if (!size) {
       error(model_.file, pointer_join(parameter_pointer(fqn), "dtype"),
             "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
@@ -264,11 +272,22 @@ class ReportBuilder {
     out.local_shape = info->shape;
     if (info->dtype) out.dtype = std::string(*info->dtype);
     out.replicated = true;
+    bool valid = true;
+    CapacityParam cap{std::string(planned.param->fqn),
+                      {},
+                      std::string(info->dtype.value_or(kMissingDtype)),
+                      info->requires_grad,
+                      {}};
     for (const AxisPlan* a : axes) {
       if (!out.placements.empty()) out.placements += ' ';
       out.placements += std::string(a->axis) + "=" + std::string(a->text);
-      apply(planned, *a, out);
+      out.axes.emplace_back(std::string(a->axis), std::string(a->text));
+      valid = apply(planned, *a, out) && valid;
+      cap.placements.emplace_back(std::string(a->axis), a->placement);
     }
+    // Only parameters every check above accepted reach the planner, so it cannot fail on
+    // what is already a finding.
+    if (valid) add_capacity_param(std::move(cap), info->shape);
     out.full_bytes = full;
     checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
     report_.boundaries[boundary_index_.at(planned.boundary)].rank0_bytes += out.rank0_bytes;
@@ -277,9 +296,10 @@ class ReportBuilder {
 
   // Applies one axis's placement to out.local_shape. A dim that does not divide is an error
   // and is then chunked with ceil, so the totals stay an upper bound.
-  void apply(const PlannedParam& planned, const AxisPlan& a, ParamReport& out) {
+  // False when the dim is out of range.
+  bool apply(const PlannedParam& planned, const AxisPlan& a, ParamReport& out) {
     const Placement& p = a.placement;
-    if (!p.has_dim()) return;
+    if (!p.has_dim()) return true;
     const std::string pointer = pointer_join(planned.pointer, a.axis);
     const std::string who = "parameter " + quote_for_diagnostic(planned.param->fqn);
     const std::string where = std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis);
@@ -289,10 +309,10 @@ class ReportBuilder {
       error(meta_file_, pointer,
             who + " has " + plural(rank, "dim") + "; " + where + " shards dim " +
                 std::to_string(dim));
-      return;
+      return false;
     }
     const std::uint64_t n = axis_size(a.axis);
-    if (n == 1) return;
+    if (n == 1) return true;
     out.replicated = false;
     const std::uint64_t s = out.local_shape[dim];
     const std::string dim_text =
@@ -304,7 +324,7 @@ class ReportBuilder {
               dim_text + " is not divisible by " + std::to_string(n) + ": " + on_axis);
       }
       out.local_shape[dim] = ceil_div(s, n);
-      return;
+      return true;
     }
     const auto f = static_cast<std::uint64_t>(p.split_factor);
     if (s % f != 0) {
@@ -312,7 +332,7 @@ class ReportBuilder {
           meta_file_, pointer,
           dim_text + " is not divisible by the split factor " + std::to_string(f) + ": " + on_axis);
       out.local_shape[dim] = ceil_div(s, n);
-      return;
+      return true;
     }
     std::uint64_t nf = 0;
     const bool nf_fits = checked_mul(n, f, nf);
@@ -324,6 +344,34 @@ class ReportBuilder {
                 (nf_fits ? " = " + std::to_string(nf) : std::string()) + ": " + on_axis);
     }
     out.local_shape[dim] = local;
+    return true;
+  }
+
+  void add_capacity_param(CapacityParam param, const std::vector<std::uint64_t>& shape) {
+    for (std::uint64_t d : shape) param.shape.push_back(static_cast<std::int64_t>(d));
+    capacity_params_.push_back(std::move(param));
+  }
+
+  // The same planner as `report --sweep` (docs/capacity.md), here for the report's mesh
+  // or the sweep: the worst and best rank over every rank, not only rank 0.
+  void plan_capacity_of_meshes() {
+    CapacityRequest request;
+    request.params = std::move(capacity_params_);
+    request.axis_order = report_.axis_order;
+    for (const MeshAxis& a : report_.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
+    request.sweeps = plan_->sweeps;
+    request.optimizer = plan_->optimizer;
+    request.budget = plan_->budget;
+    report_.swept = !plan_->sweeps.empty();
+    Expected<CapacityResult> result = plan_capacity(request);
+    if (!result) {
+      for (Diagnostic& d : result.errors()) {
+        if (d.file.empty()) d.file = meta_file_;
+        report_.findings.push_back(std::move(d));
+      }
+      return;
+    }
+    report_.capacity = std::move(*result);
   }
 
   void measure_uncovered() {
@@ -332,6 +380,14 @@ class ReportBuilder {
       const std::optional<std::uint64_t> unit = element_size(fqn, info);
       std::uint64_t bytes = 0;
       if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
+      if (info.requires_grad) ++uncovered_trainable_;
+      // Whole on every rank: a parameter with no placement.
+      add_capacity_param(CapacityParam{std::string(fqn),
+                                       {},
+                                       std::string(info.dtype.value_or(kMissingDtype)),
+                                       info.requires_grad,
+                                       {}},
+                         info.shape);
       UncoveredParam u{std::string(fqn), info.shape, std::nullopt, bytes};
       if (info.dtype) u.dtype = std::string(*info.dtype);
       report_.uncovered.push_back(std::move(u));
@@ -376,11 +432,16 @@ class ReportBuilder {
     }
     if (!report_.uncovered.empty()) {
       const std::size_t n = report_.uncovered.size();
-      warning(model_.file, "",
+      // As `check`: a trainable parameter no plan entry covers is an error (upstream's
+      // preflight refuses it) unless --allow-uncovered; frozen ones only warn.
+      const bool as_error = uncovered_trainable_ > 0 && !plan_->allow_uncovered;
+      (as_error ? report_.findings.emplace_back(make_error(model_.file, "", ""))
+                : report_.findings.emplace_back(make_warning(model_.file, "", "")))
+          .message =
               std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
-                  " not covered by any planned key (" + format_bytes(report_.uncovered_bytes) +
-                  " at full size); " + (n == 1 ? "it stays" : "they stay") +
-                  " whole on every rank");
+              " not covered by any planned key (" + format_byte_size(report_.uncovered_bytes) +
+              " at full size, " + std::to_string(uncovered_trainable_) + " trainable); " +
+              (n == 1 ? "it stays" : "they stay") + " whole on every rank";
     }
   }
 
@@ -415,6 +476,9 @@ class ReportBuilder {
   std::vector<std::string_view> axes_seen_;                      // first-use order
   std::unordered_map<std::string_view, std::string> first_use_;  // axis -> pointer
   std::unordered_map<std::string_view, std::size_t> axis_rank_;
+  const ReportPlanOptions* plan_ = nullptr;
+  std::vector<CapacityParam> capacity_params_;
+  std::size_t uncovered_trainable_ = 0;
   std::size_t missing_dtype_count_ = 0;
   std::string first_missing_dtype_;
 };
@@ -474,45 +538,15 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
   return axes;
 }
 
-std::optional<std::uint64_t> dtype_size(std::string_view dtype) {
-  if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
-  if (dtype.starts_with("float8_") && dtype.size() > 7) return 1;
-  static constexpr std::pair<std::string_view, std::uint64_t> kSizes[] = {
-      {"bfloat16", 2}, {"bf16", 2},    {"float16", 2}, {"half", 2}, {"float32", 4},
-      {"float", 4},    {"float64", 8}, {"double", 8},  {"int8", 1}, {"uint8", 1},
-      {"bool", 1},     {"int16", 2},   {"int32", 4},   {"int64", 8}};
-  for (const auto& [name, size] : kSizes) {
-    if (name == dtype) return size;
-  }
-  return std::nullopt;
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  std::uint64_t tenths = 0;
-  std::size_t k = 0;
-  for (; k < std::size(kUnits); ++k) {
-    const std::uint64_t unit = std::uint64_t{1} << (10 * (k + 1));
-    const std::uint64_t q = bytes / unit;
-    const std::uint64_t r10 = (bytes % unit) * 10;  // < 10 * 2^60: fits
-    const std::uint64_t rem = r10 % unit;
-    tenths = q * 10 + r10 / unit + (rem >= unit - rem ? 1 : 0);
-    if (tenths < 10240) break;
-  }
-  k = std::min(k, std::size(kUnits) - 1);
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " " +
-         std::string(kUnits[k]);
-}
-
 bool Report::has_errors() const {
   return std::any_of(findings.begin(), findings.end(),
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
 Report build_report(const FrozenMeta& meta, const ModelTree& model,
-                    const std::optional<std::vector<MeshAxis>>& mesh) {
-  return ReportBuilder(meta, model).build(mesh);
+                    const std::optional<std::vector<MeshAxis>>& mesh,
+                    const ReportPlanOptions& plan) {
+  return ReportBuilder(meta, model).build(mesh, plan);
 }
 
 ReportOutput run_report(const ReportRequest& request) {
@@ -556,10 +590,15 @@ ReportOutput run_report(const ReportRequest& request) {
     result.failed = true;
     return result;
   }
-  Report report = build_report(*meta, *model, request.mesh);
+  Report report = build_report(*meta, *model, request.mesh, request.plan);
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
-  result.failed = report.has_errors();
+  result.failed =
+      report.has_errors() || (report.capacity && capacity_exit_code(*report.capacity) != 0);
+  // The summary after the per-parameter findings (the full list is in --json).
+  std::size_t counts[3] = {0, 0, 0};
+  for (const Diagnostic& d : report.findings) ++counts[static_cast<int>(d.severity)];
+  const bool summarize = !report.findings.empty();
   if (report.findings.size() > kMaxReportedErrors) {
     const std::size_t rest = report.findings.size() - kMaxReportedErrors;
     Diagnostic more = report.findings[kMaxReportedErrors];
@@ -569,6 +608,12 @@ ReportOutput run_report(const ReportRequest& request) {
                    " not shown (--json lists them all)";
     report.findings.resize(kMaxReportedErrors);
     report.findings.push_back(std::move(more));
+  }
+  if (summarize) {
+    report.findings.push_back(make_note({}, {},
+                                        "report: " + plural(counts[0], "error") + ", " +
+                                            plural(counts[1], "warning") + ", " +
+                                            plural(counts[2], "note")));
   }
   result.diagnostics = std::move(report.findings);
   return result;
