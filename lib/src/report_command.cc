@@ -140,7 +140,7 @@ class ReportBuilder {
         sizes_[axis] = size;
       }
     }
-    if (sizes_.empty()) {
+    if (sizes_.empty() && plan_->sweeps.empty()) {
       warning(meta_file_, dims != nullptr ? "/parallel_dims" : "",
               "no mesh sizes: the meta has no <axis>_size in parallel_dims and --mesh was not "
               "given; every axis counts as size 1");
@@ -196,12 +196,18 @@ class ReportBuilder {
     return it == sizes_.end() ? 1 : it->second;
   }
 
+  bool swept(std::string_view axis) const {
+    return std::any_of(plan_->sweeps.begin(), plan_->sweeps.end(),
+                       [axis](const AxisSweep& s) { return s.axis == axis; });
+  }
+
   std::string_view mesh_origin() const {
     return report_.mesh_source == MeshSource::kFlag ? "--mesh" : "parallel_dims";
   }
 
   void note_idle_axes() {
     for (std::string_view axis : axes_seen_) {
+      if (swept(axis)) continue;  // sized per mesh of the sweep
       auto it = sizes_.find(std::string(axis));
       const std::string quoted = quote_for_diagnostic(axis);
       if (it == sizes_.end()) {
