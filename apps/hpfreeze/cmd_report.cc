@@ -53,7 +53,7 @@ Runner declare_report(CLI::App& app) {
           ""));
   app.add_option("--optimizer", flags->optimizer,
                  "Count gradients and optimizer state too (default: none; docs/capacity.md)")
-      ->type_name("none|sgd|momentum|adam|adamw")
+      ->type_name("NAME")
       ->check(CLI::IsMember({"none", "sgd", "momentum", "adam", "adamw"}));
   app.add_option("--budget", flags->budget,
                  "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
