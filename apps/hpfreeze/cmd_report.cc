@@ -98,8 +98,9 @@ Runner declare_report(CLI::App& app) {
         for (const MeshAxis& a : *request.mesh) {
           if (a.name == sweep.axis) {
             report(make_error({}, {},
-                              "axis '" + sweep.axis + "' is in both --mesh and --sweep; give it "
-                              "in one of them"));
+                              "axis '" + sweep.axis +
+                                  "' is in both --mesh and --sweep; give it "
+                                  "in one of them"));
             return kExitTrouble;
           }
         }

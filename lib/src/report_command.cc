@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "hpfreeze/capacity.h"
-#include "hpfreeze/encode.h"
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
@@ -19,13 +19,9 @@
 namespace hpfreeze {
 namespace {
 
-constexpr std::uint64_t kMaxMeshSize = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kDefaultTextTop = 10;
 // A parameter the model tree gives no dtype counts as bfloat16 (with one warning).
 constexpr std::string_view kMissingDtype = "bfloat16";
-
-bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
 bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return !__builtin_mul_overflow(a, b, &out);
@@ -151,8 +147,7 @@ class ReportBuilder {
     std::unordered_map<std::string_view, std::string> seen;  // FQN -> pointer of its first plan
     for (const MetaBoundary& b : meta_.boundaries) {
       if (b.params.empty()) continue;
-      const std::string params_pointer =
-          pointer_join(pointer_join("/param_plan", b.fqn), "params");
+      const std::string params_pointer = pointer_join(pointer_join("/param_plan", b.fqn), "params");
       boundary_index_.emplace(b.fqn, report_.boundaries.size());
       BoundaryReport& boundary =
           report_.boundaries.emplace_back(BoundaryReport{std::string(b.fqn), 0, 0});
@@ -443,11 +438,11 @@ class ReportBuilder {
       const bool as_error = uncovered_trainable_ > 0 && !plan_->allow_uncovered;
       (as_error ? report_.findings.emplace_back(make_error(model_.file, "", ""))
                 : report_.findings.emplace_back(make_warning(model_.file, "", "")))
-          .message =
-              std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
-              " not covered by any planned key (" + format_byte_size(report_.uncovered_bytes) +
-              " at full size, " + std::to_string(uncovered_trainable_) + " trainable); " +
-              (n == 1 ? "it stays" : "they stay") + " whole on every rank";
+          .message = std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
+                     " not covered by any planned key (" +
+                     format_byte_size(report_.uncovered_bytes) + " at full size, " +
+                     std::to_string(uncovered_trainable_) + " trainable); " +
+                     (n == 1 ? "it stays" : "they stay") + " whole on every rank";
     }
   }
 
@@ -490,59 +485,6 @@ class ReportBuilder {
 };
 
 }  // namespace
-
-Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
-  auto fail = [](std::string message) -> Expected<std::vector<MeshAxis>> {
-    return make_error({}, {}, std::move(message));
-  };
-  if (text.empty()) return fail("expected AXIS=N[,AXIS=N...], got an empty value");
-  std::vector<MeshAxis> axes;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty()) {
-      return fail("empty item in " + quote_for_diagnostic(text) + "; expected AXIS=N[,AXIS=N...]");
-    }
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      return fail(quote_for_diagnostic(item) + " is not AXIS=N");
-    }
-    const std::string_view name = item.substr(0, eq);
-    const std::string_view size = item.substr(eq + 1);
-    if (name.empty() || !is_name_start(name.front()) ||
-        !std::all_of(name.begin(), name.end(), is_name_char)) {
-      return fail(quote_for_diagnostic(item) + ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
-    }
-    std::uint64_t value = 0;
-    bool digits = !size.empty();
-    bool too_large = false;
-    for (char c : size) {
-      if (c < '0' || c > '9') {
-        digits = false;
-        break;
-      }
-      if (!checked_mul(value, 10, value) || __builtin_add_overflow(value, c - '0', &value) ||
-          value > kMaxMeshSize) {
-        too_large = true;
-      }
-    }
-    if (!digits || value == 0) {
-      return fail(quote_for_diagnostic(item) + ": the size must be a decimal integer >= 1");
-    }
-    if (too_large) {
-      return fail(quote_for_diagnostic(item) + ": the size is larger than 2^63-1");
-    }
-    for (const MeshAxis& a : axes) {
-      if (a.name == name) return fail("axis " + quote_for_diagnostic(name) + " is given twice");
-    }
-    axes.push_back(MeshAxis{std::string(name), value});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return axes;
-}
 
 bool Report::has_errors() const {
   return std::any_of(findings.begin(), findings.end(),

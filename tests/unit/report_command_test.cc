@@ -445,26 +445,26 @@ TEST(BuildReport, MissingDtypeIsBfloat16WithOneWarning) {
       model_json({{"b.a", "[4]", nullptr}, {"b.c", "[3]", nullptr}, {"b.u", "[5]", nullptr}}),
       mesh({{"tp", 2}}));
   EXPECT_THAT(findings(r),
-              ElementsAre("warning model.json /parameters/b.a: 3 parameters have no dtype, "
-                          "counted as bfloat16 (2 bytes); the first is 'b.a'",
-                          "warning model.json : 1 model parameter is not covered by any planned "
-                          "key (10 B at full size); it stays whole on every rank"));
+              ElementsAre("error model.json : 1 model parameter is not covered by any planned "
+                          "key (10 B at full size, 1 trainable); it stays whole on every rank",
+                          "warning model.json /parameters/b.a: 3 parameters have no dtype, "
+                          "counted as bfloat16 (2 bytes); the first is 'b.a'"));
   EXPECT_EQ(r.rank0_bytes, 14u);
   EXPECT_EQ(r.uncovered_bytes, 10u);
   EXPECT_EQ(param(r, "b.a")->dtype, std::nullopt);
 }
 
 TEST(BuildReport, UnknownDtypeIsAnErrorAndTheParamIsLeftOut) {
-  const Report r = report_of(
-      plan_b(R"j({"a": {"tp": "R"}, "c": {"tp": "R"}})j"),
-      model_json(
-          {{"b.a", "[4]", "complex64"}, {"b.c", "[3]", "float32"}, {"b.u", "[5]", "torch.cfloat"}}),
-      mesh({{"tp", 2}}));
+  const Report r = report_of(plan_b(R"j({"a": {"tp": "R"}, "c": {"tp": "R"}})j"),
+                             model_json({{"b.a", "[4]", "complex256"},
+                                         {"b.c", "[3]", "float32"},
+                                         {"b.u", "[5]", "torch.float128"}}),
+                             mesh({{"tp", 2}}));
   EXPECT_THAT(findings(r),
               ElementsAre("error model.json /parameters/b.a/dtype: parameter 'b.a' has unknown "
-                          "dtype 'complex64'",
+                          "dtype 'complex256'",
                           "error model.json /parameters/b.u/dtype: parameter 'b.u' has unknown "
-                          "dtype 'torch.cfloat'"));
+                          "dtype 'torch.float128'"));
   ASSERT_EQ(r.params.size(), 1u);
   EXPECT_EQ(r.rank0_bytes, 12u);
   EXPECT_EQ(r.uncovered_bytes, 0u);
@@ -487,8 +487,8 @@ TEST(BuildReport, UncoveredParamsAndPrefixCoverage) {
   EXPECT_THAT(findings(r),
               ElementsAre("error meta.json /param_plan/m/params/experts: parameter 'm.experts' is "
                           "not in the model (model.json)",
-                          "warning model.json : 2 model parameters are not covered by any planned "
-                          "key (72 B at full size); they stay whole on every rank"));
+                          "error model.json : 2 model parameters are not covered by any planned "
+                          "key (72 B at full size, 2 trainable); they stay whole on every rank"));
   ASSERT_EQ(r.uncovered.size(), 2u);
   EXPECT_EQ(r.uncovered[0].fqn, "b.extra");
   EXPECT_EQ(r.uncovered[0].bytes, 64u);
@@ -537,7 +537,11 @@ TEST(BuildReport, TotalsThatOverflowAreErrors) {
                           "error meta.json : replicated_bytes exceeds 2^64-1 bytes; it is reported "
                           "as 2^64-1",
                           "error meta.json : unsharded_bytes exceeds 2^64-1 bytes; it is reported "
-                          "as 2^64-1"));
+                          "as 2^64-1",
+                          // The planner cannot run: it says which parameter went beyond.
+                          "error meta.json : the parameters need more than 2^64-1 bytes "
+                          "together; parameter 'b.c' is the first beyond it"));
+  EXPECT_FALSE(r.capacity.has_value());
   EXPECT_EQ(r.rank0_bytes, 18446744073709551615u);
 }
 
@@ -623,10 +627,9 @@ TEST(BuildReport, MalformedMetasAreDecodingErrors) {
 }
 
 TEST(BuildReport, ParamPlannedTwiceIsCountedOnce) {
-  const Report r = report_of(
-      R"j({"param_plan": {"a": {"params": {"b.w": {"tp": "S(0)"}}},)j"
-      R"j( "a.b": {"params": {"w": {"tp": "S(0)"}}}}})j",
-      model_json({{"a.b.w", "[4]", "bfloat16"}}), mesh({{"tp", 2}}));
+  const Report r = report_of(R"j({"param_plan": {"a": {"params": {"b.w": {"tp": "S(0)"}}},)j"
+                             R"j( "a.b": {"params": {"w": {"tp": "S(0)"}}}}})j",
+                             model_json({{"a.b.w", "[4]", "bfloat16"}}), mesh({{"tp", 2}}));
   EXPECT_THAT(findings(r), ElementsAre("warning meta.json /param_plan/a.b/params/w: parameter "
                                        "'a.b.w' is already planned at /param_plan/a/params/b.w; "
                                        "counted once"));
@@ -661,9 +664,22 @@ Report small_report() {
 
 TEST(RenderReport, Json) {
   // b.w: [2, 2] x 2 = 8; b.r: 2 x 4 = 8 (replicated); a.x: [1] x 2 = 2; c.u uncovered: 3.
-  EXPECT_EQ(render_report_json(small_report(), std::nullopt), R"j({
+  // Every rank holds the same: 8 + 8 + 2 + 3 = 21 on each of the 2 ranks.
+  const std::string out = render_report_json(small_report(), std::nullopt);
+  for (const char* piece : {
+           R"j({
   "mesh": {
     "tp": 2
+  },
+  "mesh_source": "--mesh",
+  "placement_order": [
+    "tp"
+  ],
+  "counts": {
+    "planned_params": 3,
+    "replicated_params": 1,
+    "uncovered_params": 1,
+    "boundaries": 2
   },
   "rank0_bytes": 18,
   "replicated_bytes": 8,
@@ -672,11 +688,13 @@ TEST(RenderReport, Json) {
   "boundaries": [
     {
       "fqn": "b",
-      "rank0_bytes": 16
+      "rank0_bytes": 16,
+      "params": 2
     },
     {
       "fqn": "a",
-      "rank0_bytes": 2
+      "rank0_bytes": 2,
+      "params": 1
     }
   ],
   "params": [
@@ -689,47 +707,66 @@ TEST(RenderReport, Json) {
       "local_shape": [
         2
       ],
-      "rank0_bytes": 8
-    },
+      "rank0_bytes": 8,
+      "full_bytes": 8,
+      "boundary": "b",
+      "placements": {
+        "tp": "R"
+      },
+      "replicated": true
+    },)j",
+           R"j(  "uncovered": [
     {
-      "fqn": "b.w",
+      "fqn": "c.u",
       "shape": [
-        4,
-        2
+        3
       ],
-      "dtype": "bfloat16",
-      "local_shape": [
-        2,
-        2
-      ],
-      "rank0_bytes": 8
-    },
+      "dtype": "int8",
+      "bytes": 3
+    }
+  ],
+  "optimizer": "none",
+  "budget_bytes": null,
+  "swept": false,
+  "meshes": [
     {
-      "fqn": "a.x",
-      "shape": [
-        2
-      ],
-      "dtype": null,
-      "local_shape": [
-        1
-      ],
-      "rank0_bytes": 2
+      "mesh": {
+        "tp": 2
+      },
+      "devices": 2,
+      "max_rank_bytes": 21,
+      "min_rank_bytes": 21,
+      "max_rank": {
+        "tp": 0
+      },
+      "min_rank": {
+        "tp": 0
+      },
+      "divisible": true,
+      "indivisible": null,
+      "fits": null,
+      "over_by_bytes": null
     }
   ],
   "findings": [
     {
-      "severity": "warning",
-      "pointer": "/parameters/a.x",
-      "message": "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is 'a.x'"
+      "severity": "error",
+      "file": "model.json",
+      "pointer": "",
+      "message": "1 model parameter is not covered by any planned key (3 B at full size, 1 trainable); it stays whole on every rank"
     },
     {
       "severity": "warning",
-      "pointer": "",
-      "message": "1 model parameter is not covered by any planned key (3 B at full size); it stays whole on every rank"
+      "file": "model.json",
+      "pointer": "/parameters/a.x",
+      "message": "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is 'a.x'"
     }
   ]
 }
-)j");
+)j"}) {
+    EXPECT_NE(out.find(piece), std::string::npos) << piece << "\nnot in\n" << out;
+  }
+  EXPECT_TRUE(out.starts_with("{\n  \"mesh\": {"));
 }
 
 TEST(RenderReport, JsonTopCutsParamsOnly) {
@@ -752,6 +789,12 @@ TEST(RenderReport, Text) {
             "uncovered params (whole on every rank)       1    3 B      3\n"
             "rank 0 total                                 4   21 B     21\n"
             "\n"
+            // The planner: 16 + 8 + 4 + 3 = 31 B whole; every rank of tp=2 holds 21 B.
+            "meshes (worst and best rank over all ranks; uncovered params included):\n"
+            "4 params, 31 B whole on one device, optimizer none, no budget\n"
+            "MESH  DEVICES  WORST RANK  BEST RANK  BAR                               VERDICT\n"
+            "tp=2        2        21 B       21 B  ################################  divides\n"
+            "\n"
             "boundaries (all 2, by rank-0 bytes):\n"
             "  BYTES  PARAMS  BOUNDARY\n"
             "   16 B       2  b\n"
@@ -767,7 +810,7 @@ TEST(RenderReport, Text) {
             "  BYTES  DTYPE  SHAPE  PARAM\n"
             "    3 B  int8   [3]    c.u\n"
             "\n"
-            "findings: 0 errors, 2 warnings, 0 notes (on stderr)\n");
+            "findings: 1 error, 1 warning, 0 notes (on stderr)\n");
 }
 
 TEST(RenderReport, TextTopCutsListsAndCountsTheRest) {
@@ -855,9 +898,12 @@ TEST_F(RunReportTest, ManyFindingsAreCutOnStderrButNotInJson) {
   request.json = true;
   const ReportOutput out = run_report(request);
   EXPECT_TRUE(out.failed);
-  ASSERT_EQ(out.diagnostics.size(), 101u);
+  ASSERT_EQ(out.diagnostics.size(), 102u);
   EXPECT_EQ(out.diagnostics[100].message, "50 more findings not shown (--json lists them all)");
   EXPECT_EQ(out.diagnostics[100].severity, Severity::kError);
+  // Then the summary of every finding, shown or not.
+  EXPECT_EQ(out.diagnostics[101].message, "report: 150 errors, 0 warnings, 0 notes");
+  EXPECT_EQ(out.diagnostics[101].severity, Severity::kNote);
   std::size_t in_json = 0;
   for (std::size_t at = 0;
        (at = out.output.find("\"severity\": \"error\"", at)) != std::string::npos; ++at) {
