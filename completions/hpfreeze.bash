@@ -75,6 +75,8 @@ _hpfreeze_value() {
     [[ $value == - ]] && return 1
     if [[ $value == FILE ]]; then
         _hpfreeze_files "$4"
+    elif [[ $3 == --optimizer ]]; then
+        COMPREPLY=($(compgen -W "none sgd momentum adam adamw" -- "$4"))
     fi
     return 0
 }

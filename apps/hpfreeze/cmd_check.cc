@@ -1,4 +1,6 @@
 // `hpfreeze check META [--model MODEL] [--json]`
+#include <spdlog/spdlog.h>
+
 #include <memory>
 #include <string>
 
@@ -13,6 +15,7 @@ Runner declare_check(CLI::App& app) {
     std::string meta;
     std::string model;
     bool json = false;
+    bool allow_uncovered = false;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("META", flags->meta, "codegen_meta.json to check; '-' for stdin")
@@ -21,6 +24,9 @@ Runner declare_check(CLI::App& app) {
   app.add_option("--model", flags->model,
                  "Model tree dump (hpfreeze.model/v1) to check the meta against; '-' for stdin")
       ->type_name(kFile);
+  app.add_flag("--allow-uncovered", flags->allow_uncovered,
+               "A trainable model parameter no plan entry covers is a warning, not an error "
+               "(as report --allow-uncovered)");
   app.add_flag("--json", flags->json,
                "Print findings as JSON Lines on stdout instead of diagnostics on stderr");
   app.footer(help_footer("no error finding (warnings and notes, if any, are printed)",
@@ -30,6 +36,7 @@ Runner declare_check(CLI::App& app) {
     CheckRequest request;
     request.meta_path = flags->meta;
     if (app.count("--model") > 0) request.model_path = flags->model;
+    request.allow_uncovered = flags->allow_uncovered;
     if (request.meta_path == "-" && request.model_path && *request.model_path == "-") {
       report(make_error({}, {}, "at most one of META and --model may be '-' (stdin)"));
       return kExitTrouble;
@@ -49,6 +56,11 @@ Runner declare_check(CLI::App& app) {
     } else {
       report(result.findings);
     }
+    // -v: one line counting the findings (docs/cli.md, "check").
+    std::size_t counts[3] = {0, 0, 0};
+    for (const Diagnostic& d : result.findings) ++counts[static_cast<int>(d.severity)];
+    spdlog::debug("check: {}, {}, {}", plural(counts[0], "error"), plural(counts[1], "warning"),
+                  plural(counts[2], "note"));
     return result.has_errors() ? kExitRejected : kExitOk;
   };
 }

@@ -1,9 +1,11 @@
-// `hpfreeze report META --model MODEL [--mesh AXIS=N,...] [--json] [--top K]`
+// `hpfreeze report META --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
+//  [--optimizer NAME] [--budget SIZE] [--allow-uncovered] [--json] [--top K]`
 #include <limits>
 #include <memory>
 #include <string>
 
 #include "cli.h"
+#include "hpfreeze/capacity.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/report_command.h"
 
@@ -14,6 +16,9 @@ Runner declare_report(CLI::App& app) {
     ReportRequest request;
     std::string mesh;
     std::string top;
+    std::vector<std::string> sweeps;
+    std::string optimizer;
+    std::string budget;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("META", flags->request.meta_path, "codegen_meta.json; '-' for stdin")
@@ -34,6 +39,34 @@ Runner declare_report(CLI::App& app) {
                  "Mesh axis sizes, e.g. tp=2,cp=2,ep=8 (default: the meta's parallel_dims)")
       ->type_name("AXIS=N[,AXIS=N...]")
       ->check(mesh_syntax);
+  app.add_option("--sweep", flags->sweeps,
+                 "Evaluate every size of one axis, e.g. tp=1,2,4,8 (repeatable, one per axis; "
+                 "every combination with the --mesh axes)")
+      ->type_name("AXIS=N[,N...]")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Expected<AxisSweep> sweep = parse_sweep_arg(text);
+            return sweep ? std::string() : sweep.errors().front().message;
+          },
+          ""));
+  app.add_option("--optimizer", flags->optimizer,
+                 "Count gradients and optimizer state too (default: none; docs/capacity.md)")
+      ->type_name("NAME")
+      ->check(CLI::IsMember({"none", "sgd", "momentum", "adam", "adamw"}));
+  app.add_option("--budget", flags->budget,
+                 "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
+      ->type_name("SIZE")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Expected<std::uint64_t> size = parse_byte_size(text);
+            return size ? std::string() : size.errors().front().message;
+          },
+          ""));
+  app.add_flag("--allow-uncovered", flags->request.plan.allow_uncovered,
+               "A trainable model parameter no plan entry covers is a warning, not an error "
+               "(as check --allow-uncovered)");
   app.add_flag("--json", flags->request.json, "Print one JSON object instead of the table");
   app.add_option("--top", flags->top,
                  "List this many params and boundaries (default: 10; with --json, all params)")
@@ -45,13 +78,37 @@ Runner declare_report(CLI::App& app) {
           },
           ""))
       ->type_name("N");
-  app.footer(help_footer("every finding is a warning or a note",
-                         "an error finding: a sharded dim does not divide on the mesh, or the "
-                         "meta does not fit the model",
+  app.footer(help_footer("every finding is a warning or a note, and some mesh is usable",
+                         "an error finding (a sharded dim does not divide on the mesh, the "
+                         "meta does not fit the model, an uncovered trainable parameter), or "
+                         "no mesh divides and fits the --budget",
                          "hpfreeze report codegen_meta.json --model model.json --mesh tp=2,cp=2"));
   return [flags, &app]() -> Outcome {
     ReportRequest& request = flags->request;
     if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
+    for (const std::string& text : flags->sweeps) {
+      AxisSweep sweep = *parse_sweep_arg(text);
+      for (const AxisSweep& earlier : request.plan.sweeps) {
+        if (earlier.axis == sweep.axis) {
+          report(make_error({}, {}, "--sweep: axis '" + sweep.axis + "' is swept twice"));
+          return kExitTrouble;
+        }
+      }
+      if (request.mesh) {
+        for (const MeshAxis& a : *request.mesh) {
+          if (a.name == sweep.axis) {
+            report(make_error({}, {},
+                              "axis '" + sweep.axis +
+                                  "' is in both --mesh and --sweep; give it "
+                                  "in one of them"));
+            return kExitTrouble;
+          }
+        }
+      }
+      request.plan.sweeps.push_back(std::move(sweep));
+    }
+    if (app.count("--optimizer") > 0) request.plan.optimizer = *parse_optimizer(flags->optimizer);
+    if (app.count("--budget") > 0) request.plan.budget = *parse_byte_size(flags->budget);
     if (app.count("--top") > 0) {
       // Digits only (checked above); a count beyond any list is as good as "all".
       std::size_t top = 0;

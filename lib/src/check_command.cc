@@ -45,8 +45,8 @@ struct NegativeUse {
 
 class MetaChecker {
  public:
-  MetaChecker(const FrozenMeta& meta, const ModelTree* model)
-      : meta_(&meta), file_(meta.file), model_(model) {}
+  MetaChecker(const FrozenMeta& meta, const ModelTree* model, bool allow_uncovered)
+      : meta_(&meta), file_(meta.file), model_(model), allow_uncovered_(allow_uncovered) {}
 
   Diagnostics run() {
     check_mesh_dim_names();
@@ -361,7 +361,8 @@ class MetaChecker {
     const CoverageIndex coverage(*meta_);
     for (const auto& [fqn, info] : model.parameters) {
       if (!info.requires_grad || coverage.covers(fqn)) continue;
-      add(Severity::kError, model.file, pointer_join("/parameters", fqn),
+      add(allow_uncovered_ ? Severity::kWarning : Severity::kError, model.file,
+          pointer_join("/parameters", fqn),
           "trainable parameter " + quote_for_diagnostic(fqn) +
               " is not covered by any param_plan entry of " + file_);
     }
@@ -391,6 +392,7 @@ class MetaChecker {
   const FrozenMeta* meta_ = nullptr;
   const std::string& file_;
   const ModelTree* model_;
+  bool allow_uncovered_ = false;
   Diagnostics findings_;
   std::vector<std::string_view> mesh_axes_;
   std::vector<AxisUse> axes_;
@@ -419,12 +421,12 @@ bool CheckResult::has_errors() const {
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
-Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model) {
+Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool allow_uncovered) {
   Diagnostics findings;
   // check lists every finding in one run, so it goes on past the decoding errors.
   if (std::optional<FrozenMeta> decoded = decode_meta_keep_going(meta, "check", findings)) {
     for (Diagnostics more : {MetaChecker::check_schema(decoded->root, decoded->file),
-                             MetaChecker(*decoded, model).run()}) {
+                             MetaChecker(*decoded, model, allow_uncovered).run()}) {
       findings.insert(findings.end(), std::make_move_iterator(more.begin()),
                       std::make_move_iterator(more.end()));
     }
@@ -467,7 +469,7 @@ CheckResult run_check(const CheckRequest& request) {
     }
     model = std::move(*decoded);
   }
-  result.findings = check_meta(*meta, model ? &*model : nullptr);
+  result.findings = check_meta(*meta, model ? &*model : nullptr, request.allow_uncovered);
   return result;
 }
 

@@ -8,8 +8,9 @@
 #include <unordered_set>
 #include <utility>
 
-#include "hpfreeze/encode.h"
+#include "hpfreeze/capacity.h"
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
@@ -18,11 +19,9 @@
 namespace hpfreeze {
 namespace {
 
-constexpr std::uint64_t kMaxMeshSize = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kDefaultTextTop = 10;
-
-bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+// A parameter the model tree gives no dtype counts as bfloat16 (with one warning).
+constexpr std::string_view kMissingDtype = "bfloat16";
 
 bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return !__builtin_mul_overflow(a, b, &out);
@@ -78,7 +77,8 @@ class ReportBuilder {
   ReportBuilder(const FrozenMeta& meta, const ModelTree& model)
       : meta_(meta), meta_file_(meta.file), model_(model), coverage_(meta) {}
 
-  Report build(const std::optional<std::vector<MeshAxis>>& mesh) {
+  Report build(const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan) {
+    plan_ = &plan;
     if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
     read_mesh(mesh);
     read_param_plan();
@@ -87,6 +87,7 @@ class ReportBuilder {
     for (const PlannedParam& p : planned_) measure(p);
     measure_uncovered();
     totals_and_warnings();
+    plan_capacity_of_meshes();
     return finish();
   }
 
@@ -105,6 +106,9 @@ class ReportBuilder {
     } else {
       read_parallel_dims();
     }
+    // A swept axis takes its sizes from --sweep (the caller refuses one also in --mesh);
+    // the per-parameter table counts it as size 1.
+    for (const AxisSweep& s : plan_->sweeps) sizes_.erase(s.axis);
     for (const auto& [name, size] : sizes_) report_.mesh.push_back(MeshAxis{name, size});
   }
 
@@ -132,7 +136,7 @@ class ReportBuilder {
         sizes_[axis] = size;
       }
     }
-    if (sizes_.empty()) {
+    if (sizes_.empty() && plan_->sweeps.empty()) {
       warning(meta_file_, dims != nullptr ? "/parallel_dims" : "",
               "no mesh sizes: the meta has no <axis>_size in parallel_dims and --mesh was not "
               "given; every axis counts as size 1");
@@ -143,8 +147,7 @@ class ReportBuilder {
     std::unordered_map<std::string_view, std::string> seen;  // FQN -> pointer of its first plan
     for (const MetaBoundary& b : meta_.boundaries) {
       if (b.params.empty()) continue;
-      const std::string params_pointer =
-          pointer_join(pointer_join("/param_plan", b.fqn), "params");
+      const std::string params_pointer = pointer_join(pointer_join("/param_plan", b.fqn), "params");
       boundary_index_.emplace(b.fqn, report_.boundaries.size());
       BoundaryReport& boundary =
           report_.boundaries.emplace_back(BoundaryReport{std::string(b.fqn), 0, 0});
@@ -188,12 +191,18 @@ class ReportBuilder {
     return it == sizes_.end() ? 1 : it->second;
   }
 
+  bool swept(std::string_view axis) const {
+    return std::any_of(plan_->sweeps.begin(), plan_->sweeps.end(),
+                       [axis](const AxisSweep& s) { return s.axis == axis; });
+  }
+
   std::string_view mesh_origin() const {
     return report_.mesh_source == MeshSource::kFlag ? "--mesh" : "parallel_dims";
   }
 
   void note_idle_axes() {
     for (std::string_view axis : axes_seen_) {
+      if (swept(axis)) continue;  // sized per mesh of the sweep
       auto it = sizes_.find(std::string(axis));
       const std::string quoted = quote_for_diagnostic(axis);
       if (it == sizes_.end()) {
@@ -216,7 +225,7 @@ class ReportBuilder {
       if (missing_dtype_count_++ == 0) first_missing_dtype_ = std::string(fqn);
       return 2;
     }
-    std::optional<std::uint64_t> size = dtype_size(*p.dtype);
+    std::optional<std::uint64_t> size = dtype_element_size(*p.dtype);
     if (!size) {
       error(model_.file, pointer_join(parameter_pointer(fqn), "dtype"),
             "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
@@ -264,11 +273,22 @@ class ReportBuilder {
     out.local_shape = info->shape;
     if (info->dtype) out.dtype = std::string(*info->dtype);
     out.replicated = true;
+    bool valid = true;
+    CapacityParam cap{std::string(planned.param->fqn),
+                      {},
+                      std::string(info->dtype.value_or(kMissingDtype)),
+                      info->requires_grad,
+                      {}};
     for (const AxisPlan* a : axes) {
       if (!out.placements.empty()) out.placements += ' ';
       out.placements += std::string(a->axis) + "=" + std::string(a->text);
-      apply(planned, *a, out);
+      out.axes.emplace_back(std::string(a->axis), std::string(a->text));
+      valid = apply(planned, *a, out) && valid;
+      cap.placements.emplace_back(std::string(a->axis), a->placement);
     }
+    // Only parameters every check above accepted reach the planner, so it cannot fail on
+    // what is already a finding.
+    if (valid) add_capacity_param(std::move(cap), info->shape);
     out.full_bytes = full;
     checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
     report_.boundaries[boundary_index_.at(planned.boundary)].rank0_bytes += out.rank0_bytes;
@@ -277,9 +297,10 @@ class ReportBuilder {
 
   // Applies one axis's placement to out.local_shape. A dim that does not divide is an error
   // and is then chunked with ceil, so the totals stay an upper bound.
-  void apply(const PlannedParam& planned, const AxisPlan& a, ParamReport& out) {
+  // False when the dim is out of range.
+  bool apply(const PlannedParam& planned, const AxisPlan& a, ParamReport& out) {
     const Placement& p = a.placement;
-    if (!p.has_dim()) return;
+    if (!p.has_dim()) return true;
     const std::string pointer = pointer_join(planned.pointer, a.axis);
     const std::string who = "parameter " + quote_for_diagnostic(planned.param->fqn);
     const std::string where = std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis);
@@ -289,10 +310,10 @@ class ReportBuilder {
       error(meta_file_, pointer,
             who + " has " + plural(rank, "dim") + "; " + where + " shards dim " +
                 std::to_string(dim));
-      return;
+      return false;
     }
     const std::uint64_t n = axis_size(a.axis);
-    if (n == 1) return;
+    if (n == 1) return true;
     out.replicated = false;
     const std::uint64_t s = out.local_shape[dim];
     const std::string dim_text =
@@ -304,7 +325,7 @@ class ReportBuilder {
               dim_text + " is not divisible by " + std::to_string(n) + ": " + on_axis);
       }
       out.local_shape[dim] = ceil_div(s, n);
-      return;
+      return true;
     }
     const auto f = static_cast<std::uint64_t>(p.split_factor);
     if (s % f != 0) {
@@ -312,7 +333,7 @@ class ReportBuilder {
           meta_file_, pointer,
           dim_text + " is not divisible by the split factor " + std::to_string(f) + ": " + on_axis);
       out.local_shape[dim] = ceil_div(s, n);
-      return;
+      return true;
     }
     std::uint64_t nf = 0;
     const bool nf_fits = checked_mul(n, f, nf);
@@ -324,6 +345,34 @@ class ReportBuilder {
                 (nf_fits ? " = " + std::to_string(nf) : std::string()) + ": " + on_axis);
     }
     out.local_shape[dim] = local;
+    return true;
+  }
+
+  void add_capacity_param(CapacityParam param, const std::vector<std::uint64_t>& shape) {
+    for (std::uint64_t d : shape) param.shape.push_back(static_cast<std::int64_t>(d));
+    capacity_params_.push_back(std::move(param));
+  }
+
+  // The same planner as `report --sweep` (docs/capacity.md), here for the report's mesh
+  // or the sweep: the worst and best rank over every rank, not only rank 0.
+  void plan_capacity_of_meshes() {
+    CapacityRequest request;
+    request.params = std::move(capacity_params_);
+    request.axis_order = report_.axis_order;
+    for (const MeshAxis& a : report_.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
+    request.sweeps = plan_->sweeps;
+    request.optimizer = plan_->optimizer;
+    request.budget = plan_->budget;
+    report_.swept = !plan_->sweeps.empty();
+    Expected<CapacityResult> result = plan_capacity(request);
+    if (!result) {
+      for (Diagnostic& d : result.errors()) {
+        if (d.file.empty()) d.file = meta_file_;
+        report_.findings.push_back(std::move(d));
+      }
+      return;
+    }
+    report_.capacity = std::move(*result);
   }
 
   void measure_uncovered() {
@@ -332,6 +381,14 @@ class ReportBuilder {
       const std::optional<std::uint64_t> unit = element_size(fqn, info);
       std::uint64_t bytes = 0;
       if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
+      if (info.requires_grad) ++uncovered_trainable_;
+      // Whole on every rank: a parameter with no placement.
+      add_capacity_param(CapacityParam{std::string(fqn),
+                                       {},
+                                       std::string(info.dtype.value_or(kMissingDtype)),
+                                       info.requires_grad,
+                                       {}},
+                         info.shape);
       UncoveredParam u{std::string(fqn), info.shape, std::nullopt, bytes};
       if (info.dtype) u.dtype = std::string(*info.dtype);
       report_.uncovered.push_back(std::move(u));
@@ -376,11 +433,16 @@ class ReportBuilder {
     }
     if (!report_.uncovered.empty()) {
       const std::size_t n = report_.uncovered.size();
-      warning(model_.file, "",
-              std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
-                  " not covered by any planned key (" + format_bytes(report_.uncovered_bytes) +
-                  " at full size); " + (n == 1 ? "it stays" : "they stay") +
-                  " whole on every rank");
+      // As `check`: a trainable parameter no plan entry covers is an error (upstream's
+      // preflight refuses it) unless --allow-uncovered; frozen ones only warn.
+      const bool as_error = uncovered_trainable_ > 0 && !plan_->allow_uncovered;
+      (as_error ? report_.findings.emplace_back(make_error(model_.file, "", ""))
+                : report_.findings.emplace_back(make_warning(model_.file, "", "")))
+          .message = std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
+                     " not covered by any planned key (" +
+                     format_byte_size(report_.uncovered_bytes) + " at full size, " +
+                     std::to_string(uncovered_trainable_) + " trainable); " +
+                     (n == 1 ? "it stays" : "they stay") + " whole on every rank";
     }
   }
 
@@ -415,95 +477,14 @@ class ReportBuilder {
   std::vector<std::string_view> axes_seen_;                      // first-use order
   std::unordered_map<std::string_view, std::string> first_use_;  // axis -> pointer
   std::unordered_map<std::string_view, std::size_t> axis_rank_;
+  const ReportPlanOptions* plan_ = nullptr;
+  std::vector<CapacityParam> capacity_params_;
+  std::size_t uncovered_trainable_ = 0;
   std::size_t missing_dtype_count_ = 0;
   std::string first_missing_dtype_;
 };
 
 }  // namespace
-
-Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
-  auto fail = [](std::string message) -> Expected<std::vector<MeshAxis>> {
-    return make_error({}, {}, std::move(message));
-  };
-  if (text.empty()) return fail("expected AXIS=N[,AXIS=N...], got an empty value");
-  std::vector<MeshAxis> axes;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty()) {
-      return fail("empty item in " + quote_for_diagnostic(text) + "; expected AXIS=N[,AXIS=N...]");
-    }
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      return fail(quote_for_diagnostic(item) + " is not AXIS=N");
-    }
-    const std::string_view name = item.substr(0, eq);
-    const std::string_view size = item.substr(eq + 1);
-    if (name.empty() || !is_name_start(name.front()) ||
-        !std::all_of(name.begin(), name.end(), is_name_char)) {
-      return fail(quote_for_diagnostic(item) + ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
-    }
-    std::uint64_t value = 0;
-    bool digits = !size.empty();
-    bool too_large = false;
-    for (char c : size) {
-      if (c < '0' || c > '9') {
-        digits = false;
-        break;
-      }
-      if (!checked_mul(value, 10, value) || __builtin_add_overflow(value, c - '0', &value) ||
-          value > kMaxMeshSize) {
-        too_large = true;
-      }
-    }
-    if (!digits || value == 0) {
-      return fail(quote_for_diagnostic(item) + ": the size must be a decimal integer >= 1");
-    }
-    if (too_large) {
-      return fail(quote_for_diagnostic(item) + ": the size is larger than 2^63-1");
-    }
-    for (const MeshAxis& a : axes) {
-      if (a.name == name) return fail("axis " + quote_for_diagnostic(name) + " is given twice");
-    }
-    axes.push_back(MeshAxis{std::string(name), value});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return axes;
-}
-
-std::optional<std::uint64_t> dtype_size(std::string_view dtype) {
-  if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
-  if (dtype.starts_with("float8_") && dtype.size() > 7) return 1;
-  static constexpr std::pair<std::string_view, std::uint64_t> kSizes[] = {
-      {"bfloat16", 2}, {"bf16", 2},    {"float16", 2}, {"half", 2}, {"float32", 4},
-      {"float", 4},    {"float64", 8}, {"double", 8},  {"int8", 1}, {"uint8", 1},
-      {"bool", 1},     {"int16", 2},   {"int32", 4},   {"int64", 8}};
-  for (const auto& [name, size] : kSizes) {
-    if (name == dtype) return size;
-  }
-  return std::nullopt;
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  static constexpr std::string_view kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  std::uint64_t tenths = 0;
-  std::size_t k = 0;
-  for (; k < std::size(kUnits); ++k) {
-    const std::uint64_t unit = std::uint64_t{1} << (10 * (k + 1));
-    const std::uint64_t q = bytes / unit;
-    const std::uint64_t r10 = (bytes % unit) * 10;  // < 10 * 2^60: fits
-    const std::uint64_t rem = r10 % unit;
-    tenths = q * 10 + r10 / unit + (rem >= unit - rem ? 1 : 0);
-    if (tenths < 10240) break;
-  }
-  k = std::min(k, std::size(kUnits) - 1);
-  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " " +
-         std::string(kUnits[k]);
-}
 
 bool Report::has_errors() const {
   return std::any_of(findings.begin(), findings.end(),
@@ -511,8 +492,9 @@ bool Report::has_errors() const {
 }
 
 Report build_report(const FrozenMeta& meta, const ModelTree& model,
-                    const std::optional<std::vector<MeshAxis>>& mesh) {
-  return ReportBuilder(meta, model).build(mesh);
+                    const std::optional<std::vector<MeshAxis>>& mesh,
+                    const ReportPlanOptions& plan) {
+  return ReportBuilder(meta, model).build(mesh, plan);
 }
 
 ReportOutput run_report(const ReportRequest& request) {
@@ -556,10 +538,15 @@ ReportOutput run_report(const ReportRequest& request) {
     result.failed = true;
     return result;
   }
-  Report report = build_report(*meta, *model, request.mesh);
+  Report report = build_report(*meta, *model, request.mesh, request.plan);
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
-  result.failed = report.has_errors();
+  result.failed =
+      report.has_errors() || (report.capacity && capacity_exit_code(*report.capacity) != 0);
+  // The summary after the per-parameter findings (the full list is in --json).
+  std::size_t counts[3] = {0, 0, 0};
+  for (const Diagnostic& d : report.findings) ++counts[static_cast<int>(d.severity)];
+  const bool summarize = !report.findings.empty();
   if (report.findings.size() > kMaxReportedErrors) {
     const std::size_t rest = report.findings.size() - kMaxReportedErrors;
     Diagnostic more = report.findings[kMaxReportedErrors];
@@ -569,6 +556,12 @@ ReportOutput run_report(const ReportRequest& request) {
                    " not shown (--json lists them all)";
     report.findings.resize(kMaxReportedErrors);
     report.findings.push_back(std::move(more));
+  }
+  if (summarize) {
+    report.findings.push_back(make_note({}, {},
+                                        "report: " + plural(counts[0], "error") + ", " +
+                                            plural(counts[1], "warning") + ", " +
+                                            plural(counts[2], "note")));
   }
   result.diagnostics = std::move(report.findings);
   return result;

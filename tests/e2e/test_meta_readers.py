@@ -178,7 +178,8 @@ class SizeDrivenInputs(TempDirTest):
     def test_report_coverage_is_linear(self):
         model, _ = self.uncovered_model()
         meta = self.write("meta.json", {"param_plan": {"lin": {"params": {"w": {"tp": "R"}}}}})
-        r = run("report", meta, "--model", model)
+        # The uncovered param is trainable: a warning only with --allow-uncovered.
+        r = run("report", meta, "--model", model, "--allow-uncovered")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(b"1 model parameter is not covered", r.stderr)
 

@@ -200,7 +200,17 @@ class ReportTest(unittest.TestCase):
                 V, H, I = LLAMA["V"], LLAMA["H"], LLAMA["I"]
                 self.assertEqual(doc["params"][0], {
                     "fqn": "lm_head.weight", "shape": [V, H], "dtype": "bfloat16",
-                    "local_shape": [V // tp, H], "rank0_bytes": BF16 * V * H // tp})
+                    "local_shape": [V // tp, H], "rank0_bytes": BF16 * V * H // tp,
+                    "full_bytes": BF16 * V * H, "boundary": "lm_head",
+                    "placements": {"cp": "R", "tp": "S(0)"}, "replicated": False})
+                # Everything divides, so every rank holds what rank 0 holds.
+                self.assertEqual(len(doc["meshes"]), 1)
+                m = doc["meshes"][0]
+                self.assertEqual((m["max_rank_bytes"], m["min_rank_bytes"], m["divisible"],
+                                  m["fits"], m["devices"]),
+                                 (llama_expected(tp)["rank0_bytes"],) * 2 + (True, None, 8 * tp))
+                self.assertEqual(doc["mesh_source"], "parallel_dims")
+                self.assertEqual(doc["counts"]["planned_params"], 2 + 32 * 9 + 1)
                 self.assertEqual(doc["params"][1]["fqn"], "model.embed_tokens.weight")
                 self.assertEqual(doc["params"][2]["fqn"], "model.layers.0.mlp.down_proj.weight")
                 self.assertEqual(doc["params"][2]["local_shape"], [H, I // tp])
@@ -208,9 +218,12 @@ class ReportTest(unittest.TestCase):
                 self.assertEqual(doc["boundaries"][0]["fqn"], "lm_head")
                 layer_mlp = [b for b in doc["boundaries"] if b["fqn"] == "model.layers.7.mlp"]
                 self.assertEqual(layer_mlp, [{"fqn": "model.layers.7.mlp",
-                                              "rank0_bytes": BF16 * 3 * I * H // tp}])
+                                              "rank0_bytes": BF16 * 3 * I * H // tp,
+                                              "params": 3}])
                 self.assertEqual(doc["findings"], [{
-                    "severity": "note", "pointer": "/param_plan/lm_head/params/weight/cp",
+                    "severity": "note", "file": os.path.join(self.tmp.name,
+                                                             f"llama{tp}.meta.json"),
+                    "pointer": "/param_plan/lm_head/params/weight/cp",
                     "message": "axis 'cp' has size 1; its placements change nothing"}])
 
     def test_llama_mesh_flag_replaces_parallel_dims(self):
@@ -230,7 +243,8 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stderr, f"hpfreeze: note: {meta_path}: /param_plan/lm_head/params/"
                                    "weight/cp: axis 'cp' has size 1; its placements change "
-                                   "nothing\n")
+                                   "nothing\nhpfreeze: note: report: 0 errors, 0 warnings, "
+                                   "1 note\n")
         lines = r.stdout.splitlines()
         self.assertEqual(lines[0], "mesh: cp=1 dp=8 ep=1 pp=1 tp=8 (from parallel_dims)")
         self.assertEqual(lines[1], "placement order: cp, tp")
@@ -255,19 +269,21 @@ class ReportTest(unittest.TestCase):
         errors = [f for f in doc["findings"] if f["severity"] == "error"]
         # q, k, v, o, gate, up, down in each of 32 layers; 128256 = 3 x 42752 divides.
         self.assertEqual(len(errors), 7 * 32)
-        self.assertIn({"severity": "error",
+        self.assertIn({"severity": "error", "file": meta_path,
                        "pointer": "/param_plan/model.layers.0.self_attn/params/q_proj.weight/tp",
                        "message": "parameter 'model.layers.0.self_attn.q_proj.weight' dim 0 "
                                   "(size 4096) is not divisible by 3: S(0) on axis 'tp' of "
                                   "size 3"}, errors)
-        self.assertIn({"severity": "error",
+        self.assertIn({"severity": "error", "file": meta_path,
                        "pointer": "/param_plan/model.layers.31.mlp/params/down_proj.weight/tp",
                        "message": "parameter 'model.layers.31.mlp.down_proj.weight' dim 1 "
                                   "(size 14336) is not divisible by 3: S(1) on axis 'tp' of "
                                   "size 3"}, errors)
         stderr = r.stderr.splitlines()
-        self.assertEqual(len(stderr), 101)  # 224 errors and 1 note: 100 lines, then a count
-        self.assertEqual(stderr[-1],
+        # 224 errors and 1 note: 100 lines, a count, then the summary.
+        self.assertEqual(len(stderr), 102)
+        self.assertEqual(stderr[-1], "hpfreeze: note: report: 224 errors, 0 warnings, 1 note")
+        self.assertEqual(stderr[-2],
                          "hpfreeze: error: 125 more findings not shown (--json lists them all)")
         self.assertTrue(stderr[0].startswith(f"hpfreeze: error: {meta_path}: /param_plan/"))
         # Non-divisible dims are counted with ceil chunking: an upper bound.
@@ -303,18 +319,26 @@ class ReportTest(unittest.TestCase):
 
     def test_qwen_moe_unstacked_experts_are_uncovered(self):
         meta, model = qwen_moe(4, 8, stacked=False)
-        doc, r = self.report_json(self.write("qwen-u.meta.json", meta),
-                                  self.write("qwen-u.model.json", model))
+        meta_path = self.write("qwen-u.meta.json", meta)
+        model_path = self.write("qwen-u.model.json", model)
         expected = qwen_expected(4, 8, stacked=False)
-        self.assertEqual(self.totals(doc), expected)
         n = QWEN["L"] * QWEN["E"] * 3
         message = (f"{n} model parameters are not covered by any planned key "
-                   f"({human(expected['uncovered_bytes'])} at full size); they stay whole on "
-                   "every rank")
-        self.assertIn({"severity": "warning", "pointer": "", "message": message},
-                      doc["findings"])
-        self.assertIn(f"hpfreeze: warning: {self.tmp.name}/qwen-u.model.json: {message}",
-                      r.stderr.splitlines())
+                   f"({human(expected['uncovered_bytes'])} at full size, {n} trainable); they "
+                   "stay whole on every rank")
+        # Trainable and uncovered: an error, as in check, unless --allow-uncovered.
+        for extra, severity, code in (((), "error", 1), (("--allow-uncovered",), "warning", 0)):
+            doc, r = self.report_json(meta_path, model_path, *extra, code=code)
+            self.assertEqual(self.totals(doc), expected)
+            self.assertIn({"severity": severity, "file": model_path, "pointer": "",
+                           "message": message}, doc["findings"])
+            self.assertIn(f"hpfreeze: {severity}: {model_path}: {message}",
+                          r.stderr.splitlines())
+            self.assertEqual(doc["counts"]["uncovered_params"], n)
+            self.assertEqual(len(doc["uncovered"]), n)
+            # The uncovered experts are whole on every rank.
+            self.assertEqual(doc["meshes"][0]["max_rank_bytes"],
+                             expected["rank0_bytes"] + expected["uncovered_bytes"])
 
     def test_qwen_moe_ep_6_does_not_divide(self):
         meta, model = qwen_moe(2, 6)
@@ -382,8 +406,11 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr,
                          f"hpfreeze: error: {meta}: /param_plan/m/params/w/tp: parameter 'm.w' "
-                         "dim 0 (size 8) is not divisible by 3: S(0) on axis 'tp' of size 3\n")
+                         "dim 0 (size 8) is not divisible by 3: S(0) on axis 'tp' of size 3\n"
+                         "hpfreeze: note: report: 1 error, 0 warnings, 0 notes\n")
         self.assertIn("findings: 1 error, 0 warnings, 0 notes", r.stdout)
+        # The planner's verdict for the one mesh: [8] by tp=3 chunks as 3, 3, 2.
+        self.assertIn("does not divide: m.w dim 0 by tp=3", r.stdout)
 
 
 if __name__ == "__main__":

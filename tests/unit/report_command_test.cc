@@ -139,56 +139,39 @@ TEST(ParseMeshArg, RejectsBadSyntaxWithAClearMessage) {
 
 // ---- dtypes and units ----
 
-TEST(DtypeSize, EverySpelling) {
-  const std::vector<std::pair<std::string, std::uint64_t>> sizes = {{"bfloat16", 2},
-                                                                    {"bf16", 2},
-                                                                    {"float16", 2},
-                                                                    {"half", 2},
-                                                                    {"float32", 4},
-                                                                    {"float", 4},
-                                                                    {"float64", 8},
-                                                                    {"double", 8},
-                                                                    {"int8", 1},
-                                                                    {"uint8", 1},
-                                                                    {"bool", 1},
-                                                                    {"float8_e4m3fn", 1},
-                                                                    {"float8_e5m2", 1},
-                                                                    {"float8_e4m3fnuz", 1},
-                                                                    {"int16", 2},
-                                                                    {"int32", 4},
-                                                                    {"int64", 8},
-                                                                    {"torch.bfloat16", 2},
-                                                                    {"torch.float32", 4},
-                                                                    {"torch.bool", 1},
-                                                                    {"torch.float8_e5m2fnuz", 1},
-                                                                    {"torch.int64", 8}};
-  for (const auto& [name, size] : sizes) EXPECT_EQ(dtype_size(name), size) << name;
+// Element sizes come from the capacity module's one table (dtype_element_size, tested in
+// capacity_test.cc); these spellings were unknown to report before it shared the table.
+TEST(BuildReport, DtypesOfTheSharedTable) {
+  const Report r = report_of(plan_b(R"j({"c": {"tp": "R"}, "u": {"tp": "S(0)"}})j"),
+                             model_json({{"b.c", "[3]", "complex64"}, {"b.u", "[4]", "uint16"}}),
+                             mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_EQ(param(r, "b.c")->rank0_bytes, 3u * 8);  // complex64: two float32
+  EXPECT_EQ(param(r, "b.u")->rank0_bytes, 2u * 2);
+  ASSERT_TRUE(r.capacity.has_value());
+  ASSERT_EQ(r.capacity->meshes.size(), 1u);
+  EXPECT_EQ(r.capacity->meshes[0].max_rank_bytes, 24u + 4);
+  EXPECT_EQ(r.capacity->meshes[0].min_rank_bytes, 24u + 4);
 }
 
-TEST(DtypeSize, UnknownSpellings) {
-  for (const char* name : {"", "complex64", "Float32", "BF16", "fp16", "uint16", "torch.",
-                           "float8_", "float8", "torch.torch.float32", " float32", "int"}) {
-    EXPECT_EQ(dtype_size(name), std::nullopt) << name;
-  }
+TEST(BuildReport, UnknownDtypeIsNamed) {
+  const Report r = report_of(plan_b(R"j({"w": {"tp": "R"}})j"),
+                             model_json({{"b.w", "[3]", "float128"}}), mesh({{"tp", 2}}));
+  EXPECT_THAT(findings(r), ElementsAre("error model.json /parameters/b.w/dtype: parameter 'b.w' "
+                                       "has unknown dtype 'float128'"));
 }
 
-TEST(FormatBytes, BinaryUnitsOneDecimal) {
-  EXPECT_EQ(format_bytes(0), "0 B");
-  EXPECT_EQ(format_bytes(1023), "1023 B");
-  EXPECT_EQ(format_bytes(1024), "1.0 KiB");
-  EXPECT_EQ(format_bytes(1075), "1.0 KiB");  // 1.0498
-  EXPECT_EQ(format_bytes(1076), "1.1 KiB");  // 1.0508
-  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
-  EXPECT_EQ(format_bytes(1048524), "1023.9 KiB");  // 1023.949
-  EXPECT_EQ(format_bytes(1048575), "1.0 MiB");     // 1023.999 KiB would print as 1024.0
-  EXPECT_EQ(format_bytes(std::uint64_t{3} << 29), "1.5 GiB");
-  EXPECT_EQ(format_bytes(16060186624), "15.0 GiB");  // Llama-3-8B in bfloat16
-  EXPECT_EQ(format_bytes(std::uint64_t{5} << 40), "5.0 TiB");
-  EXPECT_EQ(format_bytes(std::uint64_t{1} << 50), "1.0 PiB");
-  EXPECT_EQ(format_bytes(18446744073709551615u), "16.0 EiB");
+// The planner's worst and best rank over every rank, not only rank 0: [10] by tp=4 chunks
+// as 3, 3, 3, 1 (torch.chunk), bf16.
+TEST(BuildReport, WorstAndBestRankOverAllRanks) {
+  const Report r = report_of(plan_b(R"j({"w": {"tp": "S(-1)"}})j"),
+                             model_json({{"b.w", "[10]", "bfloat16"}}), mesh({{"tp", 4}}));
+  EXPECT_THAT(findings(r), IsEmpty());
+  EXPECT_EQ(r.rank0_bytes, 6u);
+  ASSERT_TRUE(r.capacity.has_value());
+  EXPECT_EQ(r.capacity->meshes[0].max_rank_bytes, 6u);
+  EXPECT_EQ(r.capacity->meshes[0].min_rank_bytes, 2u);
 }
-
-// ---- placements ----
 
 TEST(BuildReport, ShardEven) {
   const Report r =
@@ -462,26 +445,26 @@ TEST(BuildReport, MissingDtypeIsBfloat16WithOneWarning) {
       model_json({{"b.a", "[4]", nullptr}, {"b.c", "[3]", nullptr}, {"b.u", "[5]", nullptr}}),
       mesh({{"tp", 2}}));
   EXPECT_THAT(findings(r),
-              ElementsAre("warning model.json /parameters/b.a: 3 parameters have no dtype, "
-                          "counted as bfloat16 (2 bytes); the first is 'b.a'",
-                          "warning model.json : 1 model parameter is not covered by any planned "
-                          "key (10 B at full size); it stays whole on every rank"));
+              ElementsAre("error model.json : 1 model parameter is not covered by any planned "
+                          "key (10 B at full size, 1 trainable); it stays whole on every rank",
+                          "warning model.json /parameters/b.a: 3 parameters have no dtype, "
+                          "counted as bfloat16 (2 bytes); the first is 'b.a'"));
   EXPECT_EQ(r.rank0_bytes, 14u);
   EXPECT_EQ(r.uncovered_bytes, 10u);
   EXPECT_EQ(param(r, "b.a")->dtype, std::nullopt);
 }
 
 TEST(BuildReport, UnknownDtypeIsAnErrorAndTheParamIsLeftOut) {
-  const Report r = report_of(
-      plan_b(R"j({"a": {"tp": "R"}, "c": {"tp": "R"}})j"),
-      model_json(
-          {{"b.a", "[4]", "complex64"}, {"b.c", "[3]", "float32"}, {"b.u", "[5]", "torch.cfloat"}}),
-      mesh({{"tp", 2}}));
+  const Report r = report_of(plan_b(R"j({"a": {"tp": "R"}, "c": {"tp": "R"}})j"),
+                             model_json({{"b.a", "[4]", "complex256"},
+                                         {"b.c", "[3]", "float32"},
+                                         {"b.u", "[5]", "torch.float128"}}),
+                             mesh({{"tp", 2}}));
   EXPECT_THAT(findings(r),
               ElementsAre("error model.json /parameters/b.a/dtype: parameter 'b.a' has unknown "
-                          "dtype 'complex64'",
+                          "dtype 'complex256'",
                           "error model.json /parameters/b.u/dtype: parameter 'b.u' has unknown "
-                          "dtype 'torch.cfloat'"));
+                          "dtype 'torch.float128'"));
   ASSERT_EQ(r.params.size(), 1u);
   EXPECT_EQ(r.rank0_bytes, 12u);
   EXPECT_EQ(r.uncovered_bytes, 0u);
@@ -504,8 +487,8 @@ TEST(BuildReport, UncoveredParamsAndPrefixCoverage) {
   EXPECT_THAT(findings(r),
               ElementsAre("error meta.json /param_plan/m/params/experts: parameter 'm.experts' is "
                           "not in the model (model.json)",
-                          "warning model.json : 2 model parameters are not covered by any planned "
-                          "key (72 B at full size); they stay whole on every rank"));
+                          "error model.json : 2 model parameters are not covered by any planned "
+                          "key (72 B at full size, 2 trainable); they stay whole on every rank"));
   ASSERT_EQ(r.uncovered.size(), 2u);
   EXPECT_EQ(r.uncovered[0].fqn, "b.extra");
   EXPECT_EQ(r.uncovered[0].bytes, 64u);
@@ -554,7 +537,11 @@ TEST(BuildReport, TotalsThatOverflowAreErrors) {
                           "error meta.json : replicated_bytes exceeds 2^64-1 bytes; it is reported "
                           "as 2^64-1",
                           "error meta.json : unsharded_bytes exceeds 2^64-1 bytes; it is reported "
-                          "as 2^64-1"));
+                          "as 2^64-1",
+                          // The planner cannot run: it says which parameter went beyond.
+                          "error meta.json : the parameters need more than 2^64-1 bytes "
+                          "together; parameter 'b.c' is the first beyond it"));
+  EXPECT_FALSE(r.capacity.has_value());
   EXPECT_EQ(r.rank0_bytes, 18446744073709551615u);
 }
 
@@ -640,10 +627,9 @@ TEST(BuildReport, MalformedMetasAreDecodingErrors) {
 }
 
 TEST(BuildReport, ParamPlannedTwiceIsCountedOnce) {
-  const Report r = report_of(
-      R"j({"param_plan": {"a": {"params": {"b.w": {"tp": "S(0)"}}},)j"
-      R"j( "a.b": {"params": {"w": {"tp": "S(0)"}}}}})j",
-      model_json({{"a.b.w", "[4]", "bfloat16"}}), mesh({{"tp", 2}}));
+  const Report r = report_of(R"j({"param_plan": {"a": {"params": {"b.w": {"tp": "S(0)"}}},)j"
+                             R"j( "a.b": {"params": {"w": {"tp": "S(0)"}}}}})j",
+                             model_json({{"a.b.w", "[4]", "bfloat16"}}), mesh({{"tp", 2}}));
   EXPECT_THAT(findings(r), ElementsAre("warning meta.json /param_plan/a.b/params/w: parameter "
                                        "'a.b.w' is already planned at /param_plan/a/params/b.w; "
                                        "counted once"));
@@ -678,9 +664,22 @@ Report small_report() {
 
 TEST(RenderReport, Json) {
   // b.w: [2, 2] x 2 = 8; b.r: 2 x 4 = 8 (replicated); a.x: [1] x 2 = 2; c.u uncovered: 3.
-  EXPECT_EQ(render_report_json(small_report(), std::nullopt), R"j({
+  // Every rank holds the same: 8 + 8 + 2 + 3 = 21 on each of the 2 ranks.
+  const std::string out = render_report_json(small_report(), std::nullopt);
+  for (const char* piece : {
+           R"j({
   "mesh": {
     "tp": 2
+  },
+  "mesh_source": "--mesh",
+  "placement_order": [
+    "tp"
+  ],
+  "counts": {
+    "planned_params": 3,
+    "replicated_params": 1,
+    "uncovered_params": 1,
+    "boundaries": 2
   },
   "rank0_bytes": 18,
   "replicated_bytes": 8,
@@ -689,11 +688,13 @@ TEST(RenderReport, Json) {
   "boundaries": [
     {
       "fqn": "b",
-      "rank0_bytes": 16
+      "rank0_bytes": 16,
+      "params": 2
     },
     {
       "fqn": "a",
-      "rank0_bytes": 2
+      "rank0_bytes": 2,
+      "params": 1
     }
   ],
   "params": [
@@ -706,47 +707,66 @@ TEST(RenderReport, Json) {
       "local_shape": [
         2
       ],
-      "rank0_bytes": 8
-    },
+      "rank0_bytes": 8,
+      "full_bytes": 8,
+      "boundary": "b",
+      "placements": {
+        "tp": "R"
+      },
+      "replicated": true
+    },)j",
+           R"j(  "uncovered": [
     {
-      "fqn": "b.w",
+      "fqn": "c.u",
       "shape": [
-        4,
-        2
+        3
       ],
-      "dtype": "bfloat16",
-      "local_shape": [
-        2,
-        2
-      ],
-      "rank0_bytes": 8
-    },
+      "dtype": "int8",
+      "bytes": 3
+    }
+  ],
+  "optimizer": "none",
+  "budget_bytes": null,
+  "swept": false,
+  "meshes": [
     {
-      "fqn": "a.x",
-      "shape": [
-        2
-      ],
-      "dtype": null,
-      "local_shape": [
-        1
-      ],
-      "rank0_bytes": 2
+      "mesh": {
+        "tp": 2
+      },
+      "devices": 2,
+      "max_rank_bytes": 21,
+      "min_rank_bytes": 21,
+      "max_rank": {
+        "tp": 0
+      },
+      "min_rank": {
+        "tp": 0
+      },
+      "divisible": true,
+      "indivisible": null,
+      "fits": null,
+      "over_by_bytes": null
     }
   ],
   "findings": [
     {
-      "severity": "warning",
-      "pointer": "/parameters/a.x",
-      "message": "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is 'a.x'"
+      "severity": "error",
+      "file": "model.json",
+      "pointer": "",
+      "message": "1 model parameter is not covered by any planned key (3 B at full size, 1 trainable); it stays whole on every rank"
     },
     {
       "severity": "warning",
-      "pointer": "",
-      "message": "1 model parameter is not covered by any planned key (3 B at full size); it stays whole on every rank"
+      "file": "model.json",
+      "pointer": "/parameters/a.x",
+      "message": "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is 'a.x'"
     }
   ]
 }
-)j");
+)j"}) {
+    EXPECT_NE(out.find(piece), std::string::npos) << piece << "\nnot in\n" << out;
+  }
+  EXPECT_TRUE(out.starts_with("{\n  \"mesh\": {"));
 }
 
 TEST(RenderReport, JsonTopCutsParamsOnly) {
@@ -769,6 +789,12 @@ TEST(RenderReport, Text) {
             "uncovered params (whole on every rank)       1    3 B      3\n"
             "rank 0 total                                 4   21 B     21\n"
             "\n"
+            // The planner: 16 + 8 + 4 + 3 = 31 B whole; every rank of tp=2 holds 21 B.
+            "meshes (worst and best rank over all ranks; uncovered params included):\n"
+            "4 params, 31 B whole on one device, optimizer none, no budget\n"
+            "MESH  DEVICES  WORST RANK  BEST RANK  BAR                               VERDICT\n"
+            "tp=2        2        21 B       21 B  ################################  divides\n"
+            "\n"
             "boundaries (all 2, by rank-0 bytes):\n"
             "  BYTES  PARAMS  BOUNDARY\n"
             "   16 B       2  b\n"
@@ -784,7 +810,7 @@ TEST(RenderReport, Text) {
             "  BYTES  DTYPE  SHAPE  PARAM\n"
             "    3 B  int8   [3]    c.u\n"
             "\n"
-            "findings: 0 errors, 2 warnings, 0 notes (on stderr)\n");
+            "findings: 1 error, 1 warning, 0 notes (on stderr)\n");
 }
 
 TEST(RenderReport, TextTopCutsListsAndCountsTheRest) {
@@ -872,9 +898,12 @@ TEST_F(RunReportTest, ManyFindingsAreCutOnStderrButNotInJson) {
   request.json = true;
   const ReportOutput out = run_report(request);
   EXPECT_TRUE(out.failed);
-  ASSERT_EQ(out.diagnostics.size(), 101u);
+  ASSERT_EQ(out.diagnostics.size(), 102u);
   EXPECT_EQ(out.diagnostics[100].message, "50 more findings not shown (--json lists them all)");
   EXPECT_EQ(out.diagnostics[100].severity, Severity::kError);
+  // Then the summary of every finding, shown or not.
+  EXPECT_EQ(out.diagnostics[101].message, "report: 150 errors, 0 warnings, 0 notes");
+  EXPECT_EQ(out.diagnostics[101].severity, Severity::kNote);
   std::size_t in_json = 0;
   for (std::size_t at = 0;
        (at = out.output.find("\"severity\": \"error\"", at)) != std::string::npos; ++at) {

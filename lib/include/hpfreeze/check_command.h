@@ -15,6 +15,9 @@ namespace hpfreeze {
 struct CheckRequest {
   std::string meta_path;                  // "-" for stdin
   std::optional<std::string> model_path;  // "-" for stdin (not both)
+  // A trainable model parameter no param_plan entry covers: a warning instead of an error
+  // (the same flag and rule as report --allow-uncovered).
+  bool allow_uncovered = false;
 };
 
 struct CheckResult {
@@ -31,7 +34,8 @@ struct CheckResult {
 // file first, then those located in the model file; within a file by JSON Pointer (byte
 // order), then by message. Aggregated findings (unknown axes, ambiguous negative dims) sit
 // at their first occurrence in document order.
-Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model);
+Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model,
+                       bool allow_uncovered = false);
 
 // Reads, parses and checks the files of `request`.
 CheckResult run_check(const CheckRequest& request);

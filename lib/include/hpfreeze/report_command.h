@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hpfreeze/capacity.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
@@ -31,14 +32,8 @@ struct MeshAxis {
 // no pointer) says what is wrong and quotes the offending item; it is a usage error.
 Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text);
 
-// Bytes per element of a model-tree dtype string (SPEC of issue 8: bfloat16/bf16/float16/
-// half 2, float32/float 4, float64/double 8, int8/uint8/bool/float8_* 1, int16 2, int32 4,
-// int64 8; a leading "torch." is ignored). nullopt for anything else.
-std::optional<std::uint64_t> dtype_size(std::string_view dtype);
-
-// "512 B", "1.5 KiB", "29.9 GiB": binary units, one decimal, rounded half away from zero;
-// the unit is the largest that keeps the rounded value below 1024.
-std::string format_bytes(std::uint64_t bytes);
+// Element sizes and byte formatting are the capacity module's (dtype_element_size,
+// format_byte_size in capacity.h): one table and one formatter for every byte count.
 
 enum class MeshSource { kFlag, kParallelDims, kNone };
 
@@ -49,6 +44,7 @@ struct ParamReport {
   std::vector<std::uint64_t> local_shape;
   std::optional<std::string> dtype;  // as the model tree spells it; nullopt when missing
   std::string placements;            // "tp=S(0) ep=R", in the order they were applied
+  std::vector<std::pair<std::string, std::string>> axes;  // (axis, placement), same order
   std::uint64_t rank0_bytes = 0;
   std::uint64_t full_bytes = 0;
   bool replicated = false;  // no Shard/StridedShard on a mesh axis of size > 1
@@ -80,14 +76,28 @@ struct Report {
   std::vector<BoundaryReport> boundaries;  // rank0_bytes descending, then FQN
   std::vector<UncoveredParam> uncovered;   // bytes descending, then FQN
   Diagnostics findings;                    // errors, then warnings, then notes
+  // The capacity planner's answer (docs/capacity.md) for the mesh above, or for every mesh
+  // of the sweep: worst and best rank over all ranks. nullopt when it could not run (an
+  // input error it would repeat is already a finding).
+  std::optional<CapacityResult> capacity;
+  bool swept = false;  // --sweep was given
 
   [[nodiscard]] bool has_errors() const;
 };
 
+// What the capacity planner adds to a report: swept axes, optimizer accounting, budget.
+struct ReportPlanOptions {
+  std::vector<AxisSweep> sweeps;  // one per axis
+  Optimizer optimizer = Optimizer::kNone;
+  std::optional<std::uint64_t> budget;
+  bool allow_uncovered = false;  // uncovered trainable params: warning instead of error
+};
+
 // Builds the report from a decoded meta; `mesh` is the --mesh value, nullopt to read
-// parallel_dims.
+// parallel_dims. Swept axes count as size 1 in the per-parameter table.
 Report build_report(const FrozenMeta& meta, const ModelTree& model,
-                    const std::optional<std::vector<MeshAxis>>& mesh);
+                    const std::optional<std::vector<MeshAxis>>& mesh,
+                    const ReportPlanOptions& plan = {});
 
 // The readable table; params and boundaries lists are cut to `top` entries.
 std::string render_report_text(const Report& report, std::size_t top);
@@ -102,13 +112,15 @@ struct ReportRequest {
   std::optional<std::vector<MeshAxis>> mesh;
   bool json = false;
   std::optional<std::size_t> top;  // text default 10; JSON default all
+  ReportPlanOptions plan;
 };
 
 struct ReportOutput {
   std::string output;       // bytes for stdout; empty when the inputs could not be read
   Diagnostics diagnostics;  // for stderr: read/decode errors, or the findings (at most
                             // kMaxReportedErrors, then one line counting the rest)
-  bool failed = false;      // some error: exit 1, or 2 when an error is of class kIo
+  bool failed = false;      // some error: exit 1, or 2 when an error is of class kIo;
+                            // also when no evaluated mesh is usable (capacity_exit_code)
 };
 
 ReportOutput run_report(const ReportRequest& request);
