@@ -228,6 +228,33 @@ TEST(AppendPythonString, ShortEscapes) {
   EXPECT_EQ(py_string(""), R"("")");
 }
 
+// The escaper skips plain bytes 16 and 8 at a time and pads the tail: one byte to escape
+// at every offset of plain runs of every length up to 48 must come out where it was, with
+// the plain bytes on both sides intact.
+TEST(AppendPythonString, EscapeAtEveryOffsetOfPlainRuns) {
+  struct Case {
+    std::string_view raw;
+    std::string_view escaped;
+  };
+  const Case cases[] = {{"\"", "\\\""},          {"\\", "\\\\"},      {"\n", "\\n"},
+                        {"\x1f", "\\u001f"},     {"\x7f", "\\u007f"}, {"\x80", "\\ufffd"},
+                        {"\xc3\xa9", "\\u00e9"}, {"\x01", "\\u0001"}};
+  for (std::size_t length = 0; length <= 48; ++length) {
+    for (std::size_t at = 0; at <= length; ++at) {
+      for (const Case& c : cases) {
+        std::string raw(at, 'a');
+        raw += c.raw;
+        raw.append(length - at, '~');
+        std::string expected = "\"" + std::string(at, 'a');
+        expected += c.escaped;
+        expected.append(length - at, '~');
+        expected += '"';
+        EXPECT_EQ(py_string(raw), expected) << "length " << length << ", at " << at;
+      }
+    }
+  }
+}
+
 TEST(AppendPythonString, ControlCharacters) {
   std::string controls;
   for (int c = 0; c < 0x20; ++c) controls.push_back(static_cast<char>(c));
