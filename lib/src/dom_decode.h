@@ -16,6 +16,7 @@
 
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
+#include "hpfreeze/json_document.h"
 #include "name_index.h"
 
 namespace hpfreeze::dom_decode {
@@ -113,33 +114,13 @@ inline element member_of(simdjson::dom::object o, std::string_view key) {
   return e;
 }
 
-inline std::string_view kind_article_name(element e) {
-  switch (e.type()) {
-    case element_type::OBJECT:
-      return "an object";
-    case element_type::ARRAY:
-      return "an array";
-    case element_type::STRING:
-      return "a string";
-    case element_type::INT64:
-    case element_type::UINT64:
-      return "an integer";
-    case element_type::DOUBLE:
-      return "a float";
-    case element_type::BOOL:
-      return "a boolean";
-    case element_type::NULL_VALUE:
-      return "null";
-  }
-  return "a value";
-}
 
 [[noreturn]] inline void fail(const Path& path, std::string message) {
   throw DecodeError{path.str(), std::move(message)};
 }
 
 [[noreturn]] inline void fail_type(const Path& path, std::string_view expected, element e) {
-  fail(path, "expected " + std::string(expected) + ", got " + std::string(kind_article_name(e)));
+  fail(path, "expected " + std::string(expected) + ", got " + std::string(json_type_article(e)));
 }
 
 inline simdjson::dom::object expect_object(element e, const Path& pointer) {

@@ -243,15 +243,6 @@ std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringAre
   return fqns;
 }
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i != 0) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  return out + "]";
-}
-
 // Pointers and FQN strings are only built for the errors: this runs once per planned param.
 void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorList& errors) {
   std::string fqn;

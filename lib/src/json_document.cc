@@ -423,25 +423,30 @@ Json json_from_dom(element e) {
   return Json(nullptr);
 }
 
-std::string json_type_name(element e) {
+std::string_view json_type_article(element e) {
   switch (e.type()) {
     case element_type::ARRAY:
-      return "array";
+      return "an array";
     case element_type::OBJECT:
-      return "object";
+      return "an object";
     case element_type::STRING:
-      return "string";
+      return "a string";
     case element_type::INT64:
     case element_type::UINT64:
-      return "integer";
+      return "an integer";
     case element_type::DOUBLE:
-      return "float";
+      return "a float";
     case element_type::BOOL:
-      return "boolean";
+      return "a boolean";
     case element_type::NULL_VALUE:
       break;
   }
   return "null";
+}
+
+std::string json_type_name(element e) {
+  const std::string_view article = json_type_article(e);
+  return std::string(article.substr(article.find(' ') + 1));  // "null" has no article
 }
 
 }  // namespace hpfreeze

@@ -247,7 +247,7 @@ class Decoder {
       if (find_tag(o, pointer) == Tag::kPlacement) return placement_object(o, pointer);
     }
     fail(pointer, "expected a placement ({\"$placement\": ...} or a canonical string), got " +
-                      std::string(e.is_object() ? "a plain object" : kind_article_name(e)));
+                      std::string(e.is_object() ? "a plain object" : json_type_article(e)));
   }
 
   std::vector<ParamPlacements> params(element e, const Path& pointer) {

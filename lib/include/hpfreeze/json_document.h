@@ -109,6 +109,9 @@ Json json_from_dom(simdjson::dom::element e);
 // "object", "array", "string", "integer", "float", "boolean" or "null", for messages such
 // as "expected an object, got array".
 std::string json_type_name(simdjson::dom::element e);
+// The same with its article ("an object", "a string", "null"), as json_type_article of json.h
+// gives for a Json value.
+std::string_view json_type_article(simdjson::dom::element e);
 
 // 1-based line and 1-based byte column of `offset` in `bytes` (lines end at '\n'; offsets
 // past the end are clamped to the end).
