@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../fuzz/fuzz_harness.h"
+#include "../fuzz/fuzz_meta_harness.h"
 
 namespace hpfreeze::fuzz {
 namespace {
@@ -25,7 +25,12 @@ struct FuzzTarget {
 const FuzzTarget kTargets[] = {{"placement", &check_placement},
                                {"freeze", &check_freeze},
                                {"model", &check_model},
-                               {"encode", &check_encode}};
+                               {"encode", &check_encode},
+                               {"check", &check_check},
+                               {"thaw", &check_thaw},
+                               {"report", &check_report},
+                               {"diff", &check_diff},
+                               {"expand", &check_expand}};
 
 const fs::path kFuzzData = fs::path(HPFREEZE_TESTDATA_DIR) / "fuzz";
 
