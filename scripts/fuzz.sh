@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh [-t SECONDS] [-b BUILD_DIR] [TARGET...]
 #
-# -t  run time per target (default 600; CI's smoke run uses 60)
+# -t  run time per target (default 600; CI's smoke run uses 45)
 # -b  build directory (default build-fuzz), configured with clang and -DHPFREEZE_FUZZ=ON
 # Targets run one after another, each in one process (no -jobs: the machine is shared).
 # Seeds come fresh from testdata/ each run (golden cases, placements, real-world metas,
