@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer targets of tests/fuzz (placement, freeze, model, encode).
+# Builds and runs the libFuzzer targets of tests/fuzz (placement, freeze, model, encode, and
+# the meta readers check, thaw, report, diff, expand).
 #
 #   scripts/fuzz.sh [-t SECONDS] [-b BUILD_DIR] [TARGET...]
 #
-# -t  run time per target (default 600; CI's smoke run uses 60)
+# -t  run time per target (default 600; CI's smoke run uses 45)
 # -b  build directory (default build-fuzz), configured with clang and -DHPFREEZE_FUZZ=ON
 # Targets run one after another, each in one process (no -jobs: the machine is shared).
 # Seeds come fresh from testdata/ each run (golden cases, placements, real-world metas,
@@ -26,7 +27,7 @@ while getopts "t:b:h" opt; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode)
+[ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode check thaw report diff expand)
 
 "$root/scripts/setup.sh" fuzz
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -59,6 +60,22 @@ EOF
         cp "$f" "$dir/$(basename "$(dirname "$f")")-$file"
       done
       ;;
+    check | thaw | report | diff)
+      # Every meta of the repository: golden outputs, real-world metas, the check, report
+      # and thaw test data.
+      for f in "$td"/cases/*/expected.json; do
+        cp "$f" "$dir/$(basename "$(dirname "$f")")-meta.json"
+      done
+      for f in "$td"/realworld/*.json "$td"/check/*meta*.json "$td"/check/syntax_error.json \
+        "$td"/report/tiny/meta*.json "$td"/thaw/*.json; do
+        cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done
+      ;;
+    expand)
+      for f in "$td"/cases/*/plan.json "$td/example/plan.json" "$td/check/expand_plan.json"; do
+        cp "$f" "$dir/$(basename "$(dirname "$f")")-plan.json"
+      done
+      ;;
     encode)
       for f in "$td"/cases/*/*.json "$td"/example/*.json "$td"/check/*.json; do
         cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
@@ -81,10 +98,15 @@ for target in "${targets[@]}"; do
   echo "== fuzz_$target: $seconds s, $(find "$work/corpus" -type f | wc -l) corpus units," \
     "$(find "$work/seeds" -type f | wc -l) seeds" >&2
   log=$work/last-run.log
+  # The meta readers take inputs up to 1 MiB (and `#scale N` recipes, see
+  # tests/fuzz/fuzz_meta_harness.h), so that work that grows faster than the input shows up
+  # as a timeout or an out-of-memory; the other targets keep 64 KiB.
+  max_len=65536
+  case $target in check | thaw | report | diff | expand) max_len=1048576 ;; esac
   set +e
   # shellcheck disable=SC2086
   "$build/tests/fuzz/fuzz_$target" "$work/corpus" "$work/seeds" \
-    -dict="$root/testdata/fuzz/hpfreeze.dict" -max_total_time="$seconds" -max_len=65536 \
+    -dict="$root/testdata/fuzz/hpfreeze.dict" -max_total_time="$seconds" -max_len=$max_len \
     -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" \
     ${FUZZ_ARGS:-} >"$log" 2>&1
   rc=$?

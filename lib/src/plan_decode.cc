@@ -242,12 +242,18 @@ class Decoder {
       if (!parsed) fail(pointer, parsed.errors().front().message);
       return *parsed;
     }
+    std::string got(json_type_article(e));
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
-      if (find_tag(o, pointer) == Tag::kPlacement) return placement_object(o, pointer);
+      const Tag tag = find_tag(o, pointer);
+      if (tag == Tag::kPlacement) return placement_object(o, pointer);
+      // A $callable or $target leaf is a typed value, not a plain object: say which.
+      got = tag == Tag::kCallable ? "a typed $callable value"
+            : tag == Tag::kTarget ? "a typed $target value"
+                                  : "a plain object";
     }
     fail(pointer, "expected a placement ({\"$placement\": ...} or a canonical string), got " +
-                      std::string(e.is_object() ? "a plain object" : json_type_article(e)));
+                      got);
   }
 
   std::vector<ParamPlacements> params(element e, const Path& pointer) {

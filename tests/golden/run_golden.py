@@ -6,16 +6,22 @@
 
 A case folder holds plan.json, model.json, optional base.json (passed as --base),
 optional `args` (one line of extra flags, split on whitespace), and exactly one of
-expected.json (exit 0, stdout byte-identical) or expected.err (its first line must
-appear in stderr; exit 1; stdout empty). Optional expected.warn: every line must appear
-in stderr of a successful run. `--oracle` runs tests/oracle/freeze_oracle.py instead of
-the binary, so the corpus itself is checked against the independent oracle.
+expected.json (exit 0, stdout byte-identical) or expected.err (exit 1, stdout empty, and
+the first line of stderr is exactly the first line of expected.err, the whole diagnostic
+`hpfreeze: error: FILE[:LINE:COL]: POINTER: message`; any further lines of expected.err
+must follow it in stderr, in order). Optional expected.warn: every line must appear in
+stderr of a successful run. Commands run inside the case folder with the file names
+relative (plan.json, model.json, base.json), so the names in the diagnostics do not depend
+on where the repository is. `--oracle` runs tests/oracle/freeze_oracle.py instead of the
+binary, so the corpus itself is checked against the independent oracle; the oracle words
+its messages its own way, so there only the location (FILE[:LINE:COL]: POINTER) must agree.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -40,7 +46,45 @@ def text_lines(path: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
+ERROR_PREFIX = "hpfreeze: error: "
+# FILE[:LINE:COL] and then, when the message is about a value, ": /POINTER".
+LOCATION = re.compile(r"^([^:]+(?::\d+:\d+)?)(?=: )(?:: (/[^:]*)(?=: ))?")
+
+
+def location(line: str) -> str | None:
+    """The FILE[:LINE:COL][: POINTER] part of a diagnostic line after its prefix."""
+    m = LOCATION.match(line)
+    return m.group(0) if m else None
+
+
+def check_error_lines(wanted: list[str], stderr: str, oracle: bool) -> str | None:
+    got = stderr.splitlines()
+    if not got:
+        return "stderr is empty"
+    if oracle:
+        first = re.sub(r"^freeze_oracle: error: ", ERROR_PREFIX, got[0])
+        want_loc = location(wanted[0].removeprefix(ERROR_PREFIX))
+        got_loc = location(first.removeprefix(ERROR_PREFIX))
+        # The oracle may name the enclosing value or the offending member of ours: one
+        # location must lie at or under the other.
+        def under(a: str, b: str) -> bool:
+            return a.startswith(b) and a[len(b):][:1] in ("", "/")
+
+        if (not first.startswith(ERROR_PREFIX) or want_loc is None or got_loc is None
+                or not (under(want_loc, got_loc) or under(got_loc, want_loc))):
+            return f"oracle's first line {got[0]!r} is not located at {want_loc!r}"
+        return None
+    if got[0] != wanted[0]:
+        return f"first stderr line {got[0]!r}, expected {wanted[0]!r}"
+    rest = iter(got[1:])
+    for line in wanted[1:]:
+        if not any(g == line for g in rest):
+            return f"stderr lacks the further line {line!r} (in order): {stderr.strip()!r}"
+    return None
+
+
+def run_case(case: Path, command: list[str], env: dict[str, str],
+             oracle: bool = False) -> str | None:
     """Runs one case; returns None when it passes, else the reason it failed."""
     plan, model = case / "plan.json", case / "model.json"
     expected_json, expected_err = case / "expected.json", case / "expected.err"
@@ -50,15 +94,16 @@ def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
     if expected_json.exists() == expected_err.exists():
         return "malformed case: needs exactly one of expected.json and expected.err"
 
-    argv = command + ["--plan", str(plan.resolve()), "--model", str(model.resolve())]
+    argv = command + ["--plan", "plan.json", "--model", "model.json"]
     if (case / "base.json").is_file():
-        argv += ["--base", str((case / "base.json").resolve())]
+        argv += ["--base", "base.json"]
     if (case / "args").is_file():
         argv += (case / "args").read_text(encoding="utf-8").split()
     try:
         # Own process group, so a timeout also ends any child still holding the pipes.
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env, start_new_session=True)
+                                stderr=subprocess.PIPE, env=env, start_new_session=True,
+                                cwd=case)
     except OSError as exc:
         return f"cannot run {argv[0]}: {exc}"
     try:
@@ -78,9 +123,7 @@ def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
             return f"exit code {proc.returncode}, expected 1 (stderr: {first_stderr})"
         if stdout:
             return f"stdout not empty on failure ({len(stdout)} bytes)"
-        if wanted[0] not in stderr:
-            return f"stderr lacks {wanted[0]!r}: {stderr.strip()!r}"
-        return None
+        return check_error_lines(wanted, stderr, oracle)
 
     if proc.returncode != 0:
         return f"exit code {proc.returncode}, expected 0 (stderr: {first_stderr})"
@@ -130,7 +173,7 @@ def main() -> int:
 
     failed = 0
     for case in cases:
-        reason = run_case(case, command, env)
+        reason = run_case(case, command, env, oracle=args.oracle)
         if reason is not None:
             failed += 1
             print(f"FAIL {case.name}: {reason}")

@@ -3,9 +3,10 @@
 
     make_cases.py [--out DIR] [--check]
 
-Inputs are written here; expected.json comes from freeze_oracle.py; expected.err is
-chosen by hand (a JSON Pointer, or FILE:LINE:COL for syntax errors, where the offset is
-known by construction of the bad text). Every case is also checked against hand-written
+Inputs are written here; expected.json comes from freeze_oracle.py; expected.err is the
+whole diagnostic line, built by hand from the case's parts: its file, its JSON Pointer (or
+FILE:LINE:COL for syntax errors, where the offset is known by construction of the bad
+text) and its message (ERR_MESSAGES); the oracle must place the error at the same spot. Every case is also checked against hand-written
 fragments (`must`) so an oracle bug cannot silently become a golden expectation.
 Output is deterministic. `--check` regenerates into a temporary directory and fails if
 the tree differs from DIR.
@@ -118,7 +119,7 @@ class Case:
     model: object = None
     base: object = None
     args: str = ""
-    err: str | None = None          # expected.err substring; None for a success case
+    err: str | None = None          # error location (pointer or FILE[:L:C]); None: success
     must: list[str] = field(default_factory=list)   # fragments the expected output holds
     warn: list[str] = field(default_factory=list)   # expected.warn lines
 
@@ -922,6 +923,315 @@ dup_case("err-json-duplicate-in-exempt",
 # Writing and checking
 # --------------------------------------------------------------------------------------
 
+# The message of every generated error case: expected.err holds the whole line
+# "hpfreeze: error: FILE[:LINE:COL]: POINTER: MESSAGE", built from the case's err (its
+# pointer, or FILE:LINE:COL for a syntax error), its file (ERR_FILES, else plan.json) and
+# this message. Each was read against the code that emits it and docs/formats.md.
+ERR_MESSAGES = {
+    'err-attr-list-false': 'expected an array, got a boolean',
+    'err-attr-list-falsy-object': 'expected an array, got an object',
+    'err-axes-map-is-target': 'expected an object of axis placements, got a typed $target value',
+    'err-axes-map-is-typed': 'expected an object of axis placements, got a typed $placement value',
+    'err-bad-placement-in-named':
+        "unknown placement type 'Bogus' (expected Shard, StridedShard, Replicate or Partial)",
+    'err-bad-placement-in-value-to-dict': "unknown field 'split_factor' for placement Shard",
+    'err-base-covered-not-object': "'covered' must be an object in a base meta",
+    'err-base-covered-null': "'covered' must be an object in a base meta",
+    'err-base-not-object': 'a base meta must be a JSON object',
+    'err-base-null': 'a base meta must be a JSON object',
+    'err-callable-empty': 'a $callable name must not be empty',
+    'err-callable-empty-nested': 'a $callable name must not be empty',
+    'err-callable-extra-key': 'a $callable object may hold no other key',
+    'err-callable-not-string': 'expected a string, got an integer',
+    'err-canonical-double-underscore': "invalid placement 'S(1__0)': dim '1__0' is not an integer",
+    'err-canonical-empty': "invalid placement '': empty string",
+    'err-canonical-float': "invalid placement 'S(1.0)': dim '1.0' is not an integer",
+    'err-canonical-letters': "invalid placement 'S(x)': dim 'x' is not an integer",
+    'err-canonical-lower':
+        "invalid placement 's(0)': unknown form, expected R, S(dim), SS(dim,factor) or "
+        'P(reduce_op)',
+    'err-canonical-newline': "invalid placement 'S(0\\n)': newline inside the parentheses",
+    'err-canonical-no-digits': "invalid placement 'S()': dim '' is not an integer",
+    'err-canonical-non-ascii-digit': "invalid placement 'S(\\xd9\\xa3)': non-ASCII character",
+    'err-canonical-non-ascii-op': "invalid placement 'P(\\xce\\xa3)': non-ASCII character",
+    'err-canonical-overflow':
+        "invalid placement 'S(9223372036854775808)': dim does not fit in a signed 64-bit integer",
+    'err-canonical-p-empty': "invalid placement 'P()': missing reduce_op in P(...)",
+    'err-canonical-space-r':
+        "invalid placement ' R': unknown form, expected R, S(dim), SS(dim,factor) or P(reduce_op)",
+    'err-canonical-ss-negative-factor':
+        "invalid placement 'SS(0,-2)': split_factor must be >= 1, got -2",
+    'err-canonical-ss-one-arg':
+        "invalid placement 'SS(0)': SS(dim,factor) takes 2 arguments, got 1",
+    'err-canonical-ss-three-args':
+        "invalid placement 'SS(0,2,3)': SS(dim,factor) takes 2 arguments, got 3",
+    'err-canonical-ss-zero-factor':
+        "invalid placement 'SS(0,0)': split_factor must be >= 1, got 0",
+    'err-canonical-trailing-comma': "invalid placement 'S(0,)': S(dim) takes 1 argument, got 2",
+    'err-canonical-trailing-text':
+        "invalid placement 'S(0)x': unknown form, expected R, S(dim), SS(dim,factor) or "
+        'P(reduce_op)',
+    'err-canonical-trailing-underscore': "invalid placement 'S(1_)': dim '1_' is not an integer",
+    'err-canonical-word':
+        "invalid placement 'Shard(0)': unknown form, expected R, S(dim), SS(dim,factor) or "
+        'P(reduce_op)',
+    'err-dict-copy-not-object': 'expected an object, got an array',
+    'err-dim-out-of-range':
+        "dim 2 out of range for parameter 'lin.weight' of shape [8, 4] (rank 2)",
+    'err-dim-rank-zero': "dim 0 out of range for parameter 'lin.weight' of shape [] (rank 0)",
+    'err-empty-modules': 'the plan has no modules (use --allow-empty to accept an empty plan)',
+    'err-json-bad-escape': 'invalid escape',
+    'err-json-bad-exponent': 'invalid number',
+    'err-json-bad-literal': 'invalid literal',
+    'err-json-bad-unicode-escape': 'invalid escape',
+    'err-json-bare-minus': 'invalid number',
+    'err-json-base-syntax': 'expected a value',
+    'err-json-bom': 'byte-order mark is not allowed',
+    'err-json-capital-true': 'invalid literal',
+    'err-json-control-char': 'unescaped control character 0x09 in string',
+    'err-json-duplicate-in-exempt': "duplicate key 'x'",
+    'err-json-duplicate-key-deep': "duplicate key 'tp'",
+    'err-json-duplicate-key-escaped': "duplicate key 'a'",
+    'err-json-duplicate-model': "duplicate key 'shape'",
+    'err-json-duplicate-top-level': "duplicate key 'modules'",
+    'err-json-empty-file': 'empty input',
+    'err-json-float-overflow': 'number out of range',
+    'err-json-infinity': 'invalid literal',
+    'err-json-int-too-big': 'integer out of range [-2^63, 2^64-1]',
+    'err-json-int-too-small': 'integer out of range [-2^63, 2^64-1]',
+    'err-json-invalid-utf8': 'invalid UTF-8 byte 0xff',
+    'err-json-invalid-utf8-continuation': 'invalid UTF-8 byte 0x80',
+    'err-json-invalid-utf8-model': 'invalid UTF-8 byte 0x22',
+    'err-json-invalid-utf8-overlong': 'invalid UTF-8 byte 0xc0',
+    'err-json-invalid-utf8-surrogate-bytes': 'invalid UTF-8 byte 0xa0',
+    'err-json-leading-zero': 'invalid number',
+    'err-json-lone-low-surrogate': 'lone surrogate escape \\udc00',
+    'err-json-lone-surrogate': 'lone surrogate escape \\ud800',
+    'err-json-lone-surrogate-key': 'lone surrogate escape \\uD834',
+    'err-json-missing-colon': "expected ':' after object key",
+    'err-json-model-syntax': "expected ',' or '}' after object member",
+    'err-json-nan': 'invalid literal',
+    'err-json-negative-float-overflow': 'number out of range',
+    'err-json-nesting-1025': 'nesting deeper than 1024 levels',
+    'err-json-single-quotes': "expected a string key or '}'",
+    'err-json-surrogate-then-non-low': 'lone surrogate escape \\ud83d',
+    'err-json-trailing-comma': 'expected a string key',
+    'err-json-trailing-content': 'trailing content after the JSON document',
+    'err-json-truncated': 'unexpected end of input',
+    'err-json-truncated-in-string': 'unexpected end of input',
+    'err-json-whitespace-only': 'empty input',
+    'err-loss-parallel-not-bool': 'expected a boolean, got a string',
+    'err-mesh-dim-names-not-strings': 'expected a string, got an integer',
+    'err-mesh-dim-names-string': 'expected an array, got a string',
+    'err-missing-boundary-case': "boundary module 'Lin' is not in the model tree (model.json)",
+    'err-missing-boundary-root': "boundary module '' is not in the model tree (model.json)",
+    'err-missing-param-replicate-only': "parameter 'lin.scale' is not in the model (model.json)",
+    'err-model-class-not-string': 'expected a string, got an integer',
+    'err-model-dtype-not-string': 'expected a string, got an integer',
+    'err-model-format-wrong':
+        "unsupported format 'hpfreeze.plan/v1' (expected 'hpfreeze.model/v1')",
+    'err-model-modules-missing': "missing required key 'modules'",
+    'err-model-modules-not-object': 'expected an object, got an array',
+    'err-model-not-object': 'expected an object, got a string',
+    'err-model-param-not-object': 'expected an object, got an array',
+    'err-model-param-unknown-field': "unknown parameter field 'device'",
+    'err-model-parameters-empty-object': "parameter 'lin.weight' is not in the model (model.json)",
+    'err-model-parameters-not-object': 'expected an object, got an array',
+    'err-model-requires-grad-not-bool': 'expected a boolean, got a string',
+    'err-model-shape-bool': 'expected a non-negative integer, got a boolean',
+    'err-model-shape-float': 'expected a non-negative integer, got a float',
+    'err-model-shape-missing': "parameter has no 'shape'",
+    'err-model-shape-negative': 'shape dimensions must be non-negative, got -1',
+    'err-model-shape-null': 'expected an array, got null',
+    'err-model-unknown-key': "unknown top-level key 'buffers'",
+    'err-modules-missing': "missing required key 'modules'",
+    'err-modules-not-object': 'expected an object, got an array',
+    'err-modules-null': 'expected an object, got null',
+    'err-name-list-not-array': 'expected an array, got a string',
+    'err-named-placements-array': 'expected an object, got an array',
+    'err-named-placements-true': 'expected an object, got a boolean',
+    'err-named-placements-typed':
+        'expected an object of named placements, got a typed $placement value',
+    'err-negative-dim-in-injection-strict':
+        '1 placement(s) with a negative dim, first here: S(-k) reads back as an uneven shard of '
+        'dim k-1; written verbatim as upstream does (--strict makes this an error)',
+    'err-negative-dim-out-of-range':
+        "dim -3 out of range for parameter 'lin.weight' of shape [8, 4] (rank 2)",
+    'err-negative-dim-strict':
+        '3 placement(s) with a negative dim, first here: S(-k) reads back as an uneven shard of '
+        'dim k-1; written verbatim as upstream does (--strict makes this an error)',
+    'err-no-verify-missing-boundary':
+        "boundary module 'ghost' is not in the model tree (model.json)",
+    'err-param-entry-not-object': 'expected an object, got a string',
+    'err-param-entry-placement':
+        'expected an object of axis placements, got a typed $placement value',
+    'err-params-false': 'expected an object, got a boolean',
+    'err-params-map-is-typed': 'expected an object of parameters, got a typed $callable value',
+    'err-params-not-object': 'expected an object, got an array',
+    'err-placement-dim-bool': 'expected an integer, got a boolean',
+    'err-placement-dim-float': 'expected an integer, got a float',
+    'err-placement-dim-null': 'expected an integer, got null',
+    'err-placement-dim-string': 'expected an integer, got a string',
+    'err-placement-dim-too-big': 'dim does not fit in a signed 64-bit integer',
+    'err-placement-leaf-array':
+        'expected a placement ({"$placement": ...} or a canonical string), got an array',
+    'err-placement-leaf-callable':
+        'expected a placement ({"$placement": ...} or a canonical string), got a typed $callable '
+        'value',
+    'err-placement-leaf-null':
+        'expected a placement ({"$placement": ...} or a canonical string), got null',
+    'err-placement-leaf-number':
+        'expected a placement ({"$placement": ...} or a canonical string), got an integer',
+    'err-placement-leaf-plain-object':
+        'expected a placement ({"$placement": ...} or a canonical string), got a plain object',
+    'err-placement-leaf-target':
+        'expected a placement ({"$placement": ...} or a canonical string), got a typed $target '
+        'value',
+    'err-placement-missing-dim': 'placement Shard needs a dim',
+    'err-placement-missing-split-factor': 'placement StridedShard needs a split_factor',
+    'err-placement-ragged':
+        "placement type 'RaggedShard' has no canonical string form and cannot be frozen",
+    'err-placement-reduce-op-empty': 'reduce_op must not be empty',
+    'err-placement-reduce-op-null': 'expected a string, got null',
+    'err-placement-reduce-op-number': 'expected a string, got an integer',
+    'err-placement-replicate-with-dim': "unknown field 'dim' for placement Replicate",
+    'err-placement-shard-with-reduce-op': "unknown field 'reduce_op' for placement Shard",
+    'err-placement-split-factor-float': 'expected an integer, got a float',
+    'err-placement-split-factor-zero': 'split_factor must be >= 1, got 0',
+    'err-placement-two-tags': "object carries two type tags, '$placement' and '$callable'",
+    'err-placement-type-lowercase':
+        "unknown placement type 'shard' (expected Shard, StridedShard, Replicate or Partial)",
+    'err-placement-type-not-string': 'expected a string, got an integer',
+    'err-placement-uneven-int': 'expected a boolean, got an integer',
+    'err-placement-uneven-null': 'expected a boolean, got null',
+    'err-plan-format-model':
+        "unsupported format 'hpfreeze.model/v1' (expected 'hpfreeze.plan/v1')",
+    'err-plan-format-wrong': "unsupported format 'hpfreeze.plan/v2' (expected 'hpfreeze.plan/v1')",
+    'err-plan-meta-checked-with-base': "'covered' must be an object in a base meta",
+    'err-plan-meta-covered-not-object': "'covered' must be an object in a base meta",
+    'err-plan-meta-not-object': 'expected an object, got a string',
+    'err-plan-not-object': 'expected an object, got an array',
+    'err-pointer-escape':
+        "unknown placement type 'Shrad' (expected Shard, StridedShard, Replicate or Partial)",
+    'err-pointer-escape-missing-boundary':
+        "boundary module '~1' is not in the model tree (model.json)",
+    'err-pointer-escape-verify': "parameter 'x/y.q~/r' is not in the model (model.json)",
+    'err-reduce-op-nbsp':
+        "reduce_op 'max\\xc2\\xa0' does not read back from P(...): it must be ASCII without a "
+        'newline',
+    'err-reduce-op-newline':
+        "reduce_op 'sum\\nmax' does not read back from P(...): it must be ASCII without a newline",
+    'err-reduce-op-newline-in-injection':
+        "reduce_op 'avg\\n' does not read back from P(...): it must be ASCII without a newline",
+    'err-reduce-op-non-ascii':
+        "reduce_op 'su\\xc3\\xa9' does not read back from P(...): it must be ASCII without a "
+        'newline',
+    'err-reduce-op-non-ascii-in-named':
+        "reduce_op '\\xce\\xa3' does not read back from P(...): it must be ASCII without a newline",
+    'err-reduce-op-only-newline':
+        "reduce_op '\\n' does not read back from P(...): it must be ASCII without a newline",
+    'err-sequence-parallel-not-bool': 'expected a boolean, got an integer',
+    'err-spec-array': 'expected an object, got an array',
+    'err-spec-key-ep-size': "unknown module-spec field 'ep_size'",
+    'err-spec-key-meta-name': "unknown module-spec field 'deferred_bias_params'",
+    'err-spec-key-null-unknown': "unknown module-spec field 'bogus'",
+    'err-spec-not-object': 'expected an object, got null',
+    'err-special-handlers-not-object': 'expected an object, got an array',
+    'err-strided-dim-out-of-range':
+        "dim 3 out of range for parameter 'blk.w' of shape [4, 4, 2] (rank 3)",
+    'err-target-extra-key': 'a $target object may hold no other key',
+    'err-target-not-object': 'expected an object, got a string',
+    'err-target-null': 'expected an object, got null',
+    'err-tied-name-missing': "tied parameter 'head.weight' is not in the model (model.json)",
+    'err-tied-pairs-inner-not-array': 'expected an array, got a string',
+    'err-tied-pairs-not-strings': 'expected a string, got null',
+    'err-top-level-attribute-name': "unknown top-level key '_mesh_dim_names'",
+    'err-two-tags-in-named': "object carries two type tags, '$target' and '$callable'",
+    'err-typed-dict-copy-top': 'expected a plain JSON value, got a typed $callable value',
+    'err-typed-in-attr-list': 'expected a plain JSON value, got a typed $callable value',
+    'err-typed-in-deferred-bias': 'expected a plain JSON value, got a typed $callable value',
+    'err-typed-in-dict-copy': 'expected a plain JSON value, got a typed $target value',
+    'err-typed-in-int-truthy': 'expected a plain JSON value, got a typed $placement value',
+    'err-typed-in-name-list': 'expected a plain JSON value, got a typed $placement value',
+    'err-typed-in-plain': 'expected a plain JSON value, got a typed $target value',
+    'err-typed-in-scalar': 'expected a plain JSON value, got a typed $callable value',
+    'err-typed-in-scalar-nested': 'expected a plain JSON value, got a typed $placement value',
+    'err-uneven-string-dim-out-of-range':
+        "dim 2 out of range for parameter 'lin.weight' of shape [8, 4] (rank 2)",
+    'err-unknown-top-level-key': "unknown top-level key 'sharding'",
+}
+# The file a pointer-located error case is about, when it is not plan.json.
+ERR_FILES = {
+    'err-base-covered-not-object': 'base.json',
+    'err-base-covered-null': 'base.json',
+    'err-json-duplicate-model': 'model.json',
+    'err-model-class-not-string': 'model.json',
+    'err-model-dtype-not-string': 'model.json',
+    'err-model-format-wrong': 'model.json',
+    'err-model-modules-not-object': 'model.json',
+    'err-model-param-not-object': 'model.json',
+    'err-model-param-unknown-field': 'model.json',
+    'err-model-parameters-not-object': 'model.json',
+    'err-model-requires-grad-not-bool': 'model.json',
+    'err-model-shape-bool': 'model.json',
+    'err-model-shape-float': 'model.json',
+    'err-model-shape-missing': 'model.json',
+    'err-model-shape-negative': 'model.json',
+    'err-model-shape-null': 'model.json',
+    'err-model-unknown-key': 'model.json',
+}
+
+# The whole pointer of an error case whose `err` names only a prefix of it (the value
+# inside the one the case is about).
+ERR_POINTERS = {
+    'err-bad-placement-in-value-to-dict': '/modules/lin/inner_out_src/output/cp/split_factor',
+    'err-callable-not-string': '/modules/lin/local_compute_fn/$callable',
+    'err-mesh-dim-names-not-strings': '/mesh_dim_names/1',
+    'err-model-shape-bool': '/parameters/lin.bias/shape/0',
+    'err-model-shape-float': '/parameters/lin.weight/shape/0',
+    'err-model-shape-negative': '/parameters/lin.weight/shape/1',
+    'err-model-shape-null': '/parameters/lin.weight/shape',
+    'err-placement-dim-bool': '/modules/lin/params/weight/tp/dim',
+    'err-placement-dim-float': '/modules/lin/params/weight/tp/dim',
+    'err-placement-dim-null': '/modules/lin/params/weight/tp/dim',
+    'err-placement-dim-string': '/modules/lin/params/weight/tp/dim',
+    'err-placement-dim-too-big': '/modules/lin/params/weight/tp/dim',
+    'err-placement-reduce-op-empty': '/modules/lin/params/weight/tp/reduce_op',
+    'err-placement-reduce-op-null': '/modules/lin/params/weight/tp/reduce_op',
+    'err-placement-reduce-op-number': '/modules/lin/params/weight/tp/reduce_op',
+    'err-placement-replicate-with-dim': '/modules/lin/params/weight/tp/dim',
+    'err-placement-shard-with-reduce-op': '/modules/lin/params/weight/tp/reduce_op',
+    'err-placement-split-factor-float': '/modules/lin/params/weight/tp/split_factor',
+    'err-placement-split-factor-zero': '/modules/lin/params/weight/tp/split_factor',
+    'err-placement-type-not-string': '/modules/lin/params/weight/tp/$placement',
+    'err-placement-uneven-int': '/modules/lin/params/weight/tp/uneven_shard',
+    'err-placement-uneven-null': '/modules/lin/params/weight/tp/uneven_shard',
+    'err-target-not-object': '/modules/lin/inner_wrapper/$target',
+    'err-target-null': '/modules/lin/inner_out_src/output/0/$target',
+    'err-tied-pairs-not-strings': '/tied_pairs/0/1',
+    'err-typed-in-attr-list': '/modules/lin/tp_divide_attrs/0/0',
+    'err-typed-in-deferred-bias': '/modules/lin/_deferred_bias_params/0/x',
+    'err-typed-in-dict-copy': '/modules/lin/_ep_stack/a',
+    'err-typed-in-name-list': '/modules/lin/out_names/1',
+    'err-typed-in-scalar-nested': '/modules/lin/region_dispatch/a/0',
+}
+
+
+def expected_error_line(c: Case) -> str:
+    """The whole first stderr line of an error case, from the parts the case states."""
+    if c.name not in ERR_MESSAGES:
+        raise SystemExit(f"{c.name}: no message in ERR_MESSAGES")
+    if c.err.startswith("/"):
+        stated = c.err.removesuffix(":")  # "/modules/:" names the pointer "/modules/"
+        pointer = ERR_POINTERS.get(c.name, stated)
+        if not pointer.startswith(stated):
+            raise SystemExit(f"{c.name}: ERR_POINTERS entry {pointer!r} is not under {stated!r}")
+        location = f"{ERR_FILES.get(c.name, 'plan.json')}: {pointer}"
+    else:
+        location = c.err  # FILE or FILE:LINE:COL
+    return f"hpfreeze: error: {location}: {ERR_MESSAGES[c.name]}"
+
+
 def as_bytes(doc) -> bytes:
     return doc if isinstance(doc, bytes) else dumps(doc)
 
@@ -945,10 +1255,17 @@ def write_case(root: Path, c: Case):
                                          base_path, options)
     stderr = "\n".join(lines)
     if c.err is not None:
-        if code != 1 or c.err not in stderr:
+        # The oracle words messages its own way and may point at the enclosing value; its
+        # location must be the one the case states (c.err, in the case's file).
+        line = expected_error_line(c)
+        location = c.err
+        if c.err.startswith("/"):
+            location = f"{ERR_FILES.get(c.name, 'plan.json')}: {c.err.removesuffix(':')}"
+        first = lines[0].replace(f"{folder}/", "") if lines else ""
+        if code != 1 or not first.startswith("freeze_oracle: error: " + location):
             raise SystemExit(f"{c.name}: oracle gave exit {code}, stderr {stderr!r}; "
-                             f"expected an error holding {c.err!r}")
-        (folder / "expected.err").write_text(c.err + "\n", encoding="utf-8")
+                             f"expected an error at {location!r}")
+        (folder / "expected.err").write_text(line + "\n", encoding="utf-8")
         return
     if code != 0:
         raise SystemExit(f"{c.name}: oracle failed: {stderr}")
@@ -967,6 +1284,10 @@ def write_case(root: Path, c: Case):
 
 
 def generate(root: Path):
+    unused = (set(ERR_MESSAGES) | set(ERR_FILES) | set(ERR_POINTERS)) - {
+        c.name for c in CASES if c.err is not None}
+    if unused:
+        raise SystemExit(f"messages, files or pointers of no error case: {sorted(unused)}")
     names = [c.name for c in CASES]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -1003,6 +1324,20 @@ def main() -> int:
                                        shallow=False):
                         stale.append(c.name)
                         break
+        # The conformance copies pin the whole line too; the shared suite's expected.err
+        # (a substring) must still be part of it.
+        shared = REPO.parent / "shared" / "conformance"
+        for name in sorted(CONFORMANCE_NAMES):
+            ours, theirs = args.out / name / "expected.err", shared / name / "expected.err"
+            if not ours.is_file():
+                continue
+            line = ours.read_text(encoding="utf-8").splitlines()[0]
+            if not line.startswith("hpfreeze: error: "):
+                stale.append(f"{name} (expected.err is not a whole diagnostic line)")
+            if theirs.is_file():
+                wanted = theirs.read_text(encoding="utf-8").splitlines()[0]
+                if wanted not in line:
+                    stale.append(f"{name} (lacks the conformance substring {wanted!r})")
         known = CONFORMANCE_NAMES | {c.name for c in CASES}
         unknown = sorted(p.name for p in args.out.iterdir() if p.is_dir() and p.name not in known)
     for name in stale:

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../fuzz/fuzz_harness.h"
+#include "../fuzz/fuzz_meta_harness.h"
 
 namespace hpfreeze::fuzz {
 namespace {
@@ -22,10 +22,10 @@ struct FuzzTarget {
   std::string (*check)(std::string_view);
 };
 
-const FuzzTarget kTargets[] = {{"placement", &check_placement},
-                               {"freeze", &check_freeze},
-                               {"model", &check_model},
-                               {"encode", &check_encode}};
+const FuzzTarget kTargets[] = {
+    {"placement", &check_placement}, {"freeze", &check_freeze}, {"model", &check_model},
+    {"encode", &check_encode},       {"check", &check_check},   {"thaw", &check_thaw},
+    {"report", &check_report},       {"diff", &check_diff},     {"expand", &check_expand}};
 
 const fs::path kFuzzData = fs::path(HPFREEZE_TESTDATA_DIR) / "fuzz";
 
@@ -72,8 +72,14 @@ TEST(FuzzCorpus, GoldenCasesHoldEveryProperty) {
       if (file.extension() != ".json") continue;
       const std::string bytes = slurp(file);
       EXPECT_EQ(check_encode(bytes), "") << file;
-      if (file.filename() == "plan.json") {
+      if (file.filename() == "expected.json") {
+        // What freeze wrote: every meta reader's properties hold on it.
+        for (const auto check : {&check_check, &check_thaw, &check_report, &check_diff}) {
+          EXPECT_EQ(check(bytes), "") << file;
+        }
+      } else if (file.filename() == "plan.json") {
         EXPECT_EQ(check_freeze(bytes), "") << file;
+        EXPECT_EQ(check_expand(bytes), "") << file;
       } else if (file.filename() == "model.json") {
         EXPECT_EQ(check_model(bytes), "") << file;
       }

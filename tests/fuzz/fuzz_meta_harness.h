@@ -1,0 +1,460 @@
+#pragma once
+// The meta readers' fuzz targets (check, thaw, report, diff, expand), shared with the
+// regression test like fuzz_harness.h. Each check_* takes one input, returns "" when every
+// property held, or a description of the first violated one.
+//
+// The input is read as codegen_meta.json (a plan dump for expand). A scaling recipe may
+// blow it up first (apply_scale_recipe): an input whose first line is `#scale N` gets the
+// param_plan boundaries of the rest, and the first boundary's params, copied N times under
+// fresh names, so that 100 fuzzed bytes become a meta of thousands of boundaries, and a
+// reader whose work grows faster than its input runs into -timeout or -rss_limit_mb.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz_harness.h"
+#include "hpfreeze/check_command.h"
+#include "hpfreeze/diff_command.h"
+#include "hpfreeze/encode.h"
+#include "hpfreeze/expand_command.h"
+#include "hpfreeze/freeze.h"
+#include "hpfreeze/meta.h"
+#include "hpfreeze/plan.h"
+#include "hpfreeze/report_command.h"
+#include "hpfreeze/thaw_command.h"
+
+namespace hpfreeze::fuzz {
+
+// ---------------------------------------------------------------------------------------
+// Scaling recipe.
+
+inline constexpr std::size_t kMaxScale = 4096;
+inline constexpr std::size_t kMaxScaledBytes = std::size_t{8} << 20;
+
+// Copies every member of `object` n times, the copy k under key + "~" + k (a name no
+// other copy has; the original stays first).
+inline JsonObject scaled_members(const JsonObject& object, std::size_t n, StringArena& arena) {
+  JsonObject out;
+  for (std::size_t k = 0; k < n; ++k) {
+    for (const JsonMember& m : object) {
+      const std::string_view key =
+          k == 0 ? m.key : arena.store(std::string(m.key) + "~" + std::to_string(k));
+      out.push_back({key, m.value});
+    }
+  }
+  return out;
+}
+
+// The bytes the readers see: `bytes` itself, or the scaled meta of a `#scale N` recipe.
+// nullopt when the recipe's body is no JSON object (nothing to scale).
+inline std::optional<std::string> apply_scale_recipe(std::string_view bytes) {
+  constexpr std::string_view kTag = "#scale ";
+  if (!bytes.starts_with(kTag)) return std::string(bytes);
+  std::size_t i = kTag.size();
+  std::size_t n = 0;
+  while (i < bytes.size() && bytes[i] >= '0' && bytes[i] <= '9' && n <= kMaxScale) {
+    n = n * 10 + static_cast<std::size_t>(bytes[i++] - '0');
+  }
+  const std::size_t eol = bytes.find('\n', i);
+  if (eol == std::string_view::npos) return std::nullopt;
+  // The scaled meta stays below about kMaxScaledBytes, whatever the body's size.
+  n = std::clamp<std::size_t>(n, 1,
+                              std::max<std::size_t>(1, kMaxScaledBytes / (bytes.size() - eol)));
+  n = std::min(n, kMaxScale);
+  Expected<JsonDocument> doc = parse_json_document("recipe", std::string(bytes.substr(eol + 1)));
+  if (!doc) return std::nullopt;
+  Json root = json_from_dom(doc->root());
+  if (!root.is_object()) return std::nullopt;
+  StringArena arena;
+  for (JsonMember& top : root.as_object()) {
+    if (top.key != "param_plan" || !top.value.is_object()) continue;
+    // The first boundary's params grow too (one wide object), the others stay: the meta
+    // grows linearly in N.
+    JsonObject boundaries = scaled_members(top.value.as_object(), n, arena);
+    if (!boundaries.empty() && boundaries.front().value.is_object()) {
+      for (JsonMember& field : boundaries.front().value.as_object()) {
+        if (field.key == "params" && field.value.is_object()) {
+          field.value = Json(scaled_members(field.value.as_object(), n, arena));
+        }
+      }
+    }
+    top.value = Json(std::move(boundaries));
+  }
+  return encode_python_json(root);
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared properties.
+
+inline bool has_control_character(std::string_view s) {
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+// Every diagnostic prints as one line, names one of `files`, and has a message.
+inline std::string check_one_line_each(const Diagnostics& diagnostics,
+                                       std::initializer_list<std::string_view> files) {
+  for (const Diagnostic& d : diagnostics) {
+    if (d.message.empty()) return "diagnostic without a message";
+    if (std::find(files.begin(), files.end(), d.file) == files.end()) {
+      return "diagnostic names file '" + d.file + "': " + d.message;
+    }
+    const std::string line = d.location_and_message();
+    if (has_control_character(line)) {
+      return "diagnostic does not print as one line: " + quote_for_diagnostic(line);
+    }
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// check: never crashes; every finding is one line in the meta or the model file; the
+// documented order (meta file first, then by pointer, then by message); the JSON-lines
+// rendering has one parseable object per finding that says the same.
+
+inline std::string check_findings(const Diagnostics& findings) {
+  if (std::string r = check_one_line_each(findings, {"meta.json", "fixed.json"}); !r.empty()) {
+    return r;
+  }
+  for (std::size_t i = 1; i < findings.size(); ++i) {
+    const Diagnostic& a = findings[i - 1];
+    const Diagnostic& b = findings[i];
+    const bool a_model = a.file != "meta.json";
+    const bool b_model = b.file != "meta.json";
+    if (a_model && !b_model) return "a model finding comes before a meta finding";
+  }
+  const std::string lines = render_findings_json_lines(findings);
+  std::size_t start = 0;
+  for (const Diagnostic& d : findings) {
+    const std::size_t end = lines.find('\n', start);
+    if (end == std::string::npos) return "fewer JSON lines than findings";
+    Expected<JsonDocument> doc =
+        parse_json_document("line", std::string(lines.substr(start, end - start)));
+    if (!doc) return "a JSON line does not parse: " + doc.errors().front().message;
+    const Json line = json_from_dom(doc->root());
+    const Json* message = line.find("message");
+    const Json* pointer = line.find("pointer");
+    const Json* file = line.find("file");
+    const Json* severity = line.find("severity");
+    if (message == nullptr || !(*message == Json(std::string_view(d.message))) ||
+        pointer == nullptr || !(*pointer == Json(std::string_view(d.pointer))) || file == nullptr ||
+        !(*file == Json(std::string_view(d.file))) || severity == nullptr ||
+        !(*severity == Json(severity_name(d.severity)))) {
+      return "a JSON line says something else than its finding: " + d.location_and_message();
+    }
+    start = end + 1;
+  }
+  if (start != lines.size()) return "more JSON lines than findings";
+  return {};
+}
+
+inline std::string check_check(std::string_view input) {
+  static const FixedDocument model_doc(kFixedModel);
+  static const Expected<ModelTree> model = decode_model_tree(*model_doc.document);
+  const std::optional<std::string> bytes = apply_scale_recipe(input);
+  if (!bytes) return {};
+  Expected<JsonDocument> doc = parse_json_document("meta.json", *bytes);
+  if (!doc) return check_diagnostics(doc.errors(), "meta.json");
+  for (const ModelTree* m : {static_cast<const ModelTree*>(nullptr), &*model}) {
+    if (std::string r = check_findings(check_meta(*doc, m)); !r.empty()) return r;
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// thaw: what thaw accepts is a valid plan dump and model tree that freeze accepts, and
+// freezing gives the same param_plan (semantically, as diff compares: placement strings
+// by canonical form) unless thaw warned; the meta freeze wrote then thaws and freezes
+// back byte for byte (thaw's promise for every meta freeze can write).
+
+// freeze(thaw(meta)): the meta bytes, or the failure in `failure` (empty: thaw refused).
+inline std::optional<std::string> thaw_and_freeze(const FrozenMeta& meta, std::string& failure,
+                                                  bool& warned) {
+  ThawOptions options;
+  options.model = true;
+  Expected<ThawedPlan> thawed = thaw_meta(meta, options);
+  if (!thawed) {
+    failure = check_one_line_each(thawed.errors(), {meta.file});
+    return std::nullopt;
+  }
+  if (std::string r = check_one_line_each(thawed->warnings, {meta.file}); !r.empty()) {
+    failure = r;
+    return std::nullopt;
+  }
+  warned = !thawed->warnings.empty();
+  Expected<JsonDocument> plan_doc =
+      parse_json_document("plan.json", encode_plain_json(thawed->plan));
+  Expected<JsonDocument> model_doc =
+      parse_json_document("model.json", encode_plain_json(*thawed->model));
+  if (!plan_doc || !model_doc) {
+    failure = "thawed plan or model is no JSON";
+    return std::nullopt;
+  }
+  Expected<PlanDump> plan = decode_plan_dump(*plan_doc);
+  if (!plan) {
+    failure = "thawed plan is rejected: " + plan.errors().front().location_and_message();
+    return std::nullopt;
+  }
+  Expected<ModelTree> model = decode_model_tree(*model_doc);
+  if (!model) {
+    failure = "thawed model is rejected: " + model.errors().front().location_and_message();
+    return std::nullopt;
+  }
+  FreezeOptions freeze_options;
+  freeze_options.allow_empty = true;
+  Expected<FreezeResult> frozen = freeze_plan(*plan, *model, freeze_options);
+  if (!frozen) {
+    failure = "thawed plan does not freeze: " + frozen.errors().front().location_and_message();
+    return std::nullopt;
+  }
+  std::optional<Json> base;
+  if (plan->meta) {
+    Expected<Json> checked = check_base_meta(*plan->meta, plan->file, "/meta");
+    if (!checked) {
+      failure = "thawed meta is rejected: " + checked.errors().front().location_and_message();
+      return std::nullopt;
+    }
+    base = std::move(*checked);
+  }
+  return encode_python_json(assemble_meta(frozen->frozen, base ? &*base : nullptr));
+}
+
+inline std::string check_thaw(std::string_view input) {
+  const std::optional<std::string> bytes = apply_scale_recipe(input);
+  if (!bytes) return {};
+  Expected<JsonDocument> doc = parse_json_document("meta.json", *bytes);
+  if (!doc) return check_diagnostics(doc.errors(), "meta.json");
+  Expected<FrozenMeta> meta = decode_meta(*doc, "thaw");
+  if (!meta) return check_one_line_each(meta.errors(), {"meta.json"});
+  std::string failure;
+  bool warned = false;
+  const std::optional<std::string> refrozen = thaw_and_freeze(*meta, failure, warned);
+  if (!refrozen) return failure;
+  Expected<JsonDocument> again_doc = parse_json_document("meta.json", *refrozen);
+  if (!again_doc) return "frozen meta does not parse";
+  Expected<FrozenMeta> again = decode_meta(*again_doc, "thaw");
+  if (!again) return "frozen meta is rejected: " + again.errors().front().location_and_message();
+  if (!warned) {
+    std::string differs;
+    diff_metas(*meta, *again, DiffOptions{}, [&](const MetaDifference& d) {
+      if (differs.empty() && d.pointer.starts_with("/param_plan")) {
+        differs =
+            "param_plan differs after freeze(thaw(meta)) at " + quote_for_diagnostic(d.pointer);
+      }
+    });
+    if (!differs.empty()) return differs;
+  }
+  bool warned_again = false;
+  const std::optional<std::string> twice = thaw_and_freeze(*again, failure, warned_again);
+  if (!twice) return "the meta freeze wrote does not thaw and freeze: " + failure;
+  if (*twice != *refrozen) return "the meta freeze wrote does not round-trip byte for byte";
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// report: the totals are the sums of the lists (saturating), shards never exceed the
+// full size, the lists are sorted as documented, both renderings work and the JSON one
+// parses and holds the same totals.
+
+inline std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t s = 0;
+  return __builtin_add_overflow(a, b, &s) ? ~std::uint64_t{0} : s;
+}
+
+inline std::string check_report_totals(const FrozenMeta& meta, const Report& r) {
+  std::uint64_t rank0 = 0;
+  std::uint64_t replicated = 0;
+  std::uint64_t unsharded = 0;
+  std::uint64_t uncovered = 0;
+  std::size_t replicated_params = 0;
+  for (const ParamReport& p : r.params) {
+    if (p.rank0_bytes > p.full_bytes) return "a shard is larger than its parameter: " + p.fqn;
+    rank0 = saturating_add(rank0, p.rank0_bytes);
+    unsharded = saturating_add(unsharded, p.full_bytes);
+    if (p.replicated) {
+      replicated = saturating_add(replicated, p.rank0_bytes);
+      ++replicated_params;
+    }
+  }
+  for (const UncoveredParam& u : r.uncovered) uncovered = saturating_add(uncovered, u.bytes);
+  if (rank0 != r.rank0_bytes) return "rank0_bytes is not the sum of the params";
+  if (replicated != r.replicated_bytes) return "replicated_bytes is not the sum";
+  if (unsharded != r.unsharded_bytes) return "unsharded_bytes is not the sum";
+  if (uncovered != r.uncovered_bytes) return "uncovered_bytes is not the sum";
+  if (replicated_params != r.replicated_params) return "replicated_params miscounted";
+  if (r.replicated_bytes > r.rank0_bytes) return "replicated_bytes exceeds rank0_bytes";
+  // A boundary counts every param it plans (measured or not) and the bytes of those measured.
+  std::size_t planned = 0;
+  for (const MetaBoundary& b : meta.boundaries) planned += b.params.size();
+  std::size_t params_by_boundary = 0;
+  for (const BoundaryReport& b : r.boundaries) {
+    params_by_boundary += b.params;
+    std::uint64_t bytes = 0;
+    std::size_t measured = 0;
+    for (const ParamReport& p : r.params) {
+      if (p.boundary != b.fqn) continue;
+      bytes = saturating_add(bytes, p.rank0_bytes);
+      ++measured;
+    }
+    if (bytes != b.rank0_bytes) return "a boundary's bytes are not the sum of its params";
+    if (measured > b.params) return "a boundary lists fewer params than were measured in it";
+  }
+  if (params_by_boundary != planned) return "boundary param counts do not add up to the plan";
+  for (std::size_t i = 1; i < r.params.size(); ++i) {
+    const ParamReport& a = r.params[i - 1];
+    const ParamReport& b = r.params[i];
+    if (a.rank0_bytes < b.rank0_bytes || (a.rank0_bytes == b.rank0_bytes && a.fqn > b.fqn)) {
+      return "params are not sorted by rank0_bytes, then FQN";
+    }
+  }
+  for (std::size_t i = 1; i < r.uncovered.size(); ++i) {
+    const UncoveredParam& a = r.uncovered[i - 1];
+    const UncoveredParam& b = r.uncovered[i];
+    if (a.bytes < b.bytes || (a.bytes == b.bytes && a.fqn > b.fqn)) {
+      return "uncovered params are not sorted by bytes, then FQN";
+    }
+  }
+  if (std::string f = check_one_line_each(r.findings, {"meta.json", "fixed.json"}); !f.empty()) {
+    return f;
+  }
+  render_report_text(r, 10);
+  Expected<JsonDocument> rendered = parse_json_document("report.json", render_report_json(r, {}));
+  if (!rendered) return "report JSON does not parse: " + rendered.errors().front().message;
+  const Json json = json_from_dom(rendered->root());
+  std::uint64_t seen = 0;
+  for (const auto& [key, value] :
+       {std::pair{"rank0_bytes", r.rank0_bytes}, std::pair{"replicated_bytes", r.replicated_bytes},
+        std::pair{"unsharded_bytes", r.unsharded_bytes},
+        std::pair{"uncovered_bytes", r.uncovered_bytes}}) {
+    // Wherever the renderer nests them: look one level down too.
+    const Json* found = json.find(key);
+    for (const JsonMember& m : json.is_object() ? json.as_object() : JsonObject{}) {
+      if (found == nullptr && m.value.is_object()) found = m.value.find(key);
+    }
+    if (found == nullptr) continue;
+    ++seen;
+    const auto* u = std::get_if<std::uint64_t>(&found->v);
+    const auto* i = std::get_if<std::int64_t>(&found->v);
+    const bool same = (u != nullptr && *u == value) ||
+                      (i != nullptr && *i >= 0 && static_cast<std::uint64_t>(*i) == value);
+    if (!same) return std::string("report JSON's ") + key + " differs from the report";
+  }
+  if (seen != 4) return "report JSON lacks a total";
+  return {};
+}
+
+inline std::string check_report(std::string_view input) {
+  static const FixedDocument model_doc(kFixedModel);
+  static const Expected<ModelTree> model = decode_model_tree(*model_doc.document);
+  const std::optional<std::string> bytes = apply_scale_recipe(input);
+  if (!bytes) return {};
+  Expected<JsonDocument> doc = parse_json_document("meta.json", *bytes);
+  if (!doc) return check_diagnostics(doc.errors(), "meta.json");
+  Expected<FrozenMeta> meta = decode_meta(*doc, "report");
+  if (!meta) return check_one_line_each(meta.errors(), {"meta.json"});
+  static const std::vector<MeshAxis> mesh = {{"dp", 3}, {"ep", 4}, {"tp", 2}};
+  for (const std::optional<std::vector<MeshAxis>>& m :
+       {std::optional<std::vector<MeshAxis>>{}, std::optional{mesh}}) {
+    if (std::string r = check_report_totals(*meta, build_report(*meta, *model, m)); !r.empty()) {
+      return r;
+    }
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// diff: a meta against itself (the same decoded meta, a second decoding of the same
+// bytes, and the meta re-encoded with sorted keys) differs nowhere; against an empty meta
+// every difference prints as exactly one line, text and JSON.
+
+inline std::string check_diff(std::string_view input) {
+  const std::optional<std::string> bytes = apply_scale_recipe(input);
+  if (!bytes) return {};
+  Expected<JsonDocument> doc = parse_json_document("old.json", *bytes);
+  if (!doc) return check_diagnostics(doc.errors(), "old.json");
+  Expected<FrozenMeta> a = decode_meta(*doc, "diff");
+  if (!a) return check_one_line_each(a.errors(), {"old.json"});
+  Expected<JsonDocument> doc2 = parse_json_document("new.json", *bytes);
+  Expected<JsonDocument> sorted_doc =
+      parse_json_document("sorted.json", encode_python_json(json_from_dom(doc->root())));
+  if (!doc2 || !sorted_doc) return "the same bytes or their re-encoding no longer parse";
+  Expected<FrozenMeta> b = decode_meta(*doc2, "diff");
+  Expected<FrozenMeta> sorted = decode_meta(*sorted_doc, "diff");
+  if (!b || !sorted) return "the same meta or its re-encoding is rejected the second time";
+  for (const FrozenMeta* other : {&*a, &*b, &*sorted}) {
+    std::string found;
+    diff_metas(*a, *other, DiffOptions{}, [&](const MetaDifference& d) {
+      if (found.empty())
+        found = "a meta differs from " + other->file + " at " + quote_for_diagnostic(d.pointer);
+    });
+    if (!found.empty()) return found;
+  }
+  static const FixedDocument empty_doc(R"({"param_plan": {}})");
+  static const Expected<FrozenMeta> empty = decode_meta(*empty_doc.document, "diff");
+  std::string failure;
+  for (const bool forward : {true, false}) {
+    diff_metas(
+        forward ? *a : *empty, forward ? *empty : *a, DiffOptions{}, [&](const MetaDifference& d) {
+          if (!failure.empty()) return;
+          std::string text;
+          append_diff_text(text, d);
+          std::string json;
+          append_diff_json_line(json, d);
+          if (text.empty() || text.back() != '\n' ||
+              has_control_character(std::string_view(text).substr(0, text.size() - 1))) {
+            failure = "a difference does not print as one line: " + quote_for_diagnostic(text);
+          } else if (json.empty() || json.back() != '\n' ||
+                     !parse_json_document("line", json.substr(0, json.size() - 1))) {
+            failure = "a difference's JSON line does not parse: " + quote_for_diagnostic(json);
+          }
+        });
+  }
+  return failure;
+}
+
+// ---------------------------------------------------------------------------------------
+// expand (through the file reader, as the command runs): the output is the expand pass's
+// list, one name a line, sorted and unique, no line holding a control character; or one
+// diagnostic line.
+
+inline std::string check_expand(std::string_view input) {
+  const std::string path = (std::getenv("TMPDIR") != nullptr ? std::string(std::getenv("TMPDIR"))
+                                                             : std::string("/tmp")) +
+                           "/hpfreeze-fuzz-expand-" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(input.data(), static_cast<std::streamsize>(input.size()));
+    if (!out) return {};  // no room to write: nothing tested
+  }
+  Expected<std::string> listed = render_expand(path);
+  std::remove(path.c_str());
+  if (!listed) return check_one_line_each(listed.errors(), {path});
+  Expected<JsonDocument> doc = parse_json_document("plan.json", std::string(input));
+  if (!doc) return "expand accepted a document that does not parse";
+  Expected<PlanDump> plan = decode_plan_dump(*doc);
+  if (!plan) return "expand accepted a plan the plan reader rejects";
+  std::string expected;
+  std::string previous;
+  bool first = true;
+  for (const std::string& fqn : expand_sharded_params(*plan)) {
+    if (has_control_character(fqn)) return "a listed name holds a control character";
+    if (!first && !(previous < fqn)) return "names are not sorted and unique";
+    expected += fqn + "\n";
+    previous = fqn;
+    first = false;
+  }
+  if (*listed != expected) return "expand's output is not the expand pass's names, one a line";
+  return {};
+}
+
+}  // namespace hpfreeze::fuzz
