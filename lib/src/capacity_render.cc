@@ -31,6 +31,16 @@ Diagnostic usage_error(std::string message) { return make_error({}, {}, std::mov
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
+// `write(*value)` when the optional holds a value, else JSON null.
+template <typename T, typename Write>
+void write_or_null(JsonWriter& w, const std::optional<T>& value, Write write) {
+  if (value) {
+    write(*value);
+  } else {
+    w.Null();
+  }
+}
+
 // Keys and strings spelled as every other hpfreeze JSON output (Python's ensure_ascii).
 void write_string(JsonWriter& w, std::string_view s) {
   std::string quoted;
@@ -84,17 +94,9 @@ void write_mesh(JsonWriter& w, const MeshCapacity& m) {
     w.Null();
   }
   write_string(w, "fits");
-  if (m.fits) {
-    w.Bool(*m.fits);
-  } else {
-    w.Null();
-  }
+  write_or_null(w, m.fits, [&](bool fits) { w.Bool(fits); });
   write_string(w, "over_by_bytes");
-  if (m.fits) {
-    w.Uint64(m.over_by);
-  } else {
-    w.Null();
-  }
+  write_or_null(w, m.fits, [&](bool) { w.Uint64(m.over_by); });
   w.EndObject();
 }
 
@@ -273,11 +275,7 @@ std::string render_capacity_json(const CapacityResult& result) {
   write_string(w, "optimizer");
   write_string(w, optimizer_name(result.optimizer));
   write_string(w, "budget_bytes");
-  if (result.budget) {
-    w.Uint64(*result.budget);
-  } else {
-    w.Null();
-  }
+  write_or_null(w, result.budget, [&](std::uint64_t budget) { w.Uint64(budget); });
   write_string(w, "axis_order");
   w.StartArray();
   for (const std::string& a : result.axis_order) write_string(w, a);
