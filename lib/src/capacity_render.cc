@@ -154,19 +154,10 @@ std::optional<Optimizer> parse_optimizer(std::string_view name) {
 }
 
 std::string_view optimizer_name(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::kNone:
-      return "none";
-    case Optimizer::kSgd:
-      return "sgd";
-    case Optimizer::kMomentum:
-      return "momentum";
-    case Optimizer::kAdam:
-      return "adam";
-    case Optimizer::kAdamW:
-      return "adamw";
-  }
-  return "none";
+  // In the order of the enum (capacity.h).
+  static constexpr std::array<std::string_view, 5> kNames{"none", "sgd", "momentum", "adam",
+                                                          "adamw"};
+  return kNames[static_cast<std::size_t>(optimizer)];
 }
 
 Expected<std::uint64_t> parse_byte_size(std::string_view text) {

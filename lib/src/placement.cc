@@ -1,5 +1,6 @@
 #include "hpfreeze/placement.h"
 
+#include <array>
 #include <charconv>
 #include <limits>
 
@@ -46,17 +47,10 @@ bool operator==(const Placement& a, const Placement& b) {
 }
 
 std::string_view placement_type_name(PlacementKind kind) {
-  switch (kind) {
-    case PlacementKind::kShard:
-      return "Shard";
-    case PlacementKind::kStridedShard:
-      return "StridedShard";
-    case PlacementKind::kReplicate:
-      return "Replicate";
-    case PlacementKind::kPartial:
-      return "Partial";
-  }
-  return "Replicate";
+  // In the order of the enum (placement.h).
+  static constexpr std::array<std::string_view, 4> kNames{"Shard", "StridedShard", "Replicate",
+                                                          "Partial"};
+  return kNames[static_cast<std::size_t>(kind)];
 }
 
 namespace {
