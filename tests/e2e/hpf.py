@@ -43,3 +43,10 @@ class TempDirTest(unittest.TestCase):
 
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
+
+
+def sanitized_binary():
+    """True for an ASan/UBSan build, whose shadow memory and quarantine inflate peak RSS."""
+    with open(BINARY, "rb") as f:
+        data = f.read()
+    return any(marker in data for marker in (b"__asan_init", b"libasan", b"AddressSanitizer"))

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import unittest
 
-from hpf import BINARY, SOURCE, TESTDATA, TempDirTest, env, read
+from hpf import BINARY, SOURCE, TESTDATA, TempDirTest, env, read, sanitized_binary
 
 RUN_TIMEOUT = 120
 MIB = 1 << 20
@@ -153,7 +153,12 @@ class SizeDrivenInputs(TempDirTest):
         expected = sum(len(f"~ /param_plan/layers.{b}/params/w{i}/tp: S(0) -> S(1)\n")
                        for b in range(300) for i in range(200))
         self.assertEqual(out_len, expected)
-        self.assertLess(rss, 64 * MIB + 12 * size, f"peak RSS {rss} for {size} bytes of input")
+        # The regression held ~25 KB per difference (1.5 GB here); ASan's shadow memory and
+        # quarantine need a looser bound that still catches it.
+        bound = 64 * MIB + 12 * size
+        if sanitized_binary():
+            bound *= 4
+        self.assertLess(rss, bound, f"peak RSS {rss} for {size} bytes of input")
 
     def uncovered_model(self):
         # One dotted name of 2 MB that no plan entry covers: every prefix was hashed.

@@ -173,7 +173,8 @@ TEST(DecodePlan, ReduceOpMustReadBackFromItsCanonicalString) {
   EXPECT_EQ(to_canonical(axes.at(0).placement), "P(a)b\t\r\x7f)");
   EXPECT_EQ(to_canonical(axes.at(1).placement), "P(sum)");
   for (const AxisPlacement& axis : axes) {
-    Expected<Placement> back = parse_placement(to_canonical(axis.placement));
+    const std::string text = to_canonical(axis.placement);  // `back` views into it
+    Expected<Placement> back = parse_placement(text);
     ASSERT_TRUE(back.ok()) << axis.axis;
     EXPECT_EQ(to_canonical(*back), to_canonical(axis.placement));
   }
