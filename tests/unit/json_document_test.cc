@@ -431,7 +431,7 @@ std::size_t mapped_bytes() {
 // What parse_json_document says about a valid 32 MB document when the address space allows
 // only `spare` more bytes: run in a child, so the limit cannot hurt the other tests. The
 // child exits 0 for an out-of-memory I/O error, 1 for any other error, 2 for success.
-int parse_with_spare_address_space(std::size_t spare, bool padded) {
+[[maybe_unused]] int parse_with_spare_address_space(std::size_t spare, bool padded) {
   std::string text = "[";
   while (text.size() < (std::size_t{32} << 20)) text += "0,";
   text += "0]";
