@@ -7,17 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 
 namespace hpfreeze::cli {
 
-// What a command's run amounts to. main() alone turns it into the process exit status
-// (exit_status below), so the 0/1/2 contract lives in one place.
-enum class Outcome {
-  kOk,        // success (for diff: no differences)
-  kRejected,  // inputs read and rejected (for diff: differences found)
-  kTrouble,   // usage error or I/O failure
-};
+// A command's run amounts to an Outcome (hpfreeze/command_result.h); main() alone turns it
+// into the process exit status, so the 0/1/2 contract lives in one place.
 inline constexpr Outcome kExitOk = Outcome::kOk;
 inline constexpr Outcome kExitRejected = Outcome::kRejected;
 inline constexpr Outcome kExitTrouble = Outcome::kTrouble;
@@ -58,9 +54,9 @@ std::string help_footer(std::string_view ok, std::string_view rejected, std::str
 // Prints each diagnostic as one `hpfreeze: <level>: ...` line on stderr.
 void report(const Diagnostic& d);
 void report(const Diagnostics& ds);
-// Outcome of a failed library call: trouble when any error was an I/O failure, else
-// rejected.
-Outcome exit_code_for(const Diagnostics& errors);
+// Where every command's result goes: its output to stdout, then its diagnostics to stderr.
+// Returns the result's outcome, or trouble when stdout could not be written.
+Outcome finish(const CommandResult& result);
 
 // Configures the stderr logger: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
 void setup_logging(int verbose, int quiet);

@@ -6,7 +6,6 @@
 
 #include "cli.h"
 #include "hpfreeze/check_command.h"
-#include "hpfreeze/io.h"
 
 namespace hpfreeze::cli {
 
@@ -41,27 +40,21 @@ Runner declare_check(CLI::App& app) {
       report(make_error({}, {}, "at most one of META and --model may be '-' (stdin)"));
       return kExitTrouble;
     }
-    const CheckResult result = run_check(request);
-    if (!result.io_errors.empty()) {
-      report(result.io_errors);
-      return kExitTrouble;
-    }
-    if (flags->json) {
-      if (Expected<WriteOutcome> written =
-              write_stdout(render_findings_json_lines(result.findings));
-          !written) {
-        report(written.errors());
-        return kExitTrouble;
-      }
-    } else {
-      report(result.findings);
-    }
+    CommandResult result = run_check(request);
+    const Outcome outcome = result.outcome();
+    if (outcome == kExitTrouble) return finish(result);
     // -v: one line counting the findings (docs/cli.md, "check").
     std::size_t counts[3] = {0, 0, 0};
-    for (const Diagnostic& d : result.findings) ++counts[static_cast<int>(d.severity)];
+    for (const Diagnostic& d : result.diagnostics) ++counts[static_cast<int>(d.severity)];
+    if (flags->json) {
+      // --json: the findings go to stdout as JSON Lines instead of to stderr.
+      result.output = render_findings_json_lines(result.diagnostics);
+      result.diagnostics.clear();
+    }
+    if (finish(result) == kExitTrouble) return kExitTrouble;
     spdlog::debug("check: {}, {}, {}", plural(counts[0], "error"), plural(counts[1], "warning"),
                   plural(counts[2], "note"));
-    return result.has_errors() ? kExitRejected : kExitOk;
+    return outcome;
   };
 }
 

@@ -3,7 +3,6 @@
 
 #include "cli.h"
 #include "hpfreeze/diff_command.h"
-#include "hpfreeze/io.h"
 
 namespace hpfreeze::cli {
 
@@ -33,17 +32,8 @@ Runner declare_diff(CLI::App& app) {
       report(make_error({}, {}, "at most one of the two metas may be '-' (stdin)"));
       return kExitTrouble;
     }
-    Expected<DiffReport> result = run_diff(*request);
-    if (!result) {
-      // Exit 1 means "different", so every failure to compare is trouble (2).
-      report(result.errors());
-      return kExitTrouble;
-    }
-    if (Expected<WriteOutcome> written = write_stdout(result->output); !written) {
-      report(written.errors());
-      return kExitTrouble;
-    }
-    return result->different ? kExitRejected : kExitOk;
+    // Exit 1 means "different", so every failure to compare is trouble (2).
+    return finish(run_diff(*request));
   };
 }
 

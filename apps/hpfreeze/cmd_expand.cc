@@ -4,7 +4,6 @@
 
 #include "cli.h"
 #include "hpfreeze/expand_command.h"
-#include "hpfreeze/io.h"
 
 namespace hpfreeze::cli {
 
@@ -15,18 +14,7 @@ Runner declare_expand(CLI::App& app) {
       ->required();
   app.footer(help_footer("the names were printed", "the plan dump was read and rejected",
                          "hpfreeze expand plan.json > sharded_params.txt"));
-  return [plan_path]() -> Outcome {
-    Expected<std::string> lines = render_expand(*plan_path);
-    if (!lines) {
-      report(lines.errors());
-      return exit_code_for(lines.errors());
-    }
-    if (Expected<WriteOutcome> written = write_stdout(*lines); !written) {
-      report(written.errors());
-      return kExitTrouble;
-    }
-    return kExitOk;
-  };
+  return [plan_path]() -> Outcome { return finish(run_expand(*plan_path)); };
 }
 
 }  // namespace hpfreeze::cli

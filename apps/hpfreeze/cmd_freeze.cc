@@ -101,9 +101,7 @@ Runner declare_freeze(CLI::App& app) {
     FreezeStages stages;
     const CommandResult result = run_freeze(*request, &stages);
     log_stages(stages, request->output_path);
-    report(result.diagnostics);
-    if (result.io_failed()) return kExitTrouble;
-    return result.failed() ? kExitRejected : kExitOk;
+    return finish(result);
   };
 }
 

@@ -28,14 +28,9 @@ Runner declare_parse(CLI::App& app) {
     bool rejected = false;
     // Each batch is printed as soon as it is parsed: stdin may never end.
     auto parse_and_print = [&](const std::vector<ParseInput>& inputs) {
-      const ParseResult result = run_parse(inputs, flags->options);
-      report(result.errors);
-      rejected = rejected || !result.errors.empty();
-      if (Expected<WriteOutcome> written = write_stdout(result.output); !written) {
-        report(written.errors());
-        return false;
-      }
-      return true;
+      const Outcome outcome = finish(run_parse(inputs, flags->options));
+      rejected = rejected || outcome == kExitRejected;
+      return outcome != kExitTrouble;
     };
     if (!flags->placements.empty()) {
       std::vector<ParseInput> inputs;

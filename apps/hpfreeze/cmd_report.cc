@@ -135,7 +135,9 @@ Runner declare_report(CLI::App& app) {
     }
     report(result.diagnostics);
     if (!result.failed) return kExitOk;
-    return exit_code_for(result.diagnostics);
+    CommandResult errors;
+    errors.diagnostics = result.diagnostics;
+    return errors.io_failed() ? kExitTrouble : kExitRejected;
   };
 }
 

@@ -30,10 +30,7 @@ Runner declare_thaw(CLI::App& app) {
                                                   : "-o and --model-out name the same file"));
       return kExitTrouble;
     }
-    const CommandResult result = run_thaw(*request);
-    report(result.diagnostics);
-    if (result.io_failed()) return kExitTrouble;
-    return result.failed() ? kExitRejected : kExitOk;
+    return finish(run_thaw(*request));
   };
 }
 

@@ -1,7 +1,7 @@
 #include <spdlog/cfg/env.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cli.h"
+#include "hpfreeze/io.h"
 
 namespace hpfreeze::cli {
 namespace {
@@ -103,11 +104,16 @@ void report(const Diagnostics& ds) {
   for (const Diagnostic& d : ds) report(d);
 }
 
-Outcome exit_code_for(const Diagnostics& errors) {
-  for (const Diagnostic& d : errors) {
-    if (d.error_class == ErrorClass::kIo) return kExitTrouble;
+Outcome finish(const CommandResult& result) {
+  if (!result.output.empty()) {
+    if (Expected<WriteOutcome> written = write_stdout(result.output); !written) {
+      report(result.diagnostics);
+      report(written.errors());
+      return kExitTrouble;
+    }
   }
-  return kExitRejected;
+  report(result.diagnostics);
+  return result.outcome();
 }
 
 }  // namespace hpfreeze::cli

@@ -166,12 +166,10 @@ class MetaChecker {
         if (!i || kSpecFields[*i].section != FieldSection::kParamPlan) continue;  // reported
         if (kSpecFields[*i].kind == FieldKind::kPlacementMap) {
           check_params(b);
-        } else if (kSpecFields[*i].kind == FieldKind::kNamedPlacements &&
-                   field.value.is_object()) {
+        } else if (kSpecFields[*i].kind == FieldKind::kNamedPlacements && field.value.is_object()) {
           for (const JsonMember& m : field.value.as_object()) {
             check_named_value(b.fqn, m.key, m.value,
-                              pointer_join(pointer_join(pointer, field.key), m.key),
-                              std::nullopt);
+                              pointer_join(pointer_join(pointer, field.key), m.key), std::nullopt);
           }
         }
       }
@@ -374,18 +372,19 @@ class MetaChecker {
     const ModelParameter* info = model.find_parameter(p.fqn);
     const std::string pointer = param_pointer(b, p);
     if (info == nullptr) {
-      error(pointer, "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
+      error(pointer,
+            "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
       return;
     }
     const auto rank = static_cast<std::int64_t>(info->shape.size());
     for (const MetaAxisPlacement& a : p.axes) {
       // The parsed (real) dim is never negative: a negative text is the uneven encoding.
       if (!a.placement.has_dim() || a.placement.dim < rank) continue;
-      error(pointer_join(pointer, a.axis),
-            quote_for_diagnostic(a.text) + " shards dim " + std::to_string(a.placement.dim) +
-                ", but parameter " + quote_for_diagnostic(p.fqn) + " has rank " +
-                std::to_string(rank) + " (shape " + shape_text(info->shape) + " in " + model.file +
-                ")");
+      error(pointer_join(pointer, a.axis), quote_for_diagnostic(a.text) + " shards dim " +
+                                               std::to_string(a.placement.dim) +
+                                               ", but parameter " + quote_for_diagnostic(p.fqn) +
+                                               " has rank " + std::to_string(rank) + " (shape " +
+                                               shape_text(info->shape) + " in " + model.file + ")");
     }
   }
 
@@ -407,19 +406,14 @@ Expected<JsonDocument> load_document(const std::string& path) {
   return parse_json_document(input->display_name, std::move(input->bytes));
 }
 
-void split_by_class(Diagnostics&& from, CheckResult& result) {
+// Read failures first: when some file could not be read, they are all that is reported.
+void add_load_errors(Diagnostics&& from, Diagnostics& io_errors, Diagnostics& findings) {
   for (Diagnostic& d : from) {
-    (d.error_class == ErrorClass::kIo ? result.io_errors : result.findings).push_back(std::move(d));
+    (d.error_class == ErrorClass::kIo ? io_errors : findings).push_back(std::move(d));
   }
 }
 
 }  // namespace
-
-bool CheckResult::has_errors() const {
-  return !io_errors.empty() ||
-         std::any_of(findings.begin(), findings.end(),
-                     [](const Diagnostic& d) { return d.severity == Severity::kError; });
-}
 
 Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool allow_uncovered) {
   Diagnostics findings;
@@ -443,33 +437,34 @@ Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool al
   return findings;
 }
 
-CheckResult run_check(const CheckRequest& request) {
-  CheckResult result;
+CommandResult run_check(const CheckRequest& request) {
+  CommandResult result;
   // Both files are read and parsed before anything is checked, so every unreadable or
   // malformed input is reported in one run.
+  Diagnostics io_errors;
   Expected<JsonDocument> meta = load_document(request.meta_path);
-  if (!meta) split_by_class(std::move(meta.errors()), result);
+  if (!meta) add_load_errors(std::move(meta.errors()), io_errors, result.diagnostics);
   std::optional<Expected<JsonDocument>> model_doc;
   if (request.model_path) {
     model_doc = load_document(*request.model_path);
-    if (!*model_doc) split_by_class(std::move(model_doc->errors()), result);
+    if (!*model_doc) add_load_errors(std::move(model_doc->errors()), io_errors, result.diagnostics);
   }
-  if (!result.io_errors.empty()) {
-    result.findings.clear();
+  if (!io_errors.empty()) {
+    result.diagnostics = std::move(io_errors);
     return result;
   }
-  if (!result.findings.empty()) return result;
+  if (!result.diagnostics.empty()) return result;
 
   std::optional<ModelTree> model;
   if (model_doc) {
     Expected<ModelTree> decoded = decode_model_tree(**model_doc);
     if (!decoded) {
-      result.findings = std::move(decoded.errors());
+      result.diagnostics = std::move(decoded.errors());
       return result;
     }
     model = std::move(*decoded);
   }
-  result.findings = check_meta(*meta, model ? &*model : nullptr, request.allow_uncovered);
+  result.diagnostics = check_meta(*meta, model ? &*model : nullptr, request.allow_uncovered);
   return result;
 }
 

@@ -16,6 +16,12 @@ bool CommandResult::io_failed() const {
   });
 }
 
+Outcome CommandResult::outcome() const {
+  if (io_failed() || (errors_are_trouble && failed())) return Outcome::kTrouble;
+  if (failed() || negative) return Outcome::kRejected;
+  return Outcome::kOk;
+}
+
 void ErrorList::add(Diagnostic d) {
   ++total_;
   if (errors_.size() < kMaxReportedErrors) errors_.push_back(std::move(d));

@@ -547,12 +547,17 @@ void append_diff_json_line(std::string& out, const MetaDifference& d) {
   out += "}\n";
 }
 
-Expected<DiffReport> run_diff(const DiffRequest& request) {
+CommandResult run_diff(const DiffRequest& request) {
+  CommandResult result;
+  result.errors_are_trouble = true;
   // A malformed --ignore is a usage error, found before any file is read.
   Expected<std::vector<IgnoredPointer>> ignored = ignored_pointers(request.options);
-  if (!ignored) return ignored.errors();
+  if (!ignored) {
+    result.diagnostics = std::move(ignored.errors());
+    return result;
+  }
   // Both files are read and decoded before either error is returned, so one run names both.
-  Diagnostics errors;
+  Diagnostics& errors = result.diagnostics;
   std::vector<JsonDocument> documents;
   std::vector<std::optional<FrozenMeta>> metas(2);  // optional: FrozenMeta is move-only
   std::size_t decoded = 0;
@@ -577,20 +582,18 @@ Expected<DiffReport> run_diff(const DiffRequest& request) {
     }
     metas[decoded++] = std::move(*meta);
   }
-  if (!errors.empty()) return errors;
-  if (Diagnostics unknown = check_ignored(*ignored, *metas[0], *metas[1]); !unknown.empty()) {
-    return unknown;
-  }
-  DiffReport report;
+  if (!errors.empty()) return result;
+  errors = check_ignored(*ignored, *metas[0], *metas[1]);
+  if (!errors.empty()) return result;
   diff_metas(*metas[0], *metas[1], request.options, [&](const MetaDifference& d) {
-    report.different = true;
+    result.negative = true;
     if (request.json) {
-      append_diff_json_line(report.output, d);
+      append_diff_json_line(result.output, d);
     } else {
-      append_diff_text(report.output, d);
+      append_diff_text(result.output, d);
     }
   });
-  return report;
+  return result;
 }
 
 }  // namespace hpfreeze

@@ -10,7 +10,9 @@
 
 namespace hpfreeze {
 
-Expected<std::string> render_expand(const std::string& plan_path) {
+namespace {
+
+Expected<std::string> expand_lines(const std::string& plan_path) {
   Expected<InputFile> input = read_input(plan_path);
   if (!input) return std::move(input.errors());
   Expected<JsonDocument> document =
@@ -33,6 +35,19 @@ Expected<std::string> render_expand(const std::string& plan_path) {
     out += '\n';
   }
   return out;
+}
+
+}  // namespace
+
+CommandResult run_expand(const std::string& plan_path) {
+  CommandResult result;
+  Expected<std::string> lines = expand_lines(plan_path);
+  if (lines) {
+    result.output = std::move(*lines);
+  } else {
+    result.diagnostics = std::move(lines.errors());
+  }
+  return result;
 }
 
 }  // namespace hpfreeze

@@ -6,14 +6,14 @@
 
 namespace hpfreeze {
 
-ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options) {
-  ParseResult result;
+CommandResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options) {
+  CommandResult result;
   for (const ParseInput& input : inputs) {
     if (input.too_long) {
       Diagnostic d = make_error(input.origin, {},
                                 "line longer than " + std::to_string(kMaxParseLine) + " bytes");
       d.line = input.line;
-      result.errors.push_back(std::move(d));
+      result.diagnostics.push_back(std::move(d));
       continue;
     }
     Expected<Placement> parsed = parse_placement(input.text);
@@ -21,7 +21,7 @@ ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& op
       Diagnostic d = std::move(parsed.errors().front());
       d.file = input.origin;
       d.line = input.line;
-      result.errors.push_back(std::move(d));
+      result.diagnostics.push_back(std::move(d));
       continue;
     }
     const std::string canonical = to_canonical(*parsed);
@@ -31,7 +31,7 @@ ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& op
           "placement " + quote_for_diagnostic(input.text) +
               " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
       d.line = input.line;
-      result.errors.push_back(std::move(d));
+      result.diagnostics.push_back(std::move(d));
     }
     if (options.json) {
       Json dump = placement_to_dump(*parsed);

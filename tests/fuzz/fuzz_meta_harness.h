@@ -436,9 +436,13 @@ inline std::string check_expand(std::string_view input) {
     out.write(input.data(), static_cast<std::streamsize>(input.size()));
     if (!out) return {};  // no room to write: nothing tested
   }
-  Expected<std::string> listed = render_expand(path);
+  const CommandResult listed = run_expand(path);
   std::remove(path.c_str());
-  if (!listed) return check_one_line_each(listed.errors(), {path});
+  if (listed.failed()) {
+    if (!listed.output.empty()) return "expand failed but printed names";
+    return check_one_line_each(listed.diagnostics, {path});
+  }
+  if (!listed.diagnostics.empty()) return "expand succeeded with diagnostics";
   Expected<JsonDocument> doc = parse_json_document("plan.json", std::string(input));
   if (!doc) return "expand accepted a document that does not parse";
   Expected<PlanDump> plan = decode_plan_dump(*doc);
@@ -453,7 +457,7 @@ inline std::string check_expand(std::string_view input) {
     previous = fqn;
     first = false;
   }
-  if (*listed != expected) return "expand's output is not the expand pass's names, one a line";
+  if (listed.output != expected) return "expand's output is not the expand pass's names, one a line";
   return {};
 }
 

@@ -7,7 +7,6 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/expand_command.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
 
@@ -421,17 +420,16 @@ TEST(RenderFindings, OneCompactObjectPerLine) {
 // run_check on files
 
 TEST(RunCheck, CleanFilesHaveNoFindings) {
-  const CheckResult r =
+  const CommandResult r =
       run_check({testdata("check/clean_meta.json"), testdata("check/clean_model.json")});
-  EXPECT_EQ(render_all(r.findings), Lines{});
-  EXPECT_TRUE(r.io_errors.empty());
-  EXPECT_FALSE(r.has_errors());
+  EXPECT_EQ(render_all(r.diagnostics), Lines{});
+  EXPECT_EQ(r.outcome(), Outcome::kOk);
 }
 
 TEST(RunCheck, WarningsAndNotesAreNotErrors) {
   const std::string meta = testdata("check/warnings_meta.json");
-  const CheckResult r = run_check({meta, std::nullopt});
-  EXPECT_EQ(render_all(r.findings),
+  const CommandResult r = run_check({meta, std::nullopt});
+  EXPECT_EQ(render_all(r.diagnostics),
             (Lines{"note: " + meta +
                        ": /param_plan/head/out_dst/output/cp: axis 'cp' is not in mesh_dim_names "
                        "['tp']; the runtime ignores it (3 placements)",
@@ -442,14 +440,14 @@ TEST(RunCheck, WarningsAndNotesAreNotErrors) {
                    "warning: " + meta +
                        ": /param_plan/head/params/weight/tp: placement 'S( 0 )' is not canonical "
                        "(canonical form: 'S(0)')"}));
-  EXPECT_FALSE(r.has_errors());
+  EXPECT_EQ(r.outcome(), Outcome::kOk);
 }
 
 TEST(RunCheck, ErrorsInMetaAndModel) {
   const std::string meta = testdata("check/errors_meta.json");
   const std::string model = testdata("check/errors_model.json");
-  const CheckResult r = run_check({meta, model});
-  EXPECT_EQ(render_all(r.findings),
+  const CommandResult r = run_check({meta, model});
+  EXPECT_EQ(render_all(r.diagnostics),
             (Lines{"error: " + meta +
                        ": /frozen_sharded_params: missing 'lin.bias', which param_plan shards "
                        "(/param_plan/lin/params/bias)",
@@ -467,59 +465,33 @@ TEST(RunCheck, ErrorsInMetaAndModel) {
                        ": /parameters/other.w: trainable parameter 'other.w' is not covered by "
                        "any param_plan entry of " +
                        meta}));
-  EXPECT_TRUE(r.has_errors());
+  EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
 TEST(RunCheck, SyntaxErrorIsAFindingWithAPosition) {
   const std::string meta = testdata("check/syntax_error.json");
-  const CheckResult r = run_check({meta, std::nullopt});
-  EXPECT_EQ(render_all(r.findings), Lines{"error: " + meta + ":3:1: expected a value"});
-  EXPECT_TRUE(r.io_errors.empty());
+  const CommandResult r = run_check({meta, std::nullopt});
+  EXPECT_EQ(render_all(r.diagnostics), Lines{"error: " + meta + ":3:1: expected a value"});
+  EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
 TEST(RunCheck, ModelDecodeErrorIsAFinding) {
   const std::string model = testdata("check/bad_model.json");
-  const CheckResult r = run_check({testdata("check/clean_meta.json"), model});
-  EXPECT_EQ(render_all(r.findings),
+  const CommandResult r = run_check({testdata("check/clean_meta.json"), model});
+  EXPECT_EQ(render_all(r.diagnostics),
             Lines{"error: " + model + ": /extra: unknown top-level key 'extra'"});
 }
 
 TEST(RunCheck, UnreadableFileIsAnIoError) {
   const std::string missing = testdata("check/no_such_file.json");
-  const CheckResult r = run_check({testdata("check/syntax_error.json"), missing});
-  EXPECT_EQ(render_all(r.io_errors),
+  const CommandResult r = run_check({testdata("check/syntax_error.json"), missing});
+  // Nothing is checked when an input cannot be read, not even the other file (whose syntax
+  // error is not listed).
+  EXPECT_EQ(render_all(r.diagnostics),
             Lines{"error: " + missing + ": cannot open: No such file or directory"});
-  ASSERT_EQ(r.io_errors.size(), 1U);
-  EXPECT_EQ(r.io_errors.front().error_class, ErrorClass::kIo);
-  // Nothing is checked when an input cannot be read, not even the other file.
-  EXPECT_TRUE(r.findings.empty());
-  EXPECT_TRUE(r.has_errors());
-}
-
-// ---------------------------------------------------------------------------------------
-// expand
-
-TEST(RenderExpand, SortedShardedFqnsOnePerLine) {
-  // Root boundary, empty name, Partial, StridedShard, a duplicate FQN, replicated params.
-  Expected<std::string> lines = render_expand(testdata("check/expand_plan.json"));
-  ASSERT_TRUE(lines.ok()) << render(lines.errors().front());
-  EXPECT_EQ(*lines, "a.b.w\nlm_head.weight\nmoe\nmoe.experts.w1\n");
-}
-
-TEST(RenderExpand, RejectedAndUnreadablePlans) {
-  const std::string meta = testdata("check/clean_meta.json");
-  Expected<std::string> rejected = render_expand(meta);
-  ASSERT_FALSE(rejected.ok());
-  EXPECT_EQ(render(rejected.errors().front()),
-            "error: " + meta + ": /boundary_classes: unknown top-level key 'boundary_classes'");
-  EXPECT_EQ(rejected.errors().front().error_class, ErrorClass::kRejected);
-
-  const std::string missing = testdata("check/no_such_file.json");
-  Expected<std::string> unreadable = render_expand(missing);
-  ASSERT_FALSE(unreadable.ok());
-  EXPECT_EQ(render(unreadable.errors().front()),
-            "error: " + missing + ": cannot open: No such file or directory");
-  EXPECT_EQ(unreadable.errors().front().error_class, ErrorClass::kIo);
+  ASSERT_EQ(r.diagnostics.size(), 1U);
+  EXPECT_EQ(r.diagnostics.front().error_class, ErrorClass::kIo);
+  EXPECT_EQ(r.outcome(), Outcome::kTrouble);
 }
 
 }  // namespace

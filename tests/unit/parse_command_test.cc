@@ -64,10 +64,12 @@ TEST(LineSplitterTest, LineOfExactlyTheLimitIsKept) {
 TEST(RunParseTest, OverlongLineIsOneErrorAtItsLine) {
   const std::vector<ParseInput> inputs = {ParseInput{"R", "<stdin>", 1, false},
                                           ParseInput{"", "<stdin>", 2, true}};
-  const ParseResult result = run_parse(inputs, {});
+  const CommandResult result = run_parse(inputs, {});
   EXPECT_EQ(result.output, "R\n");
-  ASSERT_EQ(result.errors.size(), 1u);
-  EXPECT_EQ(result.errors[0].location_and_message(), "<stdin>:2: line longer than 1048576 bytes");
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].location_and_message(),
+            "<stdin>:2: line longer than 1048576 bytes");
+  EXPECT_EQ(result.outcome(), Outcome::kRejected);
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 #pragma once
 // `hpfreeze check`: an offline preflight of a codegen_meta.json, optionally against a model
-// tree dump (issue 6; the findings are specified in docs/cli/check.md).
+// tree dump (the findings are specified in docs/cli.md, "hpfreeze check").
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
@@ -20,16 +21,6 @@ struct CheckRequest {
   bool allow_uncovered = false;
 };
 
-struct CheckResult {
-  // Errors, warnings and notes about the content of META and MODEL (syntax and decode
-  // errors of either file included), in report order.
-  Diagnostics findings;
-  // Failed reads (ErrorClass::kIo). When not empty, nothing was checked and findings is empty.
-  Diagnostics io_errors;
-
-  [[nodiscard]] bool has_errors() const;
-};
-
 // Every finding about `meta` (and `model` when given), sorted: findings located in the meta
 // file first, then those located in the model file; within a file by JSON Pointer (byte
 // order), then by message. Aggregated findings (unknown axes, ambiguous negative dims) sit
@@ -37,8 +28,11 @@ struct CheckResult {
 Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model,
                        bool allow_uncovered = false);
 
-// Reads, parses and checks the files of `request`.
-CheckResult run_check(const CheckRequest& request);
+// Reads, parses and checks the files of `request`. The diagnostics are the findings
+// about the content of META and MODEL (syntax and decode errors included), in the order
+// check_meta gives; or, when a file could not be read (ErrorClass::kIo), only those read
+// errors: nothing was checked then.
+CommandResult run_check(const CheckRequest& request);
 
 // "error", "warning" or "note".
 std::string_view severity_name(Severity severity);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
@@ -90,15 +91,12 @@ struct DiffRequest {
   DiffOptions options;
 };
 
-struct DiffReport {
-  std::string output;  // for stdout
-  bool different = false;
-};
-
-// Reads, decodes (decode_meta) and compares both files. Errors: unreadable files (kIo),
-// invalid JSON and an invalid meta or another kind of file (kRejected), an --ignore item
-// that is malformed or matches nothing in either file (kIo: a usage error); the front end
-// exits 2 on any of them, since exit 1 means "different".
-Expected<DiffReport> run_diff(const DiffRequest& request);
+// Reads, decodes (decode_meta) and compares both files. The output holds one line per
+// difference (text or, with `json`, JSON Lines); differences make the result negative.
+// Errors: unreadable files (kIo), invalid JSON and an invalid meta or another kind of
+// file (kRejected), an --ignore item that is malformed or matches nothing in either file
+// (kIo: a usage error). Exit status 1 means "different", so every error is trouble
+// (errors_are_trouble): the front end exits 2 on any of them.
+CommandResult run_diff(const DiffRequest& request);
 
 }  // namespace hpfreeze

@@ -3,13 +3,14 @@
 
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/command_result.h"
 
 namespace hpfreeze {
 
-// Reads the plan dump at `plan_path` ("-" for stdin), decodes it (SPEC §2) and returns the
-// sorted, de-duplicated FQNs of its sharded parameters, one per line, each ending in '\n'
-// (empty when none). Errors: kIo for a failed read, kRejected for invalid content.
-Expected<std::string> render_expand(const std::string& plan_path);
+// Reads the plan dump at `plan_path` ("-" for stdin), decodes it (docs/formats.md, "Plan
+// dump") and outputs the sorted, de-duplicated FQNs of its sharded parameters, one per
+// line, each ending in '\n' (nothing when none). Errors: kIo for a failed read, kRejected
+// for invalid content; the output is then empty.
+CommandResult run_expand(const std::string& plan_path);
 
 }  // namespace hpfreeze

@@ -1,5 +1,5 @@
 #pragma once
-// `hpfreeze parse`: canonicalise placement strings (SPEC §8).
+// `hpfreeze parse`: canonicalise placement strings (docs/cli.md, "hpfreeze parse").
 
 #include <span>
 #include <string>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/command_result.h"
 
 namespace hpfreeze {
 
@@ -27,12 +27,9 @@ struct ParseOptions {
   bool check = false;  // valid but non-canonical input is an error too
 };
 
-struct ParseResult {
-  std::string output;  // the lines for stdout, each ending in '\n'
-  Diagnostics errors;  // one per rejected input, in input order
-};
-
-ParseResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options);
+// The canonical form (or with `json`, the JSON object) of each valid input as an output
+// line ending in '\n', and one error per rejected input, in input order.
+CommandResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options);
 
 // Cuts stdin into parse inputs as it arrives, chunk by chunk: one per '\n'-terminated
 // line (a final line without '\n' counts too, from finish()), with one trailing '\r'

@@ -1,5 +1,6 @@
 #pragma once
-// Placements: how one tensor dimension is laid out along one mesh axis (SPEC §1).
+// Placements: how one tensor dimension is laid out along one mesh axis (docs/formats.md,
+// "Typed values"; the string grammar in docs/cli.md, "hpfreeze parse").
 
 #include <cstdint>
 #include <string>
@@ -53,9 +54,10 @@ Json placement_to_dump(const Placement& p);
 std::string to_canonical(const Placement& p);
 void append_canonical(std::string& out, const Placement& p);
 
-// Parses a canonical string per SPEC §1 (inverse of to_canonical; accepts Python-int()
-// spellings such as `SS( 0 , 2 )` or `S(1_0)`). The Partial reduce_op views into `text`.
-// On failure the diagnostic's message names the offending text and says what is wrong.
+// Parses a placement string (docs/cli.md, "hpfreeze parse"): the inverse of to_canonical,
+// also accepting Python-int() spellings such as `SS( 0 , 2 )` or `S(1_0)`. The Partial reduce_op
+// views into `text`. On failure the diagnostic's message names the offending text and says what is
+// wrong.
 Expected<Placement> parse_placement(std::string_view text);
 
 // Python int() over ASCII: optional sign, digits with single '_' between digits, surrounded

@@ -1,6 +1,6 @@
 #pragma once
-// The module-spec field table (SPEC §2): the single source of truth walked by decoding,
-// freeze and thaw. Adding a field is adding one row.
+// The module-spec field table (docs/formats.md, "Module specs"): the single source of truth walked
+// by decoding, freeze and thaw. Adding a field is adding one row.
 
 #include <array>
 #include <cstddef>
@@ -45,8 +45,7 @@ inline constexpr std::array<SpecField, 16> kSpecFields{{
     {"inner_wrapper", "inner_wrapper", FieldSection::kInjections, FieldKind::kValueToDict},
     {"inner_target", "inner_target", FieldSection::kInjections, FieldKind::kPlain},
     {"inner_out_src", "inner_out_src", FieldSection::kInjections, FieldKind::kValueToDict},
-    {"local_compute_fn", "local_compute_fn", FieldSection::kInjections,
-     FieldKind::kValueToDict},
+    {"local_compute_fn", "local_compute_fn", FieldSection::kInjections, FieldKind::kValueToDict},
     {"_ep_stack", "ep_stack", FieldSection::kInjections, FieldKind::kDictCopy},
     {"_ep_size", "ep_size", FieldSection::kInjections, FieldKind::kIntTruthy},
 }};
@@ -55,8 +54,8 @@ inline constexpr std::size_t kParamsField = 0;  // kSpecFields[0] is `params`
 
 // Upstream-internal attributes: accepted in a dump and ignored whatever they hold.
 inline constexpr std::array<std::string_view, 6> kExemptSpecAttributes{
-    "_tp_local_attr_plan",       "_is_terminal",           "_needs_cp_attn",
-    "_resolved_inner_wrapper",   "_resolved_inner_target", "_head_count_owner"};
+    "_tp_local_attr_plan",     "_is_terminal",           "_needs_cp_attn",
+    "_resolved_inner_wrapper", "_resolved_inner_target", "_head_count_owner"};
 
 // Index into kSpecFields by dump attribute / by meta key.
 std::optional<std::size_t> find_spec_field_by_attribute(std::string_view attribute);
