@@ -149,6 +149,44 @@ GlobalFlags add_global_flags(CLI::App& app) {
   return {app.add_flag("-v,--verbose", verbose_help), app.add_flag("-q,--quiet", quiet_help)};
 }
 
+// An option before the command word that is not one of hpfreeze's own flags. Those take no
+// value, so in `hpfreeze --plan p.json freeze` the parser would take p.json for the command:
+// name the option instead, and where it belongs when the command line has a command that
+// takes it. nullopt when every argument before the command word is an own flag.
+std::optional<Outcome> misplaced_option(int argc, char** argv, const CLI::App& app,
+                                        const std::vector<CLI::App*>& subs) {
+  const std::vector<std::string> own = option_names(app);
+  const auto is_own = [&own](const std::string& name) {
+    if (std::find(own.begin(), own.end(), name) != own.end()) return true;
+    // Combined short flags: -vv, -qq, -vq.
+    return name.size() > 2 && name[1] != '-' &&
+           std::all_of(name.begin() + 1, name.end(), [&own](char c) {
+             return std::find(own.begin(), own.end(), std::string{'-', c}) != own.end();
+           });
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--" || arg.size() < 2 || arg[0] != '-') return std::nullopt;
+    const std::string name(arg.substr(0, arg.find('=')));
+    if (is_own(name)) continue;
+    for (int j = i + 1; j < argc; ++j) {
+      for (const CLI::App* sub : subs) {
+        if (sub->get_name() != argv[j]) continue;
+        const std::vector<std::string> its = option_names(*sub);
+        if (std::find(its.begin(), its.end(), name) == its.end()) break;
+        return usage_error("'" + name + "' is an option of '" + sub->get_name() +
+                           "': put it after the command word (hpfreeze " + sub->get_name() +
+                           " " + name + " ...)");
+      }
+    }
+    if (std::optional<std::string> near = name.size() > 2 ? nearest(name, own) : std::nullopt) {
+      return usage_error("unknown option '" + name + "'; did you mean '" + *near + "'?");
+    }
+    return usage_error("unknown option '" + name + "' " + help_hint(nullptr));
+  }
+  return std::nullopt;
+}
+
 // The command word: the first argument that is not a flag (hpfreeze's own flags take no
 // value), if any.
 std::optional<int> command_index(int argc, char** argv) {
@@ -174,6 +212,24 @@ Outcome run(int argc, char** argv) {
                   "differences found",
                   "hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json"));
 
+  struct Entry {
+    CLI::App* app;
+    GlobalFlags global;
+    Runner run;
+  };
+  std::vector<Entry> entries;
+  for (const Command& command : commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    Runner runner = command.declare(*sub);
+    entries.push_back({sub, add_global_flags(*sub), std::move(runner)});
+  }
+
+  std::vector<CLI::App*> subs;
+  for (const Entry& entry : entries) subs.push_back(entry.app);
+  if (std::optional<Outcome> misplaced = misplaced_option(argc, argv, app, subs)) {
+    return *misplaced;
+  }
+
   std::vector<std::string> args(argv, argv + argc);
   if (std::optional<int> at = command_index(argc, argv)) {
     const std::string word = args[static_cast<std::size_t>(*at)];
@@ -194,18 +250,6 @@ Outcome run(int argc, char** argv) {
     } else if (std::find(names.begin(), names.end(), word) == names.end()) {
       return unknown_command(word);
     }
-  }
-
-  struct Entry {
-    CLI::App* app;
-    GlobalFlags global;
-    Runner run;
-  };
-  std::vector<Entry> entries;
-  for (const Command& command : commands()) {
-    CLI::App* sub = app.add_subcommand(command.name, command.description);
-    Runner runner = command.declare(*sub);
-    entries.push_back({sub, add_global_flags(*sub), std::move(runner)});
   }
 
   try {

@@ -50,6 +50,23 @@ class Mistakes(unittest.TestCase):
         self.assertUsageError(["freeze", "--zzzzzz"],
                               "unknown option '--zzzzzz' (see 'hpfreeze freeze --help')")
 
+    def test_a_command_option_before_the_command_word(self):
+        # hpfreeze's own flags take no value: the option is named, not its value as a command.
+        self.assertUsageError(["--plan", "p.json", "freeze", "--model", "m.json"],
+                              "'--plan' is an option of 'freeze': put it after the command "
+                              "word (hpfreeze freeze --plan ...)")
+        self.assertUsageError(["-v", "--mesh=tp=2", "report", "meta.json"],
+                              "'--mesh' is an option of 'report': put it after the command "
+                              "word (hpfreeze report --mesh ...)")
+        # Not an option of the command given, or no command at all: an unknown option.
+        self.assertUsageError(["--mesh", "tp=2", "freeze"],
+                              "unknown option '--mesh' (see 'hpfreeze --help')")
+        self.assertUsageError(["--plan", "p.json"],
+                              "unknown option '--plan' (see 'hpfreeze --help')")
+        # Own flags, also combined, still work before the command word.
+        r = run("-vq", "parse", "R")
+        self.assertEqual((r.returncode, r.stdout), (0, b"R\n"))
+
     def test_unexpected_argument(self):
         self.assertUsageError(["expand", "a.json", "b.json"],
                               "unexpected argument 'b.json' (see 'hpfreeze expand --help')")
