@@ -175,8 +175,8 @@ std::optional<Outcome> misplaced_option(int argc, char** argv, const CLI::App& a
         const std::vector<std::string> its = option_names(*sub);
         if (std::find(its.begin(), its.end(), name) == its.end()) break;
         return usage_error("'" + name + "' is an option of '" + sub->get_name() +
-                           "': put it after the command word (hpfreeze " + sub->get_name() +
-                           " " + name + " ...)");
+                           "': put it after the command word (hpfreeze " + sub->get_name() + " " +
+                           name + " ...)");
       }
     }
     if (std::optional<std::string> near = name.size() > 2 ? nearest(name, own) : std::nullopt) {
