@@ -149,12 +149,15 @@ GlobalFlags add_global_flags(CLI::App& app) {
   return {app.add_flag("-v,--verbose", verbose_help), app.add_flag("-q,--quiet", quiet_help)};
 }
 
-// An option before the command word that is not one of hpfreeze's own flags. Those take no
-// value, so in `hpfreeze --plan p.json freeze` the parser would take p.json for the command:
-// name the option instead, and where it belongs when the command line has a command that
-// takes it. nullopt when every argument before the command word is an own flag.
-std::optional<Outcome> misplaced_option(int argc, char** argv, const CLI::App& app,
-                                        const std::vector<CLI::App*>& subs) {
+bool is_help_flag(std::string_view arg) {
+  return arg == "--help" || (arg.size() > 1 && arg[0] == '-' && arg[1] != '-' &&
+                             arg.find('h') != std::string_view::npos);
+}
+
+// The first option before the command word that is not one of hpfreeze's own flags, with
+// its position: nullopt when there is none.
+std::optional<std::pair<int, std::string>> foreign_option(int argc, char** argv,
+                                                          const CLI::App& app) {
   const std::vector<std::string> own = option_names(app);
   const auto is_own = [&own](const std::string& name) {
     if (std::find(own.begin(), own.end(), name) != own.end()) return true;
@@ -167,24 +170,33 @@ std::optional<Outcome> misplaced_option(int argc, char** argv, const CLI::App& a
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--" || arg.size() < 2 || arg[0] != '-') return std::nullopt;
-    const std::string name(arg.substr(0, arg.find('=')));
-    if (is_own(name)) continue;
-    for (int j = i + 1; j < argc; ++j) {
-      for (const CLI::App* sub : subs) {
-        if (sub->get_name() != argv[j]) continue;
-        const std::vector<std::string> its = option_names(*sub);
-        if (std::find(its.begin(), its.end(), name) == its.end()) break;
-        return usage_error("'" + name + "' is an option of '" + sub->get_name() +
-                           "': put it after the command word (hpfreeze " + sub->get_name() + " " +
-                           name + " ...)");
-      }
-    }
-    if (std::optional<std::string> near = name.size() > 2 ? nearest(name, own) : std::nullopt) {
-      return usage_error("unknown option '" + name + "'; did you mean '" + *near + "'?");
-    }
-    return usage_error("unknown option '" + name + "' " + help_hint(nullptr));
+    std::string name(arg.substr(0, arg.find('=')));
+    if (!is_own(name)) return std::pair{i, std::move(name)};
   }
   return std::nullopt;
+}
+
+// hpfreeze's own flags take no value, so in `hpfreeze --plan p.json freeze` the parser would
+// take p.json for the command: the option is named instead, with where it belongs when a
+// later word is a command that takes it.
+Outcome misplaced_option(const std::pair<int, std::string>& option, int argc, char** argv,
+                         const CLI::App& app, const std::vector<CLI::App*>& subs) {
+  const std::string& name = option.second;
+  for (int j = option.first + 1; j < argc; ++j) {
+    for (const CLI::App* sub : subs) {
+      if (sub->get_name() != argv[j]) continue;
+      const std::vector<std::string> its = option_names(*sub);
+      if (std::find(its.begin(), its.end(), name) == its.end()) break;
+      return usage_error("'" + name + "' is an option of '" + sub->get_name() +
+                         "': put it after the command word (hpfreeze " + sub->get_name() + " " +
+                         name + " ...)");
+    }
+  }
+  const std::vector<std::string> own = option_names(app);
+  if (std::optional<std::string> near = name.size() > 2 ? nearest(name, own) : std::nullopt) {
+    return usage_error("unknown option '" + name + "'; did you mean '" + *near + "'?");
+  }
+  return usage_error("unknown option '" + name + "' " + help_hint(nullptr));
 }
 
 // The command word: the first argument that is not a flag (hpfreeze's own flags take no
@@ -217,23 +229,33 @@ Outcome run(int argc, char** argv) {
     GlobalFlags global;
     Runner run;
   };
+  // Declaring a command's options is most of the start-up's own work, so a plain command
+  // line (own flags other than --help, then a command word) declares only its command;
+  // hpfreeze's --help, `help` and the mistakes that name other commands see them all.
+  const std::optional<std::pair<int, std::string>> foreign = foreign_option(argc, argv, app);
+  const std::optional<int> at = command_index(argc, argv);
+  const std::vector<std::string> names = command_names();
+  std::optional<std::string_view> only;
+  if (!foreign && at && std::find(names.begin(), names.end(), argv[*at]) != names.end() &&
+      std::none_of(argv + 1, argv + *at, [](const char* a) { return is_help_flag(a); })) {
+    only = argv[*at];
+  }
   std::vector<Entry> entries;
   for (const Command& command : commands()) {
+    if (only && *only != command.name) continue;
     CLI::App* sub = app.add_subcommand(command.name, command.description);
     Runner runner = command.declare(*sub);
     entries.push_back({sub, add_global_flags(*sub), std::move(runner)});
   }
-
-  std::vector<CLI::App*> subs;
-  for (const Entry& entry : entries) subs.push_back(entry.app);
-  if (std::optional<Outcome> misplaced = misplaced_option(argc, argv, app, subs)) {
-    return *misplaced;
+  if (foreign) {
+    std::vector<CLI::App*> subs;
+    for (const Entry& entry : entries) subs.push_back(entry.app);
+    return misplaced_option(*foreign, argc, argv, app, subs);
   }
 
   std::vector<std::string> args(argv, argv + argc);
-  if (std::optional<int> at = command_index(argc, argv)) {
+  if (at) {
     const std::string word = args[static_cast<std::size_t>(*at)];
-    const std::vector<std::string> names = command_names();
     if (word == "help") {
       // `hpfreeze help [COMMAND]`: the same text as `hpfreeze [COMMAND] --help`.
       const int rest = argc - *at - 1;
