@@ -4,7 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
-#include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace hpfreeze {
@@ -65,6 +65,18 @@ const DtypeInfo* find_dtype(std::string_view dtype) {
   return nullptr;
 }
 
+// The weight, and for a floating-point parameter that requires grad under an optimizer its
+// gradient, fp32 master copy (when narrower than 4 bytes) and moments.
+std::uint64_t bytes_per_element(const DtypeInfo& d, Optimizer optimizer, bool requires_grad) {
+  if (optimizer == Optimizer::kNone || !requires_grad || !d.floating) return d.size;
+  const std::uint64_t master = d.size < 4 ? 4 : 0;
+  const std::uint64_t moment = std::max<std::uint64_t>(4, d.size);
+  const std::uint64_t moments = optimizer == Optimizer::kSgd        ? 0
+                                : optimizer == Optimizer::kMomentum ? 1
+                                                                    : 2;
+  return 2 * d.size + master + moments * moment;
+}
+
 // The chunk geometry of torch.chunk over `total` = n x f chunks (Shard is f = 1): chunks
 // of ceil(v / total) elements, the last ones smaller or empty; rank i holds chunks
 // i, i + n, ..., i + (f-1) n (StridedShard) and their sizes add up.
@@ -110,51 +122,76 @@ std::optional<std::uint64_t> dtype_element_size(std::string_view dtype) {
 std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
                                 bool requires_grad, Optimizer optimizer) {
   const DtypeInfo* d = find_dtype(dtype);
-  if (optimizer == Optimizer::kNone || !requires_grad || d == nullptr || !d->floating) {
-    return element_size;
-  }
-  const std::uint64_t master = element_size < 4 ? 4 : 0;
-  const std::uint64_t moment = std::max<std::uint64_t>(4, element_size);
-  const std::uint64_t moments = optimizer == Optimizer::kSgd        ? 0
-                                : optimizer == Optimizer::kMomentum ? 1
-                                                                    : 2;
-  return 2 * element_size + master + moments * moment;
+  if (d == nullptr) return element_size;
+  DtypeInfo sized = *d;
+  sized.size = element_size;
+  return bytes_per_element(sized, optimizer, requires_grad);
 }
+
+namespace {
+
+// Position of `axis` in `order`, or order.size(): meshes have a handful of axes, so a scan
+// beats any map.
+std::size_t position(const std::vector<std::string>& order, std::string_view axis) {
+  std::size_t i = 0;
+  while (i < order.size() && order[i] != axis) ++i;
+  return i;
+}
+
+// The grouping key of a parameter: its sharded dims, their sizes and steps, flattened.
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::uint64_t>& key) const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::uint64_t v : key) h = (h ^ v) * 0x100000001b3ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+}  // namespace
 
 Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
                                              std::vector<std::string> axis_order,
                                              Optimizer optimizer) {
   CapacityModel model;
-  std::map<std::string, std::uint32_t, std::less<>> axis_index;
   for (std::string& a : axis_order) {
-    if (axis_index.emplace(a, static_cast<std::uint32_t>(model.axis_order_.size())).second) {
+    if (position(model.axis_order_, a) == model.axis_order_.size()) {
       model.axis_order_.push_back(std::move(a));
     }
   }
-  std::set<std::string, std::less<>> extra;
+  std::vector<std::string_view> extra;  // axes of placements the order lacks, by name
   for (const CapacityParam& p : params) {
-    for (const auto& [axis, placement] : p.placements) {
-      if (!axis_index.contains(axis)) extra.insert(axis);
+    for (const CapacityPlacement& pl : p.placements) {
+      if (position(model.axis_order_, pl.axis) == model.axis_order_.size() &&
+          std::find(extra.begin(), extra.end(), pl.axis) == extra.end()) {
+        extra.push_back(pl.axis);
+      }
     }
   }
-  for (const std::string& a : extra) {
-    axis_index.emplace(a, static_cast<std::uint32_t>(model.axis_order_.size()));
-    model.axis_order_.push_back(a);
-  }
+  std::sort(extra.begin(), extra.end());
+  for (std::string_view a : extra) model.axis_order_.emplace_back(a);
 
   Diagnostics errors;
-  std::map<std::vector<std::uint64_t>, std::size_t> group_of;  // key: sharded dims and steps
+  std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of;
+  // Scratch reused by every parameter: (dim, step) of each sharding placement, and the key.
+  std::vector<std::pair<std::size_t, Step>> steps;
+  std::vector<std::uint64_t> key;
+  // Parameters of one model mostly share a dtype: remember the last lookup.
+  std::string_view last_dtype;
+  const DtypeInfo* last_info = nullptr;
   for (std::size_t i = 0; i < params.size(); ++i) {
     const CapacityParam& p = params[i];
-    const std::optional<std::uint64_t> element = dtype_element_size(p.dtype);
-    if (!element) {
+    if (last_info == nullptr || p.dtype != last_dtype) {
+      last_dtype = p.dtype;
+      last_info = find_dtype(p.dtype);
+    }
+    if (last_info == nullptr) {
       errors.push_back(usage_error(
           who(p.fqn) + (p.dtype.empty() ? " has no dtype"
                                         : " has unknown dtype " + quote_for_diagnostic(p.dtype))));
       continue;
     }
+    const DtypeInfo& dtype = *last_info;
     const std::size_t rank = p.shape.size();
-    std::vector<std::uint64_t> shape(rank);
     bool ok = true;
     for (std::size_t d = 0; d < rank && ok; ++d) {
       ok = p.shape[d] >= 0;
@@ -162,12 +199,14 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
         errors.push_back(usage_error(who(p.fqn) + " has a negative size " +
                                      std::to_string(p.shape[d]) + " in dim " + std::to_string(d)));
       }
-      shape[d] = static_cast<std::uint64_t>(p.shape[d]);
     }
-    std::vector<std::vector<Step>> steps(rank);
-    std::set<std::string_view> seen_axes;
-    for (const auto& [axis, placement] : p.placements) {
-      if (!seen_axes.insert(axis).second) {
+    steps.clear();
+    for (std::size_t k = 0; k < p.placements.size(); ++k) {
+      const auto& [axis, placement] = p.placements[k];
+      const bool repeated =
+          std::any_of(p.placements.begin(), p.placements.begin() + static_cast<std::ptrdiff_t>(k),
+                      [axis](const CapacityPlacement& e) { return e.axis == axis; });
+      if (repeated) {
         errors.push_back(
             usage_error(who(p.fqn) + " has two placements on axis " + quote_for_diagnostic(axis)));
         ok = false;
@@ -189,16 +228,16 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
           static_cast<std::uint64_t>(placement.kind == PlacementKind::kStridedShard
                                          ? std::max<std::int64_t>(1, placement.split_factor)
                                          : 1);
-      steps[static_cast<std::size_t>(dim)].push_back(
-          Step{axis_index.at(axis), f, placement.uneven_shard});
+      const auto a = static_cast<std::uint32_t>(position(model.axis_order_, axis));
+      steps.emplace_back(static_cast<std::size_t>(dim), Step{a, f, placement.uneven_shard});
     }
     if (!ok) continue;
-    const std::uint64_t unit = bytes_per_element(p.dtype, *element, p.requires_grad, optimizer);
+    const std::uint64_t unit = bytes_per_element(dtype, optimizer, p.requires_grad);
     std::uint64_t bytes = unit;
     bool zero = false;
-    for (std::uint64_t s : shape) {
+    for (std::int64_t s : p.shape) {
       zero = zero || s == 0;
-      ok = ok && checked_mul(bytes, s, bytes);
+      ok = ok && checked_mul(bytes, static_cast<std::uint64_t>(s), bytes);
     }
     if (zero) continue;  // no bytes on any rank, and 0 divides by everything
     if (!ok) {
@@ -210,28 +249,42 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
                                    who(p.fqn) + " is the first beyond it"));
       break;
     }
-    std::vector<std::uint64_t> key;
-    std::vector<ShardedDim> dims;
-    std::uint64_t weight = unit;  // <= bytes: no overflow
-    for (std::size_t d = 0; d < rank; ++d) {
-      if (steps[d].empty()) {
-        weight *= shape[d];
-        continue;
-      }
-      std::sort(steps[d].begin(), steps[d].end(),
-                [](const Step& a, const Step& b) { return a.axis < b.axis; });
-      key.insert(key.end(), {d, shape[d], steps[d].size()});
-      for (const Step& s : steps[d]) key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
-      dims.push_back(ShardedDim{d, shape[d], std::move(steps[d])});
-    }
-    if (dims.empty()) {
+    if (steps.empty()) {
       model.constant_bytes_ += bytes;
       continue;
     }
-    auto [it, fresh] = group_of.emplace(std::move(key), model.groups_.size());
+    // By dim, then by axis: each dim's steps compose in axis order.
+    std::sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : x.second.axis < y.second.axis;
+    });
+    key.clear();
+    std::uint64_t weight = unit;  // <= bytes: no overflow
+    std::size_t next = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const auto size = static_cast<std::uint64_t>(p.shape[d]);
+      std::size_t end = next;
+      while (end < steps.size() && steps[end].first == d) ++end;
+      if (end == next) {
+        weight *= size;
+        continue;
+      }
+      key.insert(key.end(), {d, size, end - next});
+      for (; next < end; ++next) {
+        const Step& s = steps[next].second;
+        key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
+      }
+    }
+    auto [it, fresh] = group_of.try_emplace(key, model.groups_.size());
     if (fresh) {
-      model.groups_.push_back(Group{std::move(dims), 0, i});
-      model.first_fqns_.push_back(p.fqn);
+      Group& group = model.groups_.emplace_back(Group{{}, 0, i});
+      for (std::size_t k = 0; k < steps.size(); ++k) {
+        const std::size_t d = steps[k].first;
+        if (k == 0 || steps[k - 1].first != d) {
+          group.dims.push_back(ShardedDim{d, static_cast<std::uint64_t>(p.shape[d]), {}});
+        }
+        group.dims.back().steps.push_back(steps[k].second);
+      }
+      model.first_fqns_.emplace_back(p.fqn);
     }
     model.groups_[it->second].weight += weight;  // the sum stays <= full_bytes_
   }
@@ -513,19 +566,23 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
 Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
   // The placement order: the request's axes, then every other axis by name.
   std::vector<std::string> order;
-  std::set<std::string, std::less<>> listed;
   for (const std::string& a : request.axis_order) {
-    if (listed.insert(a).second) order.push_back(a);
+    if (position(order, a) == order.size()) order.push_back(a);
   }
-  std::set<std::string, std::less<>> rest;
+  std::vector<std::string_view> rest;
+  auto add = [&](std::string_view a) {
+    if (position(order, a) == order.size() &&
+        std::find(rest.begin(), rest.end(), a) == rest.end()) {
+      rest.push_back(a);
+    }
+  };
   for (const CapacityParam& p : request.params) {
-    for (const auto& pl : p.placements) rest.insert(pl.first);
+    for (const CapacityPlacement& pl : p.placements) add(pl.axis);
   }
-  for (const AxisSize& a : request.fixed) rest.insert(a.axis);
-  for (const AxisSweep& s : request.sweeps) rest.insert(s.axis);
-  for (const std::string& a : rest) {
-    if (!listed.contains(a)) order.push_back(a);
-  }
+  for (const AxisSize& a : request.fixed) add(a.axis);
+  for (const AxisSweep& s : request.sweeps) add(s.axis);
+  std::sort(rest.begin(), rest.end());
+  for (std::string_view a : rest) order.emplace_back(a);
 
   Expected<std::vector<Mesh>> meshes = enumerate_meshes(order, request.fixed, request.sweeps);
   if (!meshes) return meshes.errors();

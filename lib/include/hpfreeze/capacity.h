@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,14 +20,21 @@
 
 namespace hpfreeze {
 
+struct CapacityPlacement {
+  std::string_view axis;
+  Placement placement;
+};
+
 // One planned parameter: its shape and dtype from the model tree, its placements from the
-// meta's param_plan (axis name -> placement, any order, each axis at most once).
+// meta's param_plan (any order, each axis at most once). Views: the caller keeps what they
+// point at alive until plan_capacity / CapacityModel::build returns (the model copies the
+// little it keeps).
 struct CapacityParam {
-  std::string fqn;
-  std::vector<std::int64_t> shape;
-  std::string dtype;  // torch spelling ("bfloat16", "torch.float8_e4m3fn", ...)
+  std::string_view fqn;
+  std::span<const std::int64_t> shape;
+  std::string_view dtype;  // torch spelling ("bfloat16", "torch.float8_e4m3fn", ...)
   bool requires_grad = true;
-  std::vector<std::pair<std::string, Placement>> placements;
+  std::span<const CapacityPlacement> placements;
 };
 
 enum class Optimizer : std::uint8_t { kNone, kSgd, kMomentum, kAdam, kAdamW };
