@@ -9,17 +9,12 @@
 #include <utility>
 
 #include "hpfreeze/capacity.h"
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
 
 namespace hpfreeze {
 namespace {
 
-constexpr std::size_t kDefaultTextTop = 10;
 // A parameter the model tree gives no dtype counts as bfloat16 (with one warning).
 constexpr std::string_view kMissingDtype = "bfloat16";
 
@@ -178,8 +173,6 @@ class ReportBuilder {
     std::size_t count = 0;
     for (const MetaBoundary& b : meta_.boundaries) count += b.params.size();
     planned_.reserve(count);
-    std::unordered_map<std::string_view, std::size_t> seen;  // FQN -> its first PlannedParam
-    seen.reserve(count);
     for (const MetaBoundary& b : meta_.boundaries) {
       if (b.params.empty()) continue;
       const std::size_t boundary_report = report_.boundaries.size();
@@ -192,13 +185,7 @@ class ReportBuilder {
             axes_.push_back(AxisInfo{a.axis, pointer_join(pointer_of(planned), a.axis)});
           }
         }
-        if (auto [it, fresh] = seen.try_emplace(p.fqn, planned_.size()); !fresh) {
-          warning(meta_file_, pointer_of(planned),
-                  "parameter " + quote_for_diagnostic(p.fqn) + " is already planned at " +
-                      pointer_of(planned_[it->second]) + "; counted once");
-          continue;
-        }
-        planned_.push_back(planned);
+        planned_.push_back(planned);  // repeats are dropped by look_up_params
       }
     }
   }
@@ -258,20 +245,37 @@ class ReportBuilder {
   }
 
   // Finds every planned param in the model (plans list them in about the model's order, so
-  // the cursor mostly hits), marks the model params matched by name, and sizes the pools
-  // so that the spans taken into them stay valid.
+  // the cursor mostly hits), drops an FQN planned twice (a warning; the first plan counts),
+  // and sizes the pools so that the spans taken into them stay valid. A repeat is found
+  // through the model param it names; only names the model lacks need a table.
   void look_up_params() {
-    exact_.assign(model_.parameters.size(), 0);
+    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    first_plan_.assign(model_.parameters.size(), kNone);
+    std::unordered_map<std::string_view, std::size_t> absent;  // FQN -> its first plan
     std::size_t cursor = 0;
     std::size_t dims = 0;
     std::size_t axes = 0;
-    for (PlannedParam& p : planned_) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < planned_.size(); ++i) {
+      PlannedParam p = planned_[i];
       p.info = model_.find_parameter(p.param->fqn, cursor);
-      if (p.info == nullptr) continue;
-      exact_[cursor - 1] = 1;
-      dims += p.info->shape.size();
-      axes += p.param->axes.size();
+      std::size_t& first = p.info != nullptr
+                               ? first_plan_[cursor - 1]
+                               : absent.try_emplace(p.param->fqn, kNone).first->second;
+      if (first != kNone) {
+        warning(meta_file_, pointer_of(p),
+                "parameter " + quote_for_diagnostic(p.param->fqn) + " is already planned at " +
+                    pointer_of(planned_[first]) + "; counted once");
+        continue;
+      }
+      first = kept;
+      if (p.info != nullptr) {
+        dims += p.info->shape.size();
+        axes += p.param->axes.size();
+      }
+      planned_[kept++] = p;
     }
+    planned_.resize(kept);
     report_.params.reserve(planned_.size());
     report_.local_dims.reserve(dims);
     report_.applied_axes.reserve(axes);
@@ -286,7 +290,11 @@ class ReportBuilder {
       if (missing_dtype_count_++ == 0) first_missing_dtype_ = std::string(fqn);
       return 2;
     }
-    std::optional<std::uint64_t> size = dtype_element_size(*p.dtype);
+    if (*p.dtype != last_dtype_ || !last_size_) {
+      last_dtype_ = *p.dtype;  // parameters of one model mostly share a dtype
+      last_size_ = dtype_element_size(*p.dtype);
+    }
+    const std::optional<std::uint64_t> size = last_size_;
     if (!size) {
       error(model_.file, pointer_join(parameter_pointer(fqn), "dtype"),
             "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
@@ -450,10 +458,10 @@ class ReportBuilder {
   }
 
   // Upstream's coverage rule (CoverageIndex): a model param is covered by a planned FQN
-  // equal to its name, which look_up_params marked, or by one that is a dotted prefix of
+  // equal to its name, which look_up_params found, or by one that is a dotted prefix of
   // it; the prefix index is built only when some param is not matched by name.
   bool covered(std::size_t k, std::string_view fqn) {
-    if (exact_[k] != 0) return true;
+    if (first_plan_[k] != std::numeric_limits<std::size_t>::max()) return true;
     if (!coverage_) coverage_.emplace(meta_);
     return coverage_->covers(fqn);
   }
@@ -562,8 +570,10 @@ class ReportBuilder {
   std::vector<std::string_view> mesh_dim_names_;
   std::map<std::string, std::uint64_t, std::less<>> sizes_;
   std::vector<PlannedParam> planned_;
-  std::vector<AxisInfo> axes_;  // every axis a placement names, in first-use order
-  std::vector<char> exact_;     // per model param: some planned FQN is its name
+  std::vector<AxisInfo> axes_;           // every axis a placement names, in first-use order
+  std::vector<std::size_t> first_plan_;  // per model param: the plan of its name, or max
+  std::string_view last_dtype_;          // element_size's last lookup
+  std::optional<std::uint64_t> last_size_;
   std::vector<std::pair<const AxisPlan*, std::size_t>> order_;  // scratch of measure()
   const ReportPlanOptions* plan_ = nullptr;
   std::vector<CapacityParam> capacity_params_;
@@ -584,97 +594,6 @@ Report build_report(const FrozenMeta& meta, const ModelTree& model,
                     const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan,
                     std::optional<std::size_t> sorted_params) {
   return ReportBuilder(meta, model).build(mesh, plan, sorted_params);
-}
-
-std::string placements_text(const ParamReport& param) {
-  std::string out;
-  for (const ReportAxis& a : param.axes) {
-    if (!out.empty()) out += ' ';
-    out.append(a.axis).append("=").append(a.text);
-  }
-  return out;
-}
-
-ReportOutput run_report(const ReportRequest& request) {
-  ReportOutput result;
-  auto load = [&result](const std::string& path) -> std::optional<JsonDocument> {
-    Expected<InputFile> input = read_input(path);
-    if (!input) {
-      result.diagnostics.insert(result.diagnostics.end(), input.errors().begin(),
-                                input.errors().end());
-      return std::nullopt;
-    }
-    Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
-    if (!doc) {
-      result.diagnostics.insert(result.diagnostics.end(), doc.errors().begin(), doc.errors().end());
-      return std::nullopt;
-    }
-    // The DOM holds its own strings; the text is not needed again.
-    doc->release_bytes();
-    return std::move(*doc);
-  };
-  // One input at a time, each decoded and its tree released before the next is read, so
-  // that two parses are never held at once. Both are read before either is judged (every
-  // unreadable file shows up at once), and the model's errors come before the meta's.
-  std::optional<JsonDocument> meta_doc = load(request.meta_path);
-  std::optional<Expected<FrozenMeta>> meta;
-  if (meta_doc) {
-    meta = decode_meta(*meta_doc, "report");
-    // The decoded meta views only the document's strings.
-    if (*meta) meta_doc->release_tree();
-  }
-  std::optional<JsonDocument> model_doc = load(request.model_path);
-  result.failed = !result.diagnostics.empty();
-  if (result.failed) return result;
-
-  Expected<ModelTree> model = decode_model_tree(*model_doc);
-  if (!model) {
-    result.diagnostics = std::move(model.errors());
-    result.failed = true;
-    return result;
-  }
-  model_doc->release_tree();
-  if (!model->has_parameters) {
-    result.diagnostics.push_back(make_error(
-        model->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
-    result.failed = true;
-    return result;
-  }
-  if (!*meta) {
-    result.diagnostics = std::move(meta->errors());
-    result.failed = true;
-    return result;
-  }
-  // The text shows the top `top` params, --json all of them unless --top is given.
-  const std::optional<std::size_t> shown =
-      request.json ? request.top : request.top.value_or(kDefaultTextTop);
-  Report report = build_report(**meta, *model, request.mesh, request.plan, shown);
-  result.output = request.json ? render_report_json(report, request.top)
-                               : render_report_text(report, request.top.value_or(kDefaultTextTop));
-  result.failed =
-      report.has_errors() || (report.capacity && capacity_exit_code(*report.capacity) != 0);
-  // The summary after the per-parameter findings (the full list is in --json).
-  std::size_t counts[3] = {0, 0, 0};
-  for (const Diagnostic& d : report.findings) ++counts[static_cast<int>(d.severity)];
-  const bool summarize = !report.findings.empty();
-  if (report.findings.size() > kMaxReportedErrors) {
-    const std::size_t rest = report.findings.size() - kMaxReportedErrors;
-    Diagnostic more = report.findings[kMaxReportedErrors];
-    more.file.clear();
-    more.pointer.clear();
-    more.message = std::to_string(rest) + " more finding" + (rest == 1 ? "" : "s") +
-                   " not shown (--json lists them all)";
-    report.findings.resize(kMaxReportedErrors);
-    report.findings.push_back(std::move(more));
-  }
-  if (summarize) {
-    report.findings.push_back(make_note({}, {},
-                                        "report: " + plural(counts[0], "error") + ", " +
-                                            plural(counts[1], "warning") + ", " +
-                                            plural(counts[2], "note")));
-  }
-  result.diagnostics = std::move(report.findings);
-  return result;
 }
 
 }  // namespace hpfreeze

@@ -297,6 +297,15 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
   return axes;
 }
 
+std::string placements_text(const ParamReport& param) {
+  std::string out;
+  for (const ReportAxis& a : param.axes) {
+    if (!out.empty()) out += ' ';
+    out.append(a.axis).append("=").append(a.text);
+  }
+  return out;
+}
+
 std::string render_report_text(const Report& r, std::size_t top) {
   std::string out = mesh_line(r);
   out += '\n';

@@ -929,6 +929,40 @@ TEST_F(RunReportTest, ModelWithoutParameters) {
   EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kRejected);
 }
 
+// The model is parsed without the duplicate-key walk (its decoder checks keys): a repeat
+// still gets the parse's diagnostic, alone or beside the other unreadable input.
+TEST_F(RunReportTest, RepeatedKeyInTheModel) {
+  const std::string model = R"j({"modules": {"": "M"}, "parameters": {)j"
+                            R"j("b.w": {"shape": [4]}, "b.w": {"shape": [2]}}})j";
+  const std::string repeated_field =
+      R"j({"modules": {"": "M"}, "parameters": {"b.w": {"shape": [4], "shape": [2]}}})j";
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
+  request.model_path = write("model.json", model);
+  ReportOutput out = run_report(request);
+  EXPECT_TRUE(out.failed);
+  EXPECT_EQ(out.output, "");
+  ASSERT_EQ(out.diagnostics.size(), 1u);
+  EXPECT_EQ(out.diagnostics[0].location_and_message(),
+            request.model_path + ": /parameters/b.w: duplicate key 'b.w'");
+  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kRejected);
+
+  request.model_path = write("field.json", repeated_field);
+  out = run_report(request);
+  ASSERT_EQ(out.diagnostics.size(), 1u);
+  EXPECT_EQ(out.diagnostics[0].location_and_message(),
+            request.model_path + ": /parameters/b.w/shape: duplicate key 'shape'");
+
+  request.meta_path = (dir_ / "missing.json").string();
+  request.model_path = write("model.json", model);
+  out = run_report(request);
+  EXPECT_TRUE(out.failed);
+  ASSERT_EQ(out.diagnostics.size(), 2u);
+  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kIo);
+  EXPECT_EQ(out.diagnostics[1].location_and_message(),
+            request.model_path + ": /parameters/b.w: duplicate key 'b.w'");
+}
+
 TEST_F(RunReportTest, ManyFindingsAreCutOnStderrButNotInJson) {
   std::string params = "{";
   std::vector<ModelParam> model;
