@@ -25,58 +25,6 @@ Diagnostic usage_error(std::string message) { return make_error({}, {}, std::mov
 
 std::string who(std::string_view fqn) { return "parameter " + quote_for_diagnostic(fqn); }
 
-struct DtypeInfo {
-  std::string_view name;
-  std::uint64_t size;
-  bool floating;  // real or complex floating point: can require grad
-};
-
-// torch's dtype names and aliases with their itemsize. Sub-byte types (uint1..uint7,
-// int1..int7, quint4x2, quint2x4) are left out: their itemsize does not say what a shape
-// of them stores.
-constexpr std::array<DtypeInfo, 40> kDtypes{{
-    {"float32", 4, true},        {"float", 4, true},
-    {"float64", 8, true},        {"double", 8, true},
-    {"float16", 2, true},        {"half", 2, true},
-    {"bfloat16", 2, true},       {"bf16", 2, true},
-    {"complex32", 4, true},      {"chalf", 4, true},
-    {"complex64", 8, true},      {"cfloat", 8, true},
-    {"complex128", 16, true},    {"cdouble", 16, true},
-    {"float8_e4m3fn", 1, true},  {"float8_e4m3fnuz", 1, true},
-    {"float8_e5m2", 1, true},    {"float8_e5m2fnuz", 1, true},
-    {"float8_e8m0fnu", 1, true}, {"float4_e2m1fn_x2", 1, true},
-    {"uint8", 1, false},         {"uint16", 2, false},
-    {"uint32", 4, false},        {"uint64", 8, false},
-    {"int8", 1, false},          {"int16", 2, false},
-    {"short", 2, false},         {"int32", 4, false},
-    {"int", 4, false},           {"int64", 8, false},
-    {"long", 8, false},          {"bool", 1, false},
-    {"quint8", 1, false},        {"qint8", 1, false},
-    {"qint32", 4, false},        {"bits8", 1, false},
-    {"bits16", 2, false},        {"bits1x8", 1, false},
-    {"bits2x4", 1, false},       {"bits4x2", 1, false},
-}};
-
-const DtypeInfo* find_dtype(std::string_view dtype) {
-  if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
-  for (const DtypeInfo& d : kDtypes) {
-    if (d.name == dtype) return &d;
-  }
-  return nullptr;
-}
-
-// The weight, and for a floating-point parameter that requires grad under an optimizer its
-// gradient, fp32 master copy (when narrower than 4 bytes) and moments.
-std::uint64_t bytes_per_element(const DtypeInfo& d, Optimizer optimizer, bool requires_grad) {
-  if (optimizer == Optimizer::kNone || !requires_grad || !d.floating) return d.size;
-  const std::uint64_t master = d.size < 4 ? 4 : 0;
-  const std::uint64_t moment = std::max<std::uint64_t>(4, d.size);
-  const std::uint64_t moments = optimizer == Optimizer::kSgd        ? 0
-                                : optimizer == Optimizer::kMomentum ? 1
-                                                                    : 2;
-  return 2 * d.size + master + moments * moment;
-}
-
 // The chunk geometry of torch.chunk over `total` = n x f chunks (Shard is f = 1): chunks
 // of ceil(v / total) elements, the last ones smaller or empty; rank i holds chunks
 // i, i + n, ..., i + (f-1) n (StridedShard) and their sizes add up.
@@ -113,21 +61,6 @@ struct ChunkGeometry {
 
 }  // namespace
 
-std::optional<std::uint64_t> dtype_element_size(std::string_view dtype) {
-  const DtypeInfo* d = find_dtype(dtype);
-  if (d == nullptr) return std::nullopt;
-  return d->size;
-}
-
-std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
-                                bool requires_grad, Optimizer optimizer) {
-  const DtypeInfo* d = find_dtype(dtype);
-  if (d == nullptr) return element_size;
-  DtypeInfo sized = *d;
-  sized.size = element_size;
-  return bytes_per_element(sized, optimizer, requires_grad);
-}
-
 namespace {
 
 // Position of `axis` in `order`, or order.size(): meshes have a handful of axes, so a scan
@@ -152,23 +85,30 @@ struct KeyHash {
 Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
                                              std::vector<std::string> axis_order,
                                              Optimizer optimizer) {
+  return build(CapacityParamSource{params.size(), [&params](std::size_t i) { return params[i]; }},
+               std::move(axis_order), optimizer);
+}
+
+Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
+                                             std::vector<std::string> axis_order,
+                                             Optimizer optimizer) {
   CapacityModel model;
   for (std::string& a : axis_order) {
     if (position(model.axis_order_, a) == model.axis_order_.size()) {
       model.axis_order_.push_back(std::move(a));
     }
   }
-  std::vector<std::string_view> extra;  // axes of placements the order lacks, by name
-  for (const CapacityParam& p : params) {
-    for (const CapacityPlacement& pl : p.placements) {
+  std::vector<std::string> extra;  // axes of placements the order lacks, by name
+  for (std::size_t i = 0; i < params.count; ++i) {
+    for (const CapacityPlacement& pl : params.at(i).placements) {
       if (position(model.axis_order_, pl.axis) == model.axis_order_.size() &&
           std::find(extra.begin(), extra.end(), pl.axis) == extra.end()) {
-        extra.push_back(pl.axis);
+        extra.emplace_back(pl.axis);
       }
     }
   }
   std::sort(extra.begin(), extra.end());
-  for (std::string_view a : extra) model.axis_order_.emplace_back(a);
+  for (std::string& a : extra) model.axis_order_.push_back(std::move(a));
 
   Diagnostics errors;
   std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of;
@@ -176,21 +116,23 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
   std::vector<std::pair<std::size_t, Step>> steps;
   std::vector<std::uint64_t> key;
   // Parameters of one model mostly share a dtype: remember the last lookup.
-  std::string_view last_dtype;
-  const DtypeInfo* last_info = nullptr;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const CapacityParam& p = params[i];
-    if (last_info == nullptr || p.dtype != last_dtype) {
-      last_dtype = p.dtype;
-      last_info = find_dtype(p.dtype);
+  std::string last_dtype;  // a copy: a source's views last one call
+  std::optional<std::uint64_t> element;
+  bool last_grad = false;
+  std::uint64_t unit = 0;  // bytes per element of last_dtype with last_grad
+  for (std::size_t i = 0; i < params.count; ++i) {
+    const CapacityParam p = params.at(i);
+    if (!element || p.dtype != last_dtype) {
+      last_dtype.assign(p.dtype);
+      element = dtype_element_size(p.dtype);
+      if (element) unit = bytes_per_element(p.dtype, *element, last_grad, optimizer);
     }
-    if (last_info == nullptr) {
+    if (!element) {
       errors.push_back(usage_error(
           who(p.fqn) + (p.dtype.empty() ? " has no dtype"
                                         : " has unknown dtype " + quote_for_diagnostic(p.dtype))));
       continue;
     }
-    const DtypeInfo& dtype = *last_info;
     const std::size_t rank = p.shape.size();
     bool ok = true;
     for (std::size_t d = 0; d < rank && ok; ++d) {
@@ -232,7 +174,10 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
       steps.emplace_back(static_cast<std::size_t>(dim), Step{a, f, placement.uneven_shard});
     }
     if (!ok) continue;
-    const std::uint64_t unit = bytes_per_element(dtype, optimizer, p.requires_grad);
+    if (p.requires_grad != last_grad) {
+      last_grad = p.requires_grad;
+      unit = bytes_per_element(p.dtype, *element, last_grad, optimizer);
+    }
     std::uint64_t bytes = unit;
     bool zero = false;
     for (std::int64_t s : p.shape) {
@@ -569,31 +514,34 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
   for (const std::string& a : request.axis_order) {
     if (position(order, a) == order.size()) order.push_back(a);
   }
-  std::vector<std::string_view> rest;
+  const CapacityParamSource vector_source{request.params.size(),
+                                          [&request](std::size_t i) { return request.params[i]; }};
+  const CapacityParamSource& params = request.source.at ? request.source : vector_source;
+  std::vector<std::string> rest;
   auto add = [&](std::string_view a) {
     if (position(order, a) == order.size() &&
         std::find(rest.begin(), rest.end(), a) == rest.end()) {
-      rest.push_back(a);
+      rest.emplace_back(a);
     }
   };
-  for (const CapacityParam& p : request.params) {
-    for (const CapacityPlacement& pl : p.placements) add(pl.axis);
+  for (std::size_t i = 0; i < params.count; ++i) {
+    for (const CapacityPlacement& pl : params.at(i).placements) add(pl.axis);
   }
   for (const AxisSize& a : request.fixed) add(a.axis);
   for (const AxisSweep& s : request.sweeps) add(s.axis);
   std::sort(rest.begin(), rest.end());
-  for (std::string_view a : rest) order.emplace_back(a);
+  for (std::string& a : rest) order.push_back(std::move(a));
 
   Expected<std::vector<Mesh>> meshes = enumerate_meshes(order, request.fixed, request.sweeps);
   if (!meshes) return meshes.errors();
-  Expected<CapacityModel> model = CapacityModel::build(request.params, order, request.optimizer);
+  Expected<CapacityModel> model = CapacityModel::build(params, order, request.optimizer);
   if (!model) return model.errors();
 
   CapacityResult result;
   result.optimizer = request.optimizer;
   result.budget = request.budget;
   result.axis_order = model->axis_order();
-  result.params = request.params.size();
+  result.params = params.count;
   result.full_bytes = model->full_bytes();
   for (const Mesh& mesh : *meshes) {
     Expected<MeshCapacity> one = model->evaluate(mesh, request.budget);

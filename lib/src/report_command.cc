@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <span>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -279,8 +280,7 @@ class ReportBuilder {
     report_.params.reserve(planned_.size());
     report_.local_dims.reserve(dims);
     report_.applied_axes.reserve(axes);
-    capacity_axes_.reserve(axes);
-    capacity_params_.reserve(planned_.size());
+    to_plan_.reserve(planned_.size());
   }
 
   // The dtype's element size; a missing dtype counts as bfloat16. nullopt (with an error
@@ -345,7 +345,6 @@ class ReportBuilder {
     report_.local_dims.insert(report_.local_dims.end(), info->shape.begin(), info->shape.end());
     const std::span<std::uint64_t> local(report_.local_dims.data() + dims_at, info->shape.size());
     const std::size_t axes_at = report_.applied_axes.size();
-    const std::size_t capacity_at = capacity_axes_.size();
     ParamReport out;
     out.fqn = param.fqn;
     out.boundary = planned.boundary->fqn;
@@ -355,21 +354,13 @@ class ReportBuilder {
     bool valid = true;
     for (const auto& [a, rank] : order_) {
       report_.applied_axes.push_back(ReportAxis{a->axis, a->text});
-      capacity_axes_.push_back(CapacityPlacement{a->axis, a->placement});
       valid = apply(planned, *a, info->shape, local, out.replicated) && valid;
     }
     out.local_shape = local;
     out.axes = {report_.applied_axes.data() + axes_at, order_.size()};
     // Only parameters every check above accepted reach the planner, so it cannot fail on
     // what is already a finding.
-    if (valid) {
-      capacity_params_.push_back(CapacityParam{
-          param.fqn, signed_dims(info->shape), info->dtype.value_or(kMissingDtype),
-          info->requires_grad,
-          std::span<const CapacityPlacement>(capacity_axes_.data() + capacity_at, order_.size())});
-    } else {
-      capacity_axes_.resize(capacity_at);
-    }
+    if (valid) to_plan_.emplace_back(param.fqn, info, &param);
     out.full_bytes = full;
     checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
     report_.boundaries[planned.boundary_report].rank0_bytes += out.rank0_bytes;
@@ -436,7 +427,17 @@ class ReportBuilder {
   // or the sweep: the worst and best rank over every rank, not only rank 0.
   void plan_capacity_of_meshes() {
     CapacityRequest request;
-    request.params = std::move(capacity_params_);
+    // Made one at a time from the decoded inputs: no second copy of every parameter.
+    request.source.count = to_plan_.size();
+    request.source.at = [this](std::size_t i) {
+      const auto& [fqn, info, param] = to_plan_[i];
+      scratch_.clear();
+      if (param != nullptr) {
+        for (const AxisPlan& a : param->axes) scratch_.push_back({a.axis, a.placement});
+      }
+      return CapacityParam{fqn, signed_dims(info->shape), info->dtype.value_or(kMissingDtype),
+                           info->requires_grad, scratch_};
+    };
     request.axis_order = report_.axis_order;
     for (const MeshAxis& a : report_.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
     request.sweeps = plan_->sweeps;
@@ -444,9 +445,7 @@ class ReportBuilder {
     request.budget = plan_->budget;
     report_.swept = !plan_->sweeps.empty();
     Expected<CapacityResult> result = plan_capacity(request);
-    // The planner keeps nothing of its input: free it before the report is rendered.
-    request.params = {};
-    capacity_axes_ = {};
+    to_plan_ = {};  // the planner keeps nothing of its input
     if (!result) {
       for (Diagnostic& d : result.errors()) {
         if (d.file.empty()) d.file = meta_file_;
@@ -475,11 +474,7 @@ class ReportBuilder {
       if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
       if (info.requires_grad) ++uncovered_trainable_;
       // Whole on every rank: a parameter with no placement.
-      capacity_params_.push_back(CapacityParam{fqn,
-                                               signed_dims(info.shape),
-                                               info.dtype.value_or(kMissingDtype),
-                                               info.requires_grad,
-                                               {}});
+      to_plan_.emplace_back(fqn, &info, nullptr);
       report_.uncovered.push_back(UncoveredParam{fqn, info.shape, info.dtype, bytes});
     }
   }
@@ -576,8 +571,10 @@ class ReportBuilder {
   std::optional<std::uint64_t> last_size_;
   std::vector<std::pair<const AxisPlan*, std::size_t>> order_;  // scratch of measure()
   const ReportPlanOptions* plan_ = nullptr;
-  std::vector<CapacityParam> capacity_params_;
-  std::vector<CapacityPlacement> capacity_axes_;  // what capacity_params_ view
+  // What the planner gets, in order: the planned params every check accepted (with their
+  // placements; any order does), then the uncovered ones (whole on every rank).
+  std::vector<std::tuple<std::string_view, const ModelParameter*, const MetaParam*>> to_plan_;
+  std::vector<CapacityPlacement> scratch_;  // the placements of the one param made last
   std::size_t uncovered_trainable_ = 0;
   std::size_t missing_dtype_count_ = 0;
   std::string first_missing_dtype_;

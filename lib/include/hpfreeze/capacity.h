@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +36,14 @@ struct CapacityParam {
   std::string_view dtype;  // torch spelling ("bfloat16", "torch.float8_e4m3fn", ...)
   bool requires_grad = true;
   std::span<const CapacityPlacement> placements;
+};
+
+// Parameters made on demand, for a caller that would rather not hold them all at once:
+// at(i) for i < count, read a few times each and one at a time (what a returned param
+// views need only last until the next call).
+struct CapacityParamSource {
+  std::size_t count = 0;
+  std::function<CapacityParam(std::size_t)> at;
 };
 
 enum class Optimizer : std::uint8_t { kNone, kSgd, kMomentum, kAdam, kAdamW };
@@ -122,6 +131,8 @@ class CapacityModel {
   // parameter: unknown dtype, negative size, dim out of range, more than 2^64-1 bytes.
   static Expected<CapacityModel> build(const std::vector<CapacityParam>& params,
                                        std::vector<std::string> axis_order, Optimizer optimizer);
+  static Expected<CapacityModel> build(const CapacityParamSource& params,
+                                       std::vector<std::string> axis_order, Optimizer optimizer);
 
   // Exact worst/best rank bytes over every rank of `mesh`; axes of the mesh the model does
   // not know hold no sharded dim. Fails only when the ranks fall into more distinct size
@@ -159,6 +170,7 @@ class CapacityModel {
 
 struct CapacityRequest {
   std::vector<CapacityParam> params;
+  CapacityParamSource source;           // used instead of `params` when source.at is set
   std::vector<std::string> axis_order;  // the meta's mesh_dim_names; may be empty
   std::vector<AxisSize> fixed;          // --mesh, or the mesh the meta implies
   std::vector<AxisSweep> sweeps;        // one per axis, none also in `fixed`
