@@ -5,7 +5,6 @@
 #include <limits>
 #include <map>
 #include <span>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -50,7 +49,7 @@ Diagnostic make_note(std::string file, std::string pointer, std::string message)
 // The model's sizes as the planner's int64 dims (torch's type): the same bits, so a size
 // above 2^63-1 reads as negative there, as a conversion would make it. Reading uint64
 // objects through int64 is allowed (the signed type corresponding to the dynamic type).
-std::span<const std::int64_t> signed_dims(const std::vector<std::uint64_t>& shape) {
+std::span<const std::int64_t> signed_dims(std::span<const std::uint64_t> shape) {
   return {reinterpret_cast<const std::int64_t*>(shape.data()), shape.size()};
 }
 
@@ -280,7 +279,7 @@ class ReportBuilder {
     report_.params.reserve(planned_.size());
     report_.local_dims.reserve(dims);
     report_.applied_axes.reserve(axes);
-    to_plan_.reserve(planned_.size());
+    to_plan_.reserve(planned_.size());  // of report_.params
   }
 
   // The dtype's element size; a missing dtype counts as bfloat16. nullopt (with an error
@@ -348,19 +347,18 @@ class ReportBuilder {
     ParamReport out;
     out.fqn = param.fqn;
     out.boundary = planned.boundary->fqn;
-    out.shape = info->shape;
-    out.dtype = info->dtype;
+    out.info = info;
     out.replicated = true;
     bool valid = true;
     for (const auto& [a, rank] : order_) {
-      report_.applied_axes.push_back(ReportAxis{a->axis, a->text});
+      report_.applied_axes.push_back(a);
       valid = apply(planned, *a, info->shape, local, out.replicated) && valid;
     }
     out.local_shape = local;
     out.axes = {report_.applied_axes.data() + axes_at, order_.size()};
     // Only parameters every check above accepted reach the planner, so it cannot fail on
     // what is already a finding.
-    if (valid) to_plan_.emplace_back(param.fqn, info, &param);
+    if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
     checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
     report_.boundaries[planned.boundary_report].rank0_bytes += out.rank0_bytes;
@@ -428,15 +426,18 @@ class ReportBuilder {
   void plan_capacity_of_meshes() {
     CapacityRequest request;
     // Made one at a time from the decoded inputs: no second copy of every parameter.
-    request.source.count = to_plan_.size();
+    request.source.count = to_plan_.size() + report_.uncovered.size();
     request.source.at = [this](std::size_t i) {
-      const auto& [fqn, info, param] = to_plan_[i];
       scratch_.clear();
-      if (param != nullptr) {
-        for (const AxisPlan& a : param->axes) scratch_.push_back({a.axis, a.placement});
+      if (i >= to_plan_.size()) {
+        const UncoveredParam& u = report_.uncovered[i - to_plan_.size()];
+        return CapacityParam{
+            u.fqn, signed_dims(u.shape), u.dtype.value_or(kMissingDtype), u.requires_grad, {}};
       }
-      return CapacityParam{fqn, signed_dims(info->shape), info->dtype.value_or(kMissingDtype),
-                           info->requires_grad, scratch_};
+      const ParamReport& p = report_.params[to_plan_[i]];
+      for (const ReportAxis a : p.axes) scratch_.push_back({a->axis, a->placement});
+      return CapacityParam{p.fqn, signed_dims(p.info->shape), p.info->dtype.value_or(kMissingDtype),
+                           p.info->requires_grad, scratch_};
     };
     request.axis_order = report_.axis_order;
     for (const MeshAxis& a : report_.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
@@ -474,8 +475,8 @@ class ReportBuilder {
       if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
       if (info.requires_grad) ++uncovered_trainable_;
       // Whole on every rank: a parameter with no placement.
-      to_plan_.emplace_back(fqn, &info, nullptr);
-      report_.uncovered.push_back(UncoveredParam{fqn, info.shape, info.dtype, bytes});
+      report_.uncovered.push_back(
+          UncoveredParam{fqn, info.shape, info.dtype, bytes, info.requires_grad});
     }
   }
 
@@ -571,9 +572,9 @@ class ReportBuilder {
   std::optional<std::uint64_t> last_size_;
   std::vector<std::pair<const AxisPlan*, std::size_t>> order_;  // scratch of measure()
   const ReportPlanOptions* plan_ = nullptr;
-  // What the planner gets, in order: the planned params every check accepted (with their
-  // placements; any order does), then the uncovered ones (whole on every rank).
-  std::vector<std::tuple<std::string_view, const ModelParameter*, const MetaParam*>> to_plan_;
+  // What the planner gets, in order: the planned params every check accepted (indexes of
+  // report_.params), then every uncovered one (whole on every rank).
+  std::vector<std::size_t> to_plan_;
   std::vector<CapacityPlacement> scratch_;  // the placements of the one param made last
   std::size_t uncovered_trainable_ = 0;
   std::size_t missing_dtype_count_ = 0;

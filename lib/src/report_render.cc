@@ -299,9 +299,9 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
 
 std::string placements_text(const ParamReport& param) {
   std::string out;
-  for (const ReportAxis& a : param.axes) {
+  for (const ReportAxis a : param.axes) {
     if (!out.empty()) out += ' ';
-    out.append(a.axis).append("=").append(a.text);
+    out.append(a->axis).append("=").append(a->text);
   }
   return out;
 }
@@ -360,8 +360,8 @@ std::string render_report_text(const Report& r, std::size_t top) {
     for (std::size_t i = 0; i < np; ++i) {
       const ParamReport& p = r.params[i];
       const std::string placements = placements_text(p);
-      rows.push_back({format_byte_size(p.rank0_bytes), std::string(p.dtype.value_or("-")),
-                      dims_text(p.shape), dims_text(p.local_shape),
+      rows.push_back({format_byte_size(p.rank0_bytes), std::string(p.dtype().value_or("-")),
+                      dims_text(p.shape()), dims_text(p.local_shape),
                       placements.empty() ? "-" : placements, std::string(p.fqn)});
     }
     out += render_table(
@@ -449,9 +449,9 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
     w.key("fqn");
     w.string(p.fqn);
     w.key("shape");
-    w.dims(p.shape);
+    w.dims(p.shape());
     w.key("dtype");
-    w.optional_string(p.dtype);
+    w.optional_string(p.dtype());
     w.key("local_shape");
     w.dims(p.local_shape);
     w.key("rank0_bytes");
@@ -462,9 +462,9 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
     w.string(p.boundary);
     w.key("placements");
     w.start_object();
-    for (const ReportAxis& a : p.axes) {
-      w.key(a.axis);
-      w.string(a.text);
+    for (const ReportAxis a : p.axes) {
+      w.key(a->axis);
+      w.string(a->text);
     }
     w.end_object();
     w.key("replicated");

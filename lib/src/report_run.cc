@@ -20,18 +20,17 @@ constexpr std::size_t kDefaultTextTop = 10;
 
 ReportOutput run_report(const ReportRequest& request) {
   ReportOutput result;
-  auto load = [&result](const std::string& path,
-                        ParseOptions options) -> std::optional<JsonDocument> {
+  auto load = [](const std::string& path, ParseOptions options,
+                 Diagnostics& errors) -> std::optional<JsonDocument> {
     Expected<InputFile> input = read_input(path);
     if (!input) {
-      result.diagnostics.insert(result.diagnostics.end(), input.errors().begin(),
-                                input.errors().end());
+      errors = std::move(input.errors());
       return std::nullopt;
     }
     Expected<JsonDocument> doc =
         parse_json_document(input->display_name, std::move(input->bytes), options);
     if (!doc) {
-      result.diagnostics.insert(result.diagnostics.end(), doc.errors().begin(), doc.errors().end());
+      errors = std::move(doc.errors());
       return std::nullopt;
     }
     // The DOM holds its own strings; the text is not needed again.
@@ -39,23 +38,29 @@ ReportOutput run_report(const ReportRequest& request) {
     return std::move(*doc);
   };
   // One input at a time, each decoded and its tree released before the next is read, so
-  // that two parses are never held at once. Both are read before either is judged (every
-  // unreadable file shows up at once), and the model's errors come before the meta's.
-  std::optional<JsonDocument> meta_doc = load(request.meta_path, {});
-  std::optional<Expected<FrozenMeta>> meta;
-  if (meta_doc) {
-    meta = decode_meta(*meta_doc, "report");
-    // The decoded meta views only the document's strings.
-    if (*meta) meta_doc->release_tree();
-  }
+  // that two parses are never held at once: the model first, whose decoded form is the
+  // smaller, then the meta. The diagnostics keep the order of the command line: every
+  // unreadable file (meta, then model), else the model's errors, then the meta's.
+  //
   // The model decoder checks the keys of every object it walks (model_decode.cc), as in
   // freeze: its parse skips the separate duplicate-key walk. A repeat is then reported by
-  // the decoder, or here with the other unreadable file, as the parse would have.
+  // the decoder, or below with an unreadable meta, as the parse would have.
   ParseOptions model_options;
   model_options.check_duplicate_keys = false;
-  std::optional<JsonDocument> model_doc = load(request.model_path, model_options);
-  if (!result.diagnostics.empty()) {
-    if (model_doc) {
+  Diagnostics model_unread;
+  std::optional<JsonDocument> model_doc = load(request.model_path, model_options, model_unread);
+  std::optional<Expected<ModelTree>> model;
+  if (model_doc) {
+    model = decode_model_tree(*model_doc);
+    // The decoded tree views only the document's strings.
+    if (*model) model_doc->release_tree();
+  }
+  Diagnostics meta_unread;
+  std::optional<JsonDocument> meta_doc = load(request.meta_path, {}, meta_unread);
+  if (!meta_unread.empty() || !model_unread.empty()) {
+    result.diagnostics = std::move(meta_unread);
+    result.diagnostics.insert(result.diagnostics.end(), model_unread.begin(), model_unread.end());
+    if (model && !*model) {
       if (std::optional<Diagnostic> repeated = find_duplicate_key(*model_doc)) {
         result.diagnostics.push_back(std::move(*repeated));
       }
@@ -63,29 +68,28 @@ ReportOutput run_report(const ReportRequest& request) {
     result.failed = true;
     return result;
   }
-
-  Expected<ModelTree> model = decode_model_tree(*model_doc);
-  if (!model) {
-    result.diagnostics = std::move(model.errors());
+  if (!*model) {
+    result.diagnostics = std::move(model->errors());
     result.failed = true;
     return result;
   }
-  model_doc->release_tree();
-  if (!model->has_parameters) {
+  if (!(*model)->has_parameters) {
     result.diagnostics.push_back(make_error(
-        model->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
+        (*model)->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
     result.failed = true;
     return result;
   }
-  if (!*meta) {
-    result.diagnostics = std::move(meta->errors());
+  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report");
+  if (!meta) {
+    result.diagnostics = std::move(meta.errors());
     result.failed = true;
     return result;
   }
+  meta_doc->release_tree();  // the decoded meta views only the document's strings
   // The text shows the top `top` params, --json all of them unless --top is given.
   const std::optional<std::size_t> shown =
       request.json ? request.top : request.top.value_or(kDefaultTextTop);
-  Report report = build_report(**meta, *model, request.mesh, request.plan, shown);
+  Report report = build_report(*meta, **model, request.mesh, request.plan, shown);
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
   result.failed =

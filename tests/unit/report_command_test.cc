@@ -203,7 +203,7 @@ TEST(BuildReport, ShardEven) {
   EXPECT_EQ(r.params[0].rank0_bytes, 120u);
   EXPECT_EQ(r.params[0].full_bytes, 480u);
   EXPECT_EQ(placements_text(r.params[0]), "tp=S(1)");
-  EXPECT_EQ(r.params[0].dtype, "float32");
+  EXPECT_EQ(r.params[0].dtype(), "float32");
   EXPECT_EQ(r.params[1].fqn, "b.w");
   EXPECT_EQ(r.params[1].rank0_bytes, 48u);
   ASSERT_EQ(r.boundaries.size(), 1u);
@@ -497,7 +497,7 @@ TEST(BuildReport, MissingDtypeIsBfloat16WithOneWarning) {
                           "counted as bfloat16 (2 bytes); the first is 'b.a'"));
   EXPECT_EQ(r.rank0_bytes, 14u);
   EXPECT_EQ(r.uncovered_bytes, 10u);
-  EXPECT_EQ(param(r, "b.a")->dtype, std::nullopt);
+  EXPECT_EQ(param(r, "b.a")->dtype(), std::nullopt);
 }
 
 TEST(BuildReport, UnknownDtypeIsAnErrorAndTheParamIsLeftOut) {

@@ -38,24 +38,25 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text);
 
 enum class MeshSource { kFlag, kParallelDims, kNone };
 
-// One applied placement of a planned parameter, as the meta spells it.
-struct ReportAxis {
-  std::string_view axis;
-  std::string_view text;
-};
+// One applied placement of a planned parameter: the decoded meta's own (axis, the text as
+// the meta spells it, the parsed placement).
+using ReportAxis = const MetaAxisPlacement*;
 
 // The report's strings and shapes are views into the decoded meta and model tree it was
 // built from (both must outlive it) or into the Report's own pools below.
 struct ParamReport {
   std::string_view fqn;
   std::string_view boundary;
-  std::span<const std::uint64_t> shape;        // the model tree's
+  const ModelParameter* info = nullptr;        // the model tree's entry: shape, dtype
   std::span<const std::uint64_t> local_shape;  // rank 0's piece
-  std::optional<std::string_view> dtype;       // as the model tree spells it; nullopt when missing
   std::span<const ReportAxis> axes;            // in the order they were applied
   std::uint64_t rank0_bytes = 0;
   std::uint64_t full_bytes = 0;
   bool replicated = false;  // no Shard/StridedShard on a mesh axis of size > 1
+
+  [[nodiscard]] std::span<const std::uint64_t> shape() const { return info->shape; }
+  // As the model tree spells it; nullopt when missing.
+  [[nodiscard]] std::optional<std::string_view> dtype() const { return info->dtype; }
 };
 
 // "tp=S(0) ep=R": the axes in the order they were applied; empty when there are none.
@@ -72,6 +73,7 @@ struct UncoveredParam {
   std::span<const std::uint64_t> shape;  // the model tree's
   std::optional<std::string_view> dtype;
   std::uint64_t bytes = 0;  // full size
+  bool requires_grad = true;
 };
 
 // Move-only: the params view the report's own pools, which a copy would not carry along.
