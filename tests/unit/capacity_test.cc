@@ -398,6 +398,50 @@ TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
   }
 }
 
+// A source that makes each param into one reused buffer gives what the list gives: the
+// planner keeps no view of a param past the next one (a stale view would read the bytes of
+// a later, different param).
+TEST(CapacitySource, MatchesTheListWithOneReusedBuffer) {
+  std::vector<CapacityParam> params;
+  for (int i = 0; i < 40; ++i) {
+    const std::string axis = i % 3 == 0 ? "tp" : i % 3 == 1 ? "ep" : "zz";
+    params.push_back(param("layer" + std::to_string(i) + ".w", {8 + i % 5, 12},
+                           i % 2 == 0 ? "bf16" : "float32", {{axis, i % 4 == 0 ? "S(-1)" : "S(1)"}},
+                           i % 7 != 0));
+  }
+  struct Buffer {
+    std::string fqn, dtype, axis;
+    std::vector<std::int64_t> shape;
+    std::vector<CapacityPlacement> placements;
+  } buffer;
+  CapacityRequest request;
+  request.axis_order = {"tp"};
+  request.fixed = {{"tp", 4}};
+  request.sweeps = {{"ep", {1, 2, 8}}, {"zz", {3, 5}}};
+  request.optimizer = Optimizer::kAdam;
+  request.budget = 4096;
+  request.source.count = params.size();
+  request.source.at = [&](std::size_t i) {
+    const CapacityParam& p = params[i];
+    buffer.fqn.assign(p.fqn);
+    buffer.dtype.assign(p.dtype);
+    buffer.shape.assign(p.shape.begin(), p.shape.end());
+    buffer.axis.assign(p.placements[0].axis);
+    buffer.placements = {{buffer.axis, p.placements[0].placement}};
+    return CapacityParam{buffer.fqn, buffer.shape, buffer.dtype, p.requires_grad,
+                         buffer.placements};
+  };
+  Expected<CapacityResult> from_source = plan_capacity(request);
+  request.source = {};
+  request.params = params;
+  Expected<CapacityResult> from_list = plan_capacity(request);
+  ASSERT_TRUE(from_source.ok() && from_list.ok());
+  EXPECT_EQ(from_source->params, 40U);
+  EXPECT_EQ(from_source->meshes.size(), 6U);
+  EXPECT_EQ(render_capacity_json(*from_source), render_capacity_json(*from_list));
+  EXPECT_EQ(render_capacity_text(*from_source), render_capacity_text(*from_list));
+}
+
 // The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
 // like torch; the rendered JSON must match its bytes.
 TEST(CapacityFixture, MatchesIndependentCalculator) {
