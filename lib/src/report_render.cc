@@ -89,15 +89,20 @@ std::string count_of(std::size_t shown, std::size_t total, std::string_view orde
 class ReportJsonWriter {
  public:
   void reserve(std::size_t n) { out_.reserve(n); }
-  void start_object() { open('{'); }
+  ReportJsonWriter& start_object() {
+    open('{');
+    return *this;
+  }
   void end_object() { close('}'); }
   void start_array() { open('['); }
   void end_array() { close(']'); }
-  void key(std::string_view k) {
+  // Returns the writer, for the member's value: w.key("fqn").string(fqn).
+  ReportJsonWriter& key(std::string_view k) {
     element();
     append_python_string(out_, k);
     out_ += ": ";
     after_key_ = true;
+    return *this;
   }
   void string(std::string_view s) {
     element();
@@ -169,8 +174,7 @@ void write_coordinates(ReportJsonWriter& w, const Mesh& mesh,
                        const std::vector<std::uint64_t>* at) {
   w.start_object();
   for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
-    w.key(mesh.axes[i].axis);
-    w.number(at == nullptr ? mesh.axes[i].size : (*at)[i]);
+    w.key(mesh.axes[i].axis).number(at == nullptr ? mesh.axes[i].size : (*at)[i]);
   }
   w.end_object();
 }
@@ -181,34 +185,24 @@ void write_mesh(ReportJsonWriter& w, const MeshCapacity& m) {
   w.start_object();
   w.key("mesh");
   write_coordinates(w, m.mesh, nullptr);
-  w.key("devices");
-  w.number(m.mesh.devices);
-  w.key("max_rank_bytes");
-  w.number(m.max_rank_bytes);
-  w.key("min_rank_bytes");
-  w.number(m.min_rank_bytes);
+  w.key("devices").number(m.mesh.devices);
+  w.key("max_rank_bytes").number(m.max_rank_bytes);
+  w.key("min_rank_bytes").number(m.min_rank_bytes);
   w.key("max_rank");
   write_coordinates(w, m.mesh, &m.max_rank);
   w.key("min_rank");
   write_coordinates(w, m.mesh, &m.min_rank);
-  w.key("divisible");
-  w.boolean(m.divisible());
+  w.key("divisible").boolean(m.divisible());
   w.key("indivisible");
   if (m.indivisible) {
     const Indivisible& x = *m.indivisible;
     w.start_object();
-    w.key("param");
-    w.string(x.fqn);
-    w.key("dim");
-    w.number(x.dim);
-    w.key("size");
-    w.number(x.size);
-    w.key("axis");
-    w.string(x.axis);
-    w.key("axis_size");
-    w.number(x.axis_size);
-    w.key("split_factor");
-    w.number(x.split_factor);
+    w.key("param").string(x.fqn);
+    w.key("dim").number(x.dim);
+    w.key("size").number(x.size);
+    w.key("axis").string(x.axis);
+    w.key("axis_size").number(x.axis_size);
+    w.key("split_factor").number(x.split_factor);
     w.end_object();
   } else {
     w.null();
@@ -396,94 +390,60 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   w.reserve(512 + np * 420 + (r.boundaries.size() + r.uncovered.size()) * 160 +
             r.findings.size() * 256);
   w.start_object();
-  w.key("mesh");
-  w.start_object();
+  w.key("mesh").start_object();
   for (const MeshAxis& a : r.mesh) {
-    w.key(a.name);
-    w.number(a.size);
+    w.key(a.name).number(a.size);
   }
   w.end_object();
-  w.key("mesh_source");
-  w.string(mesh_source_name(r.mesh_source));
-  w.key("placement_order");
-  w.start_array();
+  w.key("mesh_source").string(mesh_source_name(r.mesh_source));
+  w.key("placement_order").start_array();
   for (const std::string& a : r.axis_order) w.string(a);
   w.end_array();
-  w.key("counts");
-  w.start_object();
-  w.key("planned_params");
-  w.number(r.params.size());
-  w.key("replicated_params");
-  w.number(r.replicated_params);
-  w.key("uncovered_params");
-  w.number(r.uncovered.size());
-  w.key("boundaries");
-  w.number(r.boundaries.size());
+  w.key("counts").start_object();
+  w.key("planned_params").number(r.params.size());
+  w.key("replicated_params").number(r.replicated_params);
+  w.key("uncovered_params").number(r.uncovered.size());
+  w.key("boundaries").number(r.boundaries.size());
   w.end_object();
-  w.key("rank0_bytes");
-  w.number(r.rank0_bytes);
-  w.key("replicated_bytes");
-  w.number(r.replicated_bytes);
-  w.key("unsharded_bytes");
-  w.number(r.unsharded_bytes);
-  w.key("uncovered_bytes");
-  w.number(r.uncovered_bytes);
-  w.key("boundaries");
-  w.start_array();
+  w.key("rank0_bytes").number(r.rank0_bytes);
+  w.key("replicated_bytes").number(r.replicated_bytes);
+  w.key("unsharded_bytes").number(r.unsharded_bytes);
+  w.key("uncovered_bytes").number(r.uncovered_bytes);
+  w.key("boundaries").start_array();
   for (const BoundaryReport& b : r.boundaries) {
-    w.start_object();
-    w.key("fqn");
-    w.string(b.fqn);
-    w.key("rank0_bytes");
-    w.number(b.rank0_bytes);
-    w.key("params");
-    w.number(b.params);
+    w.start_object().key("fqn").string(b.fqn);
+    w.key("rank0_bytes").number(b.rank0_bytes);
+    w.key("params").number(b.params);
     w.end_object();
   }
   w.end_array();
-  w.key("params");
-  w.start_array();
+  w.key("params").start_array();
   for (std::size_t i = 0; i < np; ++i) {
     const ParamReport& p = r.params[i];
     w.start_object();
-    w.key("fqn");
-    w.string(p.fqn);
-    w.key("shape");
-    w.dims(p.shape());
-    w.key("dtype");
-    w.optional_string(p.dtype());
-    w.key("local_shape");
-    w.dims(p.local_shape);
-    w.key("rank0_bytes");
-    w.number(p.rank0_bytes);
-    w.key("full_bytes");
-    w.number(p.full_bytes);
-    w.key("boundary");
-    w.string(p.boundary);
-    w.key("placements");
-    w.start_object();
+    w.key("fqn").string(p.fqn);
+    w.key("shape").dims(p.shape());
+    w.key("dtype").optional_string(p.dtype());
+    w.key("local_shape").dims(p.local_shape);
+    w.key("rank0_bytes").number(p.rank0_bytes);
+    w.key("full_bytes").number(p.full_bytes);
+    w.key("boundary").string(p.boundary);
+    w.key("placements").start_object();
     for (const ReportAxis a : p.axes) {
-      w.key(a->axis);
-      w.string(a->text);
+      w.key(a->axis).string(a->text);
     }
     w.end_object();
-    w.key("replicated");
-    w.boolean(p.replicated);
+    w.key("replicated").boolean(p.replicated);
     w.end_object();
   }
   w.end_array();
-  w.key("uncovered");
-  w.start_array();
+  w.key("uncovered").start_array();
   for (const UncoveredParam& u : r.uncovered) {
     w.start_object();
-    w.key("fqn");
-    w.string(u.fqn);
-    w.key("shape");
-    w.dims(u.shape);
-    w.key("dtype");
-    w.optional_string(u.dtype);
-    w.key("bytes");
-    w.number(u.bytes);
+    w.key("fqn").string(u.fqn);
+    w.key("shape").dims(u.shape);
+    w.key("dtype").optional_string(u.dtype);
+    w.key("bytes").number(u.bytes);
     w.end_object();
   }
   w.end_array();
@@ -500,28 +460,22 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   } else {
     w.null();
   }
-  w.key("swept");
-  w.boolean(r.swept);
-  w.key("meshes");
-  w.start_array();
+  w.key("swept").boolean(r.swept);
+  w.key("meshes").start_array();
   if (cap != nullptr) {
     for (const MeshCapacity& m : cap->meshes) write_mesh(w, m);
   }
   w.end_array();
-  w.key("findings");
-  w.start_array();
+  w.key("findings").start_array();
   for (const Diagnostic& d : r.findings) {
     w.start_object();
     w.key("severity");
     w.string(d.severity == Severity::kError     ? "error"
              : d.severity == Severity::kWarning ? "warning"
                                                 : "note");
-    w.key("file");
-    w.string(d.file);
-    w.key("pointer");
-    w.string(d.pointer);
-    w.key("message");
-    w.string(d.message);
+    w.key("file").string(d.file);
+    w.key("pointer").string(d.pointer);
+    w.key("message").string(d.message);
     w.end_object();
   }
   w.end_array();
