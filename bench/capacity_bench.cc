@@ -5,6 +5,7 @@
 //   hpfreeze_capacity_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
+#include <deque>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,11 +16,20 @@
 namespace hpfreeze {
 namespace {
 
+// CapacityParam views what it names: the bench keeps it all for the process's life.
+template <class T>
+const T& keep(T value) {
+  static std::deque<T> kept;
+  return kept.emplace_back(std::move(value));
+}
+
 CapacityParam make(std::string fqn, std::vector<std::int64_t> shape,
-                   std::vector<std::pair<std::string, Placement>> placements,
+                   std::vector<std::pair<std::string_view, Placement>> placements,
                    std::string dtype = "bfloat16") {
-  return CapacityParam{std::move(fqn), std::move(shape), std::move(dtype), true,
-                       std::move(placements)};
+  std::vector<CapacityPlacement> axes;
+  for (const auto& [axis, p] : placements) axes.push_back({axis, p});
+  return CapacityParam{keep(std::move(fqn)), keep(std::move(shape)), keep(std::move(dtype)), true,
+                       keep(std::move(axes))};
 }
 
 std::vector<CapacityParam> deepseek_v3() {

@@ -4,7 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
-#include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace hpfreeze {
@@ -24,46 +24,6 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b
 Diagnostic usage_error(std::string message) { return make_error({}, {}, std::move(message)); }
 
 std::string who(std::string_view fqn) { return "parameter " + quote_for_diagnostic(fqn); }
-
-struct DtypeInfo {
-  std::string_view name;
-  std::uint64_t size;
-  bool floating;  // real or complex floating point: can require grad
-};
-
-// torch's dtype names and aliases with their itemsize. Sub-byte types (uint1..uint7,
-// int1..int7, quint4x2, quint2x4) are left out: their itemsize does not say what a shape
-// of them stores.
-constexpr std::array<DtypeInfo, 40> kDtypes{{
-    {"float32", 4, true},        {"float", 4, true},
-    {"float64", 8, true},        {"double", 8, true},
-    {"float16", 2, true},        {"half", 2, true},
-    {"bfloat16", 2, true},       {"bf16", 2, true},
-    {"complex32", 4, true},      {"chalf", 4, true},
-    {"complex64", 8, true},      {"cfloat", 8, true},
-    {"complex128", 16, true},    {"cdouble", 16, true},
-    {"float8_e4m3fn", 1, true},  {"float8_e4m3fnuz", 1, true},
-    {"float8_e5m2", 1, true},    {"float8_e5m2fnuz", 1, true},
-    {"float8_e8m0fnu", 1, true}, {"float4_e2m1fn_x2", 1, true},
-    {"uint8", 1, false},         {"uint16", 2, false},
-    {"uint32", 4, false},        {"uint64", 8, false},
-    {"int8", 1, false},          {"int16", 2, false},
-    {"short", 2, false},         {"int32", 4, false},
-    {"int", 4, false},           {"int64", 8, false},
-    {"long", 8, false},          {"bool", 1, false},
-    {"quint8", 1, false},        {"qint8", 1, false},
-    {"qint32", 4, false},        {"bits8", 1, false},
-    {"bits16", 2, false},        {"bits1x8", 1, false},
-    {"bits2x4", 1, false},       {"bits4x2", 1, false},
-}};
-
-const DtypeInfo* find_dtype(std::string_view dtype) {
-  if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
-  for (const DtypeInfo& d : kDtypes) {
-    if (d.name == dtype) return &d;
-  }
-  return nullptr;
-}
 
 // The chunk geometry of torch.chunk over `total` = n x f chunks (Shard is f = 1): chunks
 // of ceil(v / total) elements, the last ones smaller or empty; rank i holds chunks
@@ -101,52 +61,72 @@ struct ChunkGeometry {
 
 }  // namespace
 
-std::optional<std::uint64_t> dtype_element_size(std::string_view dtype) {
-  const DtypeInfo* d = find_dtype(dtype);
-  if (d == nullptr) return std::nullopt;
-  return d->size;
+namespace {
+
+// Position of `axis` in `order`, or order.size(): meshes have a handful of axes, so a scan
+// beats any map.
+std::size_t position(const std::vector<std::string>& order, std::string_view axis) {
+  std::size_t i = 0;
+  while (i < order.size() && order[i] != axis) ++i;
+  return i;
 }
 
-std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
-                                bool requires_grad, Optimizer optimizer) {
-  const DtypeInfo* d = find_dtype(dtype);
-  if (optimizer == Optimizer::kNone || !requires_grad || d == nullptr || !d->floating) {
-    return element_size;
+// The grouping key of a parameter: its sharded dims, their sizes and steps, flattened.
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::uint64_t>& key) const {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::uint64_t v : key) h = (h ^ v) * 0x100000001b3ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
   }
-  const std::uint64_t master = element_size < 4 ? 4 : 0;
-  const std::uint64_t moment = std::max<std::uint64_t>(4, element_size);
-  const std::uint64_t moments = optimizer == Optimizer::kSgd        ? 0
-                                : optimizer == Optimizer::kMomentum ? 1
-                                                                    : 2;
-  return 2 * element_size + master + moments * moment;
-}
+};
+
+}  // namespace
 
 Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
                                              std::vector<std::string> axis_order,
                                              Optimizer optimizer) {
+  return build(CapacityParamSource{params.size(), [&params](std::size_t i) { return params[i]; }},
+               std::move(axis_order), optimizer);
+}
+
+Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
+                                             std::vector<std::string> axis_order,
+                                             Optimizer optimizer) {
   CapacityModel model;
-  std::map<std::string, std::uint32_t, std::less<>> axis_index;
   for (std::string& a : axis_order) {
-    if (axis_index.emplace(a, static_cast<std::uint32_t>(model.axis_order_.size())).second) {
+    if (position(model.axis_order_, a) == model.axis_order_.size()) {
       model.axis_order_.push_back(std::move(a));
     }
   }
-  std::set<std::string, std::less<>> extra;
-  for (const CapacityParam& p : params) {
-    for (const auto& [axis, placement] : p.placements) {
-      if (!axis_index.contains(axis)) extra.insert(axis);
+  std::vector<std::string> extra;  // axes of placements the order lacks, by name
+  for (std::size_t i = 0; i < params.count; ++i) {
+    for (const CapacityPlacement& pl : params.at(i).placements) {
+      if (position(model.axis_order_, pl.axis) == model.axis_order_.size() &&
+          std::find(extra.begin(), extra.end(), pl.axis) == extra.end()) {
+        extra.emplace_back(pl.axis);
+      }
     }
   }
-  for (const std::string& a : extra) {
-    axis_index.emplace(a, static_cast<std::uint32_t>(model.axis_order_.size()));
-    model.axis_order_.push_back(a);
-  }
+  std::sort(extra.begin(), extra.end());
+  for (std::string& a : extra) model.axis_order_.push_back(std::move(a));
 
   Diagnostics errors;
-  std::map<std::vector<std::uint64_t>, std::size_t> group_of;  // key: sharded dims and steps
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const CapacityParam& p = params[i];
-    const std::optional<std::uint64_t> element = dtype_element_size(p.dtype);
+  std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of;
+  // Scratch reused by every parameter: (dim, step) of each sharding placement, and the key.
+  std::vector<std::pair<std::size_t, Step>> steps;
+  std::vector<std::uint64_t> key;
+  // Parameters of one model mostly share a dtype: remember the last lookup.
+  std::string last_dtype;  // a copy: a source's views last one call
+  std::optional<std::uint64_t> element;
+  bool last_grad = false;
+  std::uint64_t unit = 0;  // bytes per element of last_dtype with last_grad
+  for (std::size_t i = 0; i < params.count; ++i) {
+    const CapacityParam p = params.at(i);
+    if (!element || p.dtype != last_dtype) {
+      last_dtype.assign(p.dtype);
+      element = dtype_element_size(p.dtype);
+      if (element) unit = bytes_per_element(p.dtype, *element, last_grad, optimizer);
+    }
     if (!element) {
       errors.push_back(usage_error(
           who(p.fqn) + (p.dtype.empty() ? " has no dtype"
@@ -154,7 +134,6 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
       continue;
     }
     const std::size_t rank = p.shape.size();
-    std::vector<std::uint64_t> shape(rank);
     bool ok = true;
     for (std::size_t d = 0; d < rank && ok; ++d) {
       ok = p.shape[d] >= 0;
@@ -162,12 +141,14 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
         errors.push_back(usage_error(who(p.fqn) + " has a negative size " +
                                      std::to_string(p.shape[d]) + " in dim " + std::to_string(d)));
       }
-      shape[d] = static_cast<std::uint64_t>(p.shape[d]);
     }
-    std::vector<std::vector<Step>> steps(rank);
-    std::set<std::string_view> seen_axes;
-    for (const auto& [axis, placement] : p.placements) {
-      if (!seen_axes.insert(axis).second) {
+    steps.clear();
+    for (std::size_t k = 0; k < p.placements.size(); ++k) {
+      const auto& [axis, placement] = p.placements[k];
+      const bool repeated =
+          std::any_of(p.placements.begin(), p.placements.begin() + static_cast<std::ptrdiff_t>(k),
+                      [axis](const CapacityPlacement& e) { return e.axis == axis; });
+      if (repeated) {
         errors.push_back(
             usage_error(who(p.fqn) + " has two placements on axis " + quote_for_diagnostic(axis)));
         ok = false;
@@ -189,16 +170,19 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
           static_cast<std::uint64_t>(placement.kind == PlacementKind::kStridedShard
                                          ? std::max<std::int64_t>(1, placement.split_factor)
                                          : 1);
-      steps[static_cast<std::size_t>(dim)].push_back(
-          Step{axis_index.at(axis), f, placement.uneven_shard});
+      const auto a = static_cast<std::uint32_t>(position(model.axis_order_, axis));
+      steps.emplace_back(static_cast<std::size_t>(dim), Step{a, f, placement.uneven_shard});
     }
     if (!ok) continue;
-    const std::uint64_t unit = bytes_per_element(p.dtype, *element, p.requires_grad, optimizer);
+    if (p.requires_grad != last_grad) {
+      last_grad = p.requires_grad;
+      unit = bytes_per_element(p.dtype, *element, last_grad, optimizer);
+    }
     std::uint64_t bytes = unit;
     bool zero = false;
-    for (std::uint64_t s : shape) {
+    for (std::int64_t s : p.shape) {
       zero = zero || s == 0;
-      ok = ok && checked_mul(bytes, s, bytes);
+      ok = ok && checked_mul(bytes, static_cast<std::uint64_t>(s), bytes);
     }
     if (zero) continue;  // no bytes on any rank, and 0 divides by everything
     if (!ok) {
@@ -210,28 +194,42 @@ Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& p
                                    who(p.fqn) + " is the first beyond it"));
       break;
     }
-    std::vector<std::uint64_t> key;
-    std::vector<ShardedDim> dims;
-    std::uint64_t weight = unit;  // <= bytes: no overflow
-    for (std::size_t d = 0; d < rank; ++d) {
-      if (steps[d].empty()) {
-        weight *= shape[d];
-        continue;
-      }
-      std::sort(steps[d].begin(), steps[d].end(),
-                [](const Step& a, const Step& b) { return a.axis < b.axis; });
-      key.insert(key.end(), {d, shape[d], steps[d].size()});
-      for (const Step& s : steps[d]) key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
-      dims.push_back(ShardedDim{d, shape[d], std::move(steps[d])});
-    }
-    if (dims.empty()) {
+    if (steps.empty()) {
       model.constant_bytes_ += bytes;
       continue;
     }
-    auto [it, fresh] = group_of.emplace(std::move(key), model.groups_.size());
+    // By dim, then by axis: each dim's steps compose in axis order.
+    std::sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : x.second.axis < y.second.axis;
+    });
+    key.clear();
+    std::uint64_t weight = unit;  // <= bytes: no overflow
+    std::size_t next = 0;
+    for (std::size_t d = 0; d < rank; ++d) {
+      const auto size = static_cast<std::uint64_t>(p.shape[d]);
+      std::size_t end = next;
+      while (end < steps.size() && steps[end].first == d) ++end;
+      if (end == next) {
+        weight *= size;
+        continue;
+      }
+      key.insert(key.end(), {d, size, end - next});
+      for (; next < end; ++next) {
+        const Step& s = steps[next].second;
+        key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
+      }
+    }
+    auto [it, fresh] = group_of.try_emplace(key, model.groups_.size());
     if (fresh) {
-      model.groups_.push_back(Group{std::move(dims), 0, i});
-      model.first_fqns_.push_back(p.fqn);
+      Group& group = model.groups_.emplace_back(Group{{}, 0, i});
+      for (std::size_t k = 0; k < steps.size(); ++k) {
+        const std::size_t d = steps[k].first;
+        if (k == 0 || steps[k - 1].first != d) {
+          group.dims.push_back(ShardedDim{d, static_cast<std::uint64_t>(p.shape[d]), {}});
+        }
+        group.dims.back().steps.push_back(steps[k].second);
+      }
+      model.first_fqns_.emplace_back(p.fqn);
     }
     model.groups_[it->second].weight += weight;  // the sum stays <= full_bytes_
   }
@@ -513,30 +511,37 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
 Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
   // The placement order: the request's axes, then every other axis by name.
   std::vector<std::string> order;
-  std::set<std::string, std::less<>> listed;
   for (const std::string& a : request.axis_order) {
-    if (listed.insert(a).second) order.push_back(a);
+    if (position(order, a) == order.size()) order.push_back(a);
   }
-  std::set<std::string, std::less<>> rest;
-  for (const CapacityParam& p : request.params) {
-    for (const auto& pl : p.placements) rest.insert(pl.first);
+  const CapacityParamSource vector_source{request.params.size(),
+                                          [&request](std::size_t i) { return request.params[i]; }};
+  const CapacityParamSource& params = request.source.at ? request.source : vector_source;
+  std::vector<std::string> rest;
+  auto add = [&](std::string_view a) {
+    if (position(order, a) == order.size() &&
+        std::find(rest.begin(), rest.end(), a) == rest.end()) {
+      rest.emplace_back(a);
+    }
+  };
+  for (std::size_t i = 0; i < params.count; ++i) {
+    for (const CapacityPlacement& pl : params.at(i).placements) add(pl.axis);
   }
-  for (const AxisSize& a : request.fixed) rest.insert(a.axis);
-  for (const AxisSweep& s : request.sweeps) rest.insert(s.axis);
-  for (const std::string& a : rest) {
-    if (!listed.contains(a)) order.push_back(a);
-  }
+  for (const AxisSize& a : request.fixed) add(a.axis);
+  for (const AxisSweep& s : request.sweeps) add(s.axis);
+  std::sort(rest.begin(), rest.end());
+  for (std::string& a : rest) order.push_back(std::move(a));
 
   Expected<std::vector<Mesh>> meshes = enumerate_meshes(order, request.fixed, request.sweeps);
   if (!meshes) return meshes.errors();
-  Expected<CapacityModel> model = CapacityModel::build(request.params, order, request.optimizer);
+  Expected<CapacityModel> model = CapacityModel::build(params, order, request.optimizer);
   if (!model) return model.errors();
 
   CapacityResult result;
   result.optimizer = request.optimizer;
   result.budget = request.budget;
   result.axis_order = model->axis_order();
-  result.params = request.params.size();
+  result.params = params.count;
   result.full_bytes = model->full_bytes();
   for (const Mesh& mesh : *meshes) {
     Expected<MeshCapacity> one = model->evaluate(mesh, request.budget);

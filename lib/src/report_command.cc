@@ -4,22 +4,17 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <span>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "hpfreeze/capacity.h"
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
 
 namespace hpfreeze {
 namespace {
 
-constexpr std::size_t kDefaultTextTop = 10;
 // A parameter the model tree gives no dtype counts as bfloat16 (with one warning).
 constexpr std::string_view kMissingDtype = "bfloat16";
 
@@ -30,8 +25,7 @@ bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 // Product of the dims times `unit`; false on overflow. A zero dim makes it 0 whatever the rest.
-bool checked_volume(const std::vector<std::uint64_t>& shape, std::uint64_t unit,
-                    std::uint64_t& out) {
+bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, std::uint64_t& out) {
   if (std::find(shape.begin(), shape.end(), std::uint64_t{0}) != shape.end()) {
     out = 0;
     return true;
@@ -52,12 +46,35 @@ Diagnostic make_note(std::string file, std::string pointer, std::string message)
   return d;
 }
 
+// The model's sizes as the planner's int64 dims (torch's type): the same bits, so a size
+// above 2^63-1 reads as negative there, as a conversion would make it. Reading uint64
+// objects through int64 is allowed (the signed type corresponding to the dynamic type).
+std::span<const std::int64_t> signed_dims(std::span<const std::uint64_t> shape) {
+  return {reinterpret_cast<const std::int64_t*>(shape.data()), shape.size()};
+}
+
 using AxisPlan = MetaAxisPlacement;
 
 struct PlannedParam {
   const MetaParam* param;
-  std::string_view boundary;
-  std::string pointer;  // of the param's axes object in the meta
+  const MetaBoundary* boundary;
+  std::size_t boundary_report;           // index into Report::boundaries
+  const ModelParameter* info = nullptr;  // nullptr: not in the model
+};
+
+// The pointer of a planned param's axes object in the meta; only diagnostics need it, so it
+// is built only for them.
+std::string pointer_of(const PlannedParam& p) {
+  return pointer_join(pointer_join(pointer_join("/param_plan", p.boundary->fqn), "params"),
+                      p.param->name);
+}
+
+// An axis some placement names. Meshes have a handful, so the table is scanned.
+struct AxisInfo {
+  std::string_view name;
+  std::string first_use;  // pointer of its first placement
+  std::size_t rank = 0;   // position in Report::axis_order
+  std::uint64_t size = 1;
 };
 
 // Sum that sticks at the maximum and remembers that it did.
@@ -75,20 +92,22 @@ struct Total {
 class ReportBuilder {
  public:
   ReportBuilder(const FrozenMeta& meta, const ModelTree& model)
-      : meta_(meta), meta_file_(meta.file), model_(model), coverage_(meta) {}
+      : meta_(meta), meta_file_(meta.file), model_(model) {}
 
-  Report build(const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan) {
+  Report build(const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan,
+               std::optional<std::size_t> sorted_params) {
     plan_ = &plan;
     if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
     read_mesh(mesh);
     read_param_plan();
     order_axes();
     note_idle_axes();
+    look_up_params();
     for (const PlannedParam& p : planned_) measure(p);
     measure_uncovered();
     totals_and_warnings();
     plan_capacity_of_meshes();
-    return finish();
+    return finish(sorted_params);
   }
 
  private:
@@ -143,29 +162,30 @@ class ReportBuilder {
     }
   }
 
+  AxisInfo* find_axis(std::string_view name) {
+    for (AxisInfo& a : axes_) {
+      if (a.name == name) return &a;
+    }
+    return nullptr;
+  }
+
   void read_param_plan() {
-    std::unordered_map<std::string_view, std::string> seen;  // FQN -> pointer of its first plan
+    std::size_t count = 0;
+    for (const MetaBoundary& b : meta_.boundaries) count += b.params.size();
+    planned_.reserve(count);
     for (const MetaBoundary& b : meta_.boundaries) {
       if (b.params.empty()) continue;
-      const std::string params_pointer = pointer_join(pointer_join("/param_plan", b.fqn), "params");
-      boundary_index_.emplace(b.fqn, report_.boundaries.size());
-      BoundaryReport& boundary =
-          report_.boundaries.emplace_back(BoundaryReport{std::string(b.fqn), 0, 0});
+      const std::size_t boundary_report = report_.boundaries.size();
+      BoundaryReport& boundary = report_.boundaries.emplace_back(BoundaryReport{b.fqn, 0, 0});
       for (const MetaParam& p : b.params) {
-        PlannedParam planned{&p, b.fqn, pointer_join(params_pointer, p.name)};
+        const PlannedParam planned{&p, &b, boundary_report};
         ++boundary.params;
         for (const MetaAxisPlacement& a : p.axes) {
-          if (first_use_.emplace(a.axis, pointer_join(planned.pointer, a.axis)).second) {
-            axes_seen_.push_back(a.axis);
+          if (find_axis(a.axis) == nullptr) {
+            axes_.push_back(AxisInfo{a.axis, pointer_join(pointer_of(planned), a.axis)});
           }
         }
-        if (auto [it, fresh] = seen.emplace(p.fqn, planned.pointer); !fresh) {
-          warning(meta_file_, planned.pointer,
-                  "parameter " + quote_for_diagnostic(p.fqn) + " is already planned at " +
-                      it->second + "; counted once");
-          continue;
-        }
-        planned_.push_back(std::move(planned));
+        planned_.push_back(planned);  // repeats are dropped by look_up_params
       }
     }
   }
@@ -173,22 +193,28 @@ class ReportBuilder {
   // mesh_dim_names first, in their order; every other axis of a placement after them, by name.
   void order_axes() {
     for (std::string_view n : mesh_dim_names_) {
-      if (axis_rank_.emplace(n, axis_rank_.size()).second) report_.axis_order.emplace_back(n);
+      if (std::find(report_.axis_order.begin(), report_.axis_order.end(), n) ==
+          report_.axis_order.end()) {
+        report_.axis_order.emplace_back(n);
+      }
     }
+    const std::size_t named = report_.axis_order.size();
     std::vector<std::string_view> rest;
-    for (std::string_view a : axes_seen_) {
-      if (!axis_rank_.contains(a)) rest.push_back(a);
+    for (const AxisInfo& a : axes_) {
+      if (std::find(report_.axis_order.begin(), report_.axis_order.begin() + named, a.name) ==
+          report_.axis_order.begin() + named) {
+        rest.push_back(a.name);
+      }
     }
     std::sort(rest.begin(), rest.end());
-    for (std::string_view a : rest) {
-      axis_rank_.emplace(a, axis_rank_.size());
-      report_.axis_order.emplace_back(a);
+    for (std::string_view a : rest) report_.axis_order.emplace_back(a);
+    for (AxisInfo& a : axes_) {
+      a.rank = static_cast<std::size_t>(
+          std::find(report_.axis_order.begin(), report_.axis_order.end(), a.name) -
+          report_.axis_order.begin());
+      auto it = sizes_.find(a.name);
+      a.size = it == sizes_.end() ? 1 : it->second;
     }
-  }
-
-  std::uint64_t axis_size(std::string_view axis) const {
-    auto it = sizes_.find(std::string(axis));
-    return it == sizes_.end() ? 1 : it->second;
   }
 
   bool swept(std::string_view axis) const {
@@ -201,21 +227,59 @@ class ReportBuilder {
   }
 
   void note_idle_axes() {
-    for (std::string_view axis : axes_seen_) {
-      if (swept(axis)) continue;  // sized per mesh of the sweep
-      auto it = sizes_.find(std::string(axis));
-      const std::string quoted = quote_for_diagnostic(axis);
+    for (const AxisInfo& axis : axes_) {
+      if (swept(axis.name)) continue;  // sized per mesh of the sweep
+      auto it = sizes_.find(axis.name);
+      const std::string quoted = quote_for_diagnostic(axis.name);
       if (it == sizes_.end()) {
-        report_.findings.push_back(make_note(meta_file_, first_use_.at(axis),
+        report_.findings.push_back(make_note(meta_file_, axis.first_use,
                                              "axis " + quoted + " is not in the mesh (" +
                                                  std::string(mesh_origin()) +
                                                  "); its placements change nothing"));
       } else if (it->second == 1) {
         report_.findings.push_back(
-            make_note(meta_file_, first_use_.at(axis),
+            make_note(meta_file_, axis.first_use,
                       "axis " + quoted + " has size 1; its placements change nothing"));
       }
     }
+  }
+
+  // Finds every planned param in the model (plans list them in about the model's order, so
+  // the cursor mostly hits), drops an FQN planned twice (a warning; the first plan counts),
+  // and sizes the pools so that the spans taken into them stay valid. A repeat is found
+  // through the model param it names; only names the model lacks need a table.
+  void look_up_params() {
+    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    first_plan_.assign(model_.parameters.size(), kNone);
+    std::unordered_map<std::string_view, std::size_t> absent;  // FQN -> its first plan
+    std::size_t cursor = 0;
+    std::size_t dims = 0;
+    std::size_t axes = 0;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < planned_.size(); ++i) {
+      PlannedParam p = planned_[i];
+      p.info = model_.find_parameter(p.param->fqn, cursor);
+      std::size_t& first = p.info != nullptr
+                               ? first_plan_[cursor - 1]
+                               : absent.try_emplace(p.param->fqn, kNone).first->second;
+      if (first != kNone) {
+        warning(meta_file_, pointer_of(p),
+                "parameter " + quote_for_diagnostic(p.param->fqn) + " is already planned at " +
+                    pointer_of(planned_[first]) + "; counted once");
+        continue;
+      }
+      first = kept;
+      if (p.info != nullptr) {
+        dims += p.info->shape.size();
+        axes += p.param->axes.size();
+      }
+      planned_[kept++] = p;
+    }
+    planned_.resize(kept);
+    report_.params.reserve(planned_.size());
+    report_.local_dims.reserve(dims);
+    report_.applied_axes.reserve(axes);
+    to_plan_.reserve(planned_.size());  // of report_.params
   }
 
   // The dtype's element size; a missing dtype counts as bfloat16. nullopt (with an error
@@ -225,7 +289,11 @@ class ReportBuilder {
       if (missing_dtype_count_++ == 0) first_missing_dtype_ = std::string(fqn);
       return 2;
     }
-    std::optional<std::uint64_t> size = dtype_element_size(*p.dtype);
+    if (*p.dtype != last_dtype_ || !last_size_) {
+      last_dtype_ = *p.dtype;  // parameters of one model mostly share a dtype
+      last_size_ = dtype_element_size(*p.dtype);
+    }
+    const std::optional<std::uint64_t> size = last_size_;
     if (!size) {
       error(model_.file, pointer_join(parameter_pointer(fqn), "dtype"),
             "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
@@ -243,121 +311,134 @@ class ReportBuilder {
     return false;
   }
 
-  std::string size_phrase(std::uint64_t local, std::uint64_t full) const {
+  static std::string size_phrase(std::uint64_t local, std::uint64_t full) {
     if (local == full) return "(size " + std::to_string(local) + ")";
     return "(local size " + std::to_string(local) + " of " + std::to_string(full) + ")";
   }
 
   void measure(const PlannedParam& planned) {
-    const ModelParameter* info = model_.find_parameter(planned.param->fqn);
+    const MetaParam& param = *planned.param;
+    const ModelParameter* info = planned.info;
     if (info == nullptr) {
-      error(meta_file_, planned.pointer,
-            "parameter " + quote_for_diagnostic(planned.param->fqn) + " is not in the model (" +
+      error(meta_file_, pointer_of(planned),
+            "parameter " + quote_for_diagnostic(param.fqn) + " is not in the model (" +
                 model_.file + ")");
       return;
     }
-    const std::optional<std::uint64_t> unit = element_size(planned.param->fqn, *info);
+    const std::optional<std::uint64_t> unit = element_size(param.fqn, *info);
     std::uint64_t full = 0;
-    if (!unit || !full_bytes(planned.param->fqn, *info, *unit, full)) return;
+    if (!unit || !full_bytes(param.fqn, *info, *unit, full)) return;
 
-    std::vector<const AxisPlan*> axes;
-    for (const AxisPlan& a : planned.param->axes) axes.push_back(&a);
-    std::sort(axes.begin(), axes.end(), [this](const AxisPlan* x, const AxisPlan* y) {
-      return axis_rank_.at(x->axis) < axis_rank_.at(y->axis);
-    });
+    // The axes in placement order (distinct axes: distinct ranks), by insertion: a param
+    // has a few.
+    order_.clear();
+    for (const AxisPlan& a : param.axes) {
+      const std::size_t rank = find_axis(a.axis)->rank;
+      std::size_t j = order_.size();
+      order_.push_back({&a, rank});
+      for (; j > 0 && order_[j - 1].second > rank; --j) order_[j] = order_[j - 1];
+      order_[j] = {&a, rank};
+    }
 
+    const std::size_t dims_at = report_.local_dims.size();
+    report_.local_dims.insert(report_.local_dims.end(), info->shape.begin(), info->shape.end());
+    const std::span<std::uint64_t> local(report_.local_dims.data() + dims_at, info->shape.size());
+    const std::size_t axes_at = report_.applied_axes.size();
     ParamReport out;
-    out.fqn = planned.param->fqn;
-    out.boundary = std::string(planned.boundary);
-    out.shape = info->shape;
-    out.local_shape = info->shape;
-    if (info->dtype) out.dtype = std::string(*info->dtype);
+    out.fqn = param.fqn;
+    out.boundary = planned.boundary->fqn;
+    out.info = info;
     out.replicated = true;
     bool valid = true;
-    CapacityParam cap{std::string(planned.param->fqn),
-                      {},
-                      std::string(info->dtype.value_or(kMissingDtype)),
-                      info->requires_grad,
-                      {}};
-    for (const AxisPlan* a : axes) {
-      if (!out.placements.empty()) out.placements += ' ';
-      out.placements += std::string(a->axis) + "=" + std::string(a->text);
-      out.axes.emplace_back(std::string(a->axis), std::string(a->text));
-      valid = apply(planned, *a, out) && valid;
-      cap.placements.emplace_back(std::string(a->axis), a->placement);
+    for (const auto& [a, rank] : order_) {
+      report_.applied_axes.push_back(a);
+      valid = apply(planned, *a, info->shape, local, out.replicated) && valid;
     }
+    out.local_shape = local;
+    out.axes = {report_.applied_axes.data() + axes_at, order_.size()};
     // Only parameters every check above accepted reach the planner, so it cannot fail on
     // what is already a finding.
-    if (valid) add_capacity_param(std::move(cap), info->shape);
+    if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
     checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
-    report_.boundaries[boundary_index_.at(planned.boundary)].rank0_bytes += out.rank0_bytes;
-    report_.params.push_back(std::move(out));
+    report_.boundaries[planned.boundary_report].rank0_bytes += out.rank0_bytes;
+    report_.params.push_back(out);
   }
 
-  // Applies one axis's placement to out.local_shape. A dim that does not divide is an error
-  // and is then chunked with ceil, so the totals stay an upper bound.
-  // False when the dim is out of range.
-  bool apply(const PlannedParam& planned, const AxisPlan& a, ParamReport& out) {
+  // Applies one axis's placement to `local` (rank 0's shape so far). A dim that does not
+  // divide is an error and is then chunked with ceil, so the totals stay an upper bound.
+  // False when the dim is out of range. The messages are built only when one is given.
+  bool apply(const PlannedParam& planned, const AxisPlan& a,
+             const std::vector<std::uint64_t>& shape, std::span<std::uint64_t> local,
+             bool& replicated) {
     const Placement& p = a.placement;
     if (!p.has_dim()) return true;
-    const std::string pointer = pointer_join(planned.pointer, a.axis);
-    const std::string who = "parameter " + quote_for_diagnostic(planned.param->fqn);
-    const std::string where = std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis);
-    const auto rank = static_cast<std::uint64_t>(out.shape.size());
+    auto pointer = [&] { return pointer_join(pointer_of(planned), a.axis); };
+    auto who = [&] { return "parameter " + quote_for_diagnostic(planned.param->fqn); };
+    auto where = [&] { return std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis); };
+    const auto rank = static_cast<std::uint64_t>(shape.size());
     const auto dim = static_cast<std::uint64_t>(p.dim);  // parse_placement gives dim >= 0
     if (dim >= rank) {
-      error(meta_file_, pointer,
-            who + " has " + plural(rank, "dim") + "; " + where + " shards dim " +
+      error(meta_file_, pointer(),
+            who() + " has " + plural(rank, "dim") + "; " + where() + " shards dim " +
                 std::to_string(dim));
       return false;
     }
-    const std::uint64_t n = axis_size(a.axis);
+    const std::uint64_t n = find_axis(a.axis)->size;
     if (n == 1) return true;
-    out.replicated = false;
-    const std::uint64_t s = out.local_shape[dim];
-    const std::string dim_text =
-        who + " dim " + std::to_string(dim) + " " + size_phrase(s, out.shape[dim]);
-    const std::string on_axis = where + " of size " + std::to_string(n);
+    replicated = false;
+    const std::uint64_t s = local[dim];
+    auto dim_text = [&] {
+      return who() + " dim " + std::to_string(dim) + " " + size_phrase(s, shape[dim]);
+    };
+    auto on_axis = [&] { return where() + " of size " + std::to_string(n); };
     if (p.kind == PlacementKind::kShard) {
       if (!p.uneven_shard && s % n != 0) {
-        error(meta_file_, pointer,
-              dim_text + " is not divisible by " + std::to_string(n) + ": " + on_axis);
+        error(meta_file_, pointer(),
+              dim_text() + " is not divisible by " + std::to_string(n) + ": " + on_axis());
       }
-      out.local_shape[dim] = ceil_div(s, n);
+      local[dim] = ceil_div(s, n);
       return true;
     }
     const auto f = static_cast<std::uint64_t>(p.split_factor);
     if (s % f != 0) {
-      error(
-          meta_file_, pointer,
-          dim_text + " is not divisible by the split factor " + std::to_string(f) + ": " + on_axis);
-      out.local_shape[dim] = ceil_div(s, n);
+      error(meta_file_, pointer(),
+            dim_text() + " is not divisible by the split factor " + std::to_string(f) + ": " +
+                on_axis());
+      local[dim] = ceil_div(s, n);
       return true;
     }
     std::uint64_t nf = 0;
     const bool nf_fits = checked_mul(n, f, nf);
     // s is a multiple of f, so f * ceil(s / (f * n)) = f * ceil((s / f) / n).
-    const std::uint64_t local = f * ceil_div(s / f, n);
+    const std::uint64_t chunk = f * ceil_div(s / f, n);
     if (!p.uneven_shard && (nf_fits ? s % nf != 0 : s != 0)) {
-      error(meta_file_, pointer,
-            dim_text + " is not divisible by " + std::to_string(n) + " x " + std::to_string(f) +
-                (nf_fits ? " = " + std::to_string(nf) : std::string()) + ": " + on_axis);
+      error(meta_file_, pointer(),
+            dim_text() + " is not divisible by " + std::to_string(n) + " x " + std::to_string(f) +
+                (nf_fits ? " = " + std::to_string(nf) : std::string()) + ": " + on_axis());
     }
-    out.local_shape[dim] = local;
+    local[dim] = chunk;
     return true;
-  }
-
-  void add_capacity_param(CapacityParam param, const std::vector<std::uint64_t>& shape) {
-    for (std::uint64_t d : shape) param.shape.push_back(static_cast<std::int64_t>(d));
-    capacity_params_.push_back(std::move(param));
   }
 
   // The same planner as `report --sweep` (docs/capacity.md), here for the report's mesh
   // or the sweep: the worst and best rank over every rank, not only rank 0.
   void plan_capacity_of_meshes() {
     CapacityRequest request;
-    request.params = std::move(capacity_params_);
+    // Made one at a time from the decoded inputs: no second copy of every parameter.
+    request.source.count = to_plan_.size() + report_.uncovered.size();
+    request.source.at = [this](std::size_t i) {
+      scratch_.clear();
+      if (i >= to_plan_.size()) {
+        const UncoveredParam& u = report_.uncovered[i - to_plan_.size()];
+        return CapacityParam{
+            u.fqn, signed_dims(u.shape), u.dtype.value_or(kMissingDtype), u.requires_grad, {}};
+      }
+      const ParamReport& p = report_.params[to_plan_[i]];
+      for (const ReportAxis a : p.axes) scratch_.push_back({a->axis, a->placement});
+      return CapacityParam{p.fqn, signed_dims(p.info->shape), p.info->dtype.value_or(kMissingDtype),
+                           p.info->requires_grad, scratch_};
+    };
     request.axis_order = report_.axis_order;
     for (const MeshAxis& a : report_.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
     request.sweeps = plan_->sweeps;
@@ -365,6 +446,7 @@ class ReportBuilder {
     request.budget = plan_->budget;
     report_.swept = !plan_->sweeps.empty();
     Expected<CapacityResult> result = plan_capacity(request);
+    to_plan_ = {};  // the planner keeps nothing of its input
     if (!result) {
       for (Diagnostic& d : result.errors()) {
         if (d.file.empty()) d.file = meta_file_;
@@ -375,23 +457,26 @@ class ReportBuilder {
     report_.capacity = std::move(*result);
   }
 
+  // Upstream's coverage rule (CoverageIndex): a model param is covered by a planned FQN
+  // equal to its name, which look_up_params found, or by one that is a dotted prefix of
+  // it; the prefix index is built only when some param is not matched by name.
+  bool covered(std::size_t k, std::string_view fqn) {
+    if (first_plan_[k] != std::numeric_limits<std::size_t>::max()) return true;
+    if (!coverage_) coverage_.emplace(meta_);
+    return coverage_->covers(fqn);
+  }
+
   void measure_uncovered() {
-    for (const auto& [fqn, info] : model_.parameters) {
-      if (coverage_.covers(fqn)) continue;
+    for (std::size_t k = 0; k < model_.parameters.size(); ++k) {
+      const auto& [fqn, info] = model_.parameters[k];
+      if (covered(k, fqn)) continue;
       const std::optional<std::uint64_t> unit = element_size(fqn, info);
       std::uint64_t bytes = 0;
       if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
       if (info.requires_grad) ++uncovered_trainable_;
       // Whole on every rank: a parameter with no placement.
-      add_capacity_param(CapacityParam{std::string(fqn),
-                                       {},
-                                       std::string(info.dtype.value_or(kMissingDtype)),
-                                       info.requires_grad,
-                                       {}},
-                         info.shape);
-      UncoveredParam u{std::string(fqn), info.shape, std::nullopt, bytes};
-      if (info.dtype) u.dtype = std::string(*info.dtype);
-      report_.uncovered.push_back(std::move(u));
+      report_.uncovered.push_back(
+          UncoveredParam{fqn, info.shape, info.dtype, bytes, info.requires_grad});
     }
   }
 
@@ -446,12 +531,20 @@ class ReportBuilder {
     }
   }
 
-  Report finish() {
+  Report finish(std::optional<std::size_t> sorted_params) {
     auto by_bytes = [](const auto& a, const auto& b) {
       if (a.rank0_bytes != b.rank0_bytes) return a.rank0_bytes > b.rank0_bytes;
       return a.fqn < b.fqn;
     };
-    std::sort(report_.params.begin(), report_.params.end(), by_bytes);
+    std::vector<ParamReport>& params = report_.params;
+    if (sorted_params && *sorted_params < params.size()) {
+      // FQNs are unique here, so the first K are the same as after a full sort.
+      std::partial_sort(params.begin(),
+                        params.begin() + static_cast<std::ptrdiff_t>(*sorted_params), params.end(),
+                        by_bytes);
+    } else {
+      std::sort(params.begin(), params.end(), by_bytes);
+    }
     std::sort(report_.boundaries.begin(), report_.boundaries.end(), by_bytes);
     std::sort(report_.uncovered.begin(), report_.uncovered.end(),
               [](const UncoveredParam& a, const UncoveredParam& b) {
@@ -468,17 +561,21 @@ class ReportBuilder {
   const FrozenMeta& meta_;
   const std::string& meta_file_;
   const ModelTree& model_;
-  const CoverageIndex coverage_;
+  std::optional<CoverageIndex> coverage_;
   Report report_;
   std::vector<std::string_view> mesh_dim_names_;
-  std::map<std::string, std::uint64_t> sizes_;
+  std::map<std::string, std::uint64_t, std::less<>> sizes_;
   std::vector<PlannedParam> planned_;
-  std::unordered_map<std::string_view, std::size_t> boundary_index_;
-  std::vector<std::string_view> axes_seen_;                      // first-use order
-  std::unordered_map<std::string_view, std::string> first_use_;  // axis -> pointer
-  std::unordered_map<std::string_view, std::size_t> axis_rank_;
+  std::vector<AxisInfo> axes_;           // every axis a placement names, in first-use order
+  std::vector<std::size_t> first_plan_;  // per model param: the plan of its name, or max
+  std::string_view last_dtype_;          // element_size's last lookup
+  std::optional<std::uint64_t> last_size_;
+  std::vector<std::pair<const AxisPlan*, std::size_t>> order_;  // scratch of measure()
   const ReportPlanOptions* plan_ = nullptr;
-  std::vector<CapacityParam> capacity_params_;
+  // What the planner gets, in order: the planned params every check accepted (indexes of
+  // report_.params), then every uncovered one (whole on every rank).
+  std::vector<std::size_t> to_plan_;
+  std::vector<CapacityPlacement> scratch_;  // the placements of the one param made last
   std::size_t uncovered_trainable_ = 0;
   std::size_t missing_dtype_count_ = 0;
   std::string first_missing_dtype_;
@@ -492,79 +589,9 @@ bool Report::has_errors() const {
 }
 
 Report build_report(const FrozenMeta& meta, const ModelTree& model,
-                    const std::optional<std::vector<MeshAxis>>& mesh,
-                    const ReportPlanOptions& plan) {
-  return ReportBuilder(meta, model).build(mesh, plan);
-}
-
-ReportOutput run_report(const ReportRequest& request) {
-  ReportOutput result;
-  auto load = [&result](const std::string& path) -> std::optional<JsonDocument> {
-    Expected<InputFile> input = read_input(path);
-    if (!input) {
-      result.diagnostics.insert(result.diagnostics.end(), input.errors().begin(),
-                                input.errors().end());
-      return std::nullopt;
-    }
-    Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
-    if (!doc) {
-      result.diagnostics.insert(result.diagnostics.end(), doc.errors().begin(), doc.errors().end());
-      return std::nullopt;
-    }
-    return std::move(*doc);
-  };
-  // Both inputs are read before either is judged, so every unreadable file shows up at once.
-  std::optional<JsonDocument> meta_doc = load(request.meta_path);
-  std::optional<JsonDocument> model_doc = load(request.model_path);
-  result.failed = !result.diagnostics.empty();
-  if (result.failed) return result;
-
-  Expected<ModelTree> model = decode_model_tree(*model_doc);
-  if (!model) {
-    result.diagnostics = std::move(model.errors());
-    result.failed = true;
-    return result;
-  }
-  if (!model->has_parameters) {
-    result.diagnostics.push_back(make_error(
-        model->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
-    result.failed = true;
-    return result;
-  }
-
-  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report");
-  if (!meta) {
-    result.diagnostics = std::move(meta.errors());
-    result.failed = true;
-    return result;
-  }
-  Report report = build_report(*meta, *model, request.mesh, request.plan);
-  result.output = request.json ? render_report_json(report, request.top)
-                               : render_report_text(report, request.top.value_or(kDefaultTextTop));
-  result.failed =
-      report.has_errors() || (report.capacity && capacity_exit_code(*report.capacity) != 0);
-  // The summary after the per-parameter findings (the full list is in --json).
-  std::size_t counts[3] = {0, 0, 0};
-  for (const Diagnostic& d : report.findings) ++counts[static_cast<int>(d.severity)];
-  const bool summarize = !report.findings.empty();
-  if (report.findings.size() > kMaxReportedErrors) {
-    const std::size_t rest = report.findings.size() - kMaxReportedErrors;
-    Diagnostic more = report.findings[kMaxReportedErrors];
-    more.file.clear();
-    more.pointer.clear();
-    more.message = std::to_string(rest) + " more finding" + (rest == 1 ? "" : "s") +
-                   " not shown (--json lists them all)";
-    report.findings.resize(kMaxReportedErrors);
-    report.findings.push_back(std::move(more));
-  }
-  if (summarize) {
-    report.findings.push_back(make_note({}, {},
-                                        "report: " + plural(counts[0], "error") + ", " +
-                                            plural(counts[1], "warning") + ", " +
-                                            plural(counts[2], "note")));
-  }
-  result.diagnostics = std::move(report.findings);
-  return result;
+                    const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan,
+                    std::optional<std::size_t> sorted_params) {
+  return ReportBuilder(meta, model).build(mesh, plan, sorted_params);
 }
 
 }  // namespace hpfreeze

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <charconv>
 #include <limits>
+#include <span>
 
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
@@ -63,6 +65,16 @@ std::string mesh_line(const Report& r) {
   return out;
 }
 
+// "[4, 8]", as shape_text spells a shape.
+std::string dims_text(std::span<const std::uint64_t> dims) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += std::to_string(dims[i]);
+  }
+  return out + "]";
+}
+
 // "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
 std::string count_of(std::size_t shown, std::size_t total, std::string_view order) {
   const std::string head = shown == total
@@ -71,37 +83,143 @@ std::string count_of(std::size_t shown, std::size_t total, std::string_view orde
   return " (" + head + ", " + std::string(order) + "):\n";
 }
 
-Json coordinates_json(const Mesh& mesh, const std::vector<std::uint64_t>* at) {
-  JsonObject o;
-  for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
-    o.push_back({mesh.axes[i].axis, Json(at == nullptr ? mesh.axes[i].size : (*at)[i])});
+// Python's json.dumps(indent=2) layout, written straight into one string (the report of a
+// large model is tens of megabytes: no value tree in between). Members go in the order
+// written; strings are spelled as every other hpfreeze output (append_python_string).
+class ReportJsonWriter {
+ public:
+  void reserve(std::size_t n) { out_.reserve(n); }
+  ReportJsonWriter& start_object() {
+    open('{');
+    return *this;
   }
-  return Json(std::move(o));
+  void end_object() { close('}'); }
+  void start_array() { open('['); }
+  void end_array() { close(']'); }
+  // Returns the writer, for the member's value: w.key("fqn").string(fqn).
+  ReportJsonWriter& key(std::string_view k) {
+    element();
+    append_python_string(out_, k);
+    out_ += ": ";
+    after_key_ = true;
+    return *this;
+  }
+  void string(std::string_view s) {
+    element();
+    append_python_string(out_, s);
+  }
+  void optional_string(const std::optional<std::string_view>& s) {
+    if (s) {
+      string(*s);
+    } else {
+      null();
+    }
+  }
+  void number(std::uint64_t v) {
+    element();
+    char digits[24];
+    out_.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+  }
+  void boolean(bool b) {
+    element();
+    out_ += b ? "true" : "false";
+  }
+  void null() {
+    element();
+    out_ += "null";
+  }
+  void dims(std::span<const std::uint64_t> values) {
+    start_array();
+    for (std::uint64_t v : values) number(v);
+    end_array();
+  }
+  std::string finish() {
+    out_ += '\n';
+    return std::move(out_);
+  }
+
+ private:
+  // Before a value: nothing after a key; else ",\n" or "\n" and the indentation when
+  // inside a container.
+  void element() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (counts_.empty()) return;
+    out_ += counts_.back()++ == 0 ? "\n" : ",\n";
+    out_.append(2 * counts_.size(), ' ');
+  }
+  void open(char c) {
+    element();
+    out_ += c;
+    counts_.push_back(0);
+  }
+  void close(char c) {
+    const bool empty = counts_.back() == 0;
+    counts_.pop_back();
+    if (!empty) {
+      out_ += '\n';
+      out_.append(2 * counts_.size(), ' ');
+    }
+    out_ += c;
+  }
+
+  std::string out_;
+  std::vector<std::size_t> counts_;  // members or elements written, per open container
+  bool after_key_ = false;
+};
+
+void write_coordinates(ReportJsonWriter& w, const Mesh& mesh,
+                       const std::vector<std::uint64_t>* at) {
+  w.start_object();
+  for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
+    w.key(mesh.axes[i].axis).number(at == nullptr ? mesh.axes[i].size : (*at)[i]);
+  }
+  w.end_object();
 }
 
 // One element of "meshes", the same members as render_capacity_json writes (docs/formats.md,
 // "report --json").
-Json mesh_json(const MeshCapacity& m) {
-  Json indivisible;
+void write_mesh(ReportJsonWriter& w, const MeshCapacity& m) {
+  w.start_object();
+  w.key("mesh");
+  write_coordinates(w, m.mesh, nullptr);
+  w.key("devices").number(m.mesh.devices);
+  w.key("max_rank_bytes").number(m.max_rank_bytes);
+  w.key("min_rank_bytes").number(m.min_rank_bytes);
+  w.key("max_rank");
+  write_coordinates(w, m.mesh, &m.max_rank);
+  w.key("min_rank");
+  write_coordinates(w, m.mesh, &m.min_rank);
+  w.key("divisible").boolean(m.divisible());
+  w.key("indivisible");
   if (m.indivisible) {
     const Indivisible& x = *m.indivisible;
-    indivisible = Json(JsonObject{{"param", Json(std::string_view(x.fqn))},
-                                  {"dim", Json(static_cast<std::uint64_t>(x.dim))},
-                                  {"size", Json(x.size)},
-                                  {"axis", Json(std::string_view(x.axis))},
-                                  {"axis_size", Json(x.axis_size)},
-                                  {"split_factor", Json(x.split_factor)}});
+    w.start_object();
+    w.key("param").string(x.fqn);
+    w.key("dim").number(x.dim);
+    w.key("size").number(x.size);
+    w.key("axis").string(x.axis);
+    w.key("axis_size").number(x.axis_size);
+    w.key("split_factor").number(x.split_factor);
+    w.end_object();
+  } else {
+    w.null();
   }
-  return Json(JsonObject{{"mesh", coordinates_json(m.mesh, nullptr)},
-                         {"devices", Json(m.mesh.devices)},
-                         {"max_rank_bytes", Json(m.max_rank_bytes)},
-                         {"min_rank_bytes", Json(m.min_rank_bytes)},
-                         {"max_rank", coordinates_json(m.mesh, &m.max_rank)},
-                         {"min_rank", coordinates_json(m.mesh, &m.min_rank)},
-                         {"divisible", Json(m.divisible())},
-                         {"indivisible", std::move(indivisible)},
-                         {"fits", m.fits ? Json(*m.fits) : Json()},
-                         {"over_by_bytes", m.fits ? Json(m.over_by) : Json()}});
+  w.key("fits");
+  if (m.fits) {
+    w.boolean(*m.fits);
+  } else {
+    w.null();
+  }
+  w.key("over_by_bytes");
+  if (m.fits) {
+    w.number(m.over_by);
+  } else {
+    w.null();
+  }
+  w.end_object();
 }
 
 const char* mesh_source_name(MeshSource source) {
@@ -173,6 +291,15 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
   return axes;
 }
 
+std::string placements_text(const ParamReport& param) {
+  std::string out;
+  for (const ReportAxis a : param.axes) {
+    if (!out.empty()) out += ' ';
+    out.append(a->axis).append("=").append(a->text);
+  }
+  return out;
+}
+
 std::string render_report_text(const Report& r, std::size_t top) {
   std::string out = mesh_line(r);
   out += '\n';
@@ -208,7 +335,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
     for (std::size_t i = 0; i < nb; ++i) {
       const BoundaryReport& b = r.boundaries[i];
       rows.push_back({format_byte_size(b.rank0_bytes), std::to_string(b.params),
-                      b.fqn.empty() ? "(root)" : b.fqn});
+                      b.fqn.empty() ? std::string("(root)") : std::string(b.fqn)});
     }
     out += render_table({Align::kRight, Align::kRight, Align::kLeft}, rows, "  ");
     if (nb < r.boundaries.size()) {
@@ -226,8 +353,10 @@ std::string render_report_text(const Report& r, std::size_t top) {
         {"BYTES", "DTYPE", "SHAPE", "LOCAL", "PLACEMENTS", "PARAM"}};
     for (std::size_t i = 0; i < np; ++i) {
       const ParamReport& p = r.params[i];
-      rows.push_back({format_byte_size(p.rank0_bytes), p.dtype.value_or("-"), shape_text(p.shape),
-                      shape_text(p.local_shape), p.placements.empty() ? "-" : p.placements, p.fqn});
+      const std::string placements = placements_text(p);
+      rows.push_back({format_byte_size(p.rank0_bytes), std::string(p.dtype().value_or("-")),
+                      dims_text(p.shape()), dims_text(p.local_shape),
+                      placements.empty() ? "-" : placements, std::string(p.fqn)});
     }
     out += render_table(
         {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft}, rows,
@@ -240,8 +369,8 @@ std::string render_report_text(const Report& r, std::size_t top) {
     std::vector<std::vector<std::string>> rows{{"BYTES", "DTYPE", "SHAPE", "PARAM"}};
     for (std::size_t i = 0; i < nu; ++i) {
       const UncoveredParam& u = r.uncovered[i];
-      rows.push_back(
-          {format_byte_size(u.bytes), u.dtype.value_or("-"), shape_text(u.shape), u.fqn});
+      rows.push_back({format_byte_size(u.bytes), std::string(u.dtype.value_or("-")),
+                      dims_text(u.shape), std::string(u.fqn)});
     }
     out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
   }
@@ -256,87 +385,102 @@ std::string render_report_text(const Report& r, std::size_t top) {
 }
 
 std::string render_report_json(const Report& r, std::optional<std::size_t> top) {
-  auto shape_json = [](const std::vector<std::uint64_t>& shape) {
-    JsonArray a;
-    for (std::uint64_t d : shape) a.emplace_back(d);
-    return Json(std::move(a));
-  };
-  auto placements_json = [](const ParamReport& p) {
-    JsonObject o;
-    for (const auto& [axis, text] : p.axes) {
-      o.push_back({std::string_view(axis), Json(std::string_view(text))});
-    }
-    return Json(std::move(o));
-  };
-  JsonObject mesh;
-  for (const MeshAxis& a : r.mesh) mesh.push_back({a.name, Json(a.size)});
-  JsonArray boundaries;
-  for (const BoundaryReport& b : r.boundaries) {
-    boundaries.emplace_back(JsonObject{{"fqn", Json(std::string_view(b.fqn))},
-                                       {"rank0_bytes", Json(b.rank0_bytes)},
-                                       {"params", Json(static_cast<std::uint64_t>(b.params))}});
-  }
-  JsonArray params;
   const std::size_t np = std::min(top.value_or(r.params.size()), r.params.size());
+  ReportJsonWriter w;
+  w.reserve(512 + np * 420 + (r.boundaries.size() + r.uncovered.size()) * 160 +
+            r.findings.size() * 256);
+  w.start_object();
+  w.key("mesh").start_object();
+  for (const MeshAxis& a : r.mesh) {
+    w.key(a.name).number(a.size);
+  }
+  w.end_object();
+  w.key("mesh_source").string(mesh_source_name(r.mesh_source));
+  w.key("placement_order").start_array();
+  for (const std::string& a : r.axis_order) w.string(a);
+  w.end_array();
+  w.key("counts").start_object();
+  w.key("planned_params").number(r.params.size());
+  w.key("replicated_params").number(r.replicated_params);
+  w.key("uncovered_params").number(r.uncovered.size());
+  w.key("boundaries").number(r.boundaries.size());
+  w.end_object();
+  w.key("rank0_bytes").number(r.rank0_bytes);
+  w.key("replicated_bytes").number(r.replicated_bytes);
+  w.key("unsharded_bytes").number(r.unsharded_bytes);
+  w.key("uncovered_bytes").number(r.uncovered_bytes);
+  w.key("boundaries").start_array();
+  for (const BoundaryReport& b : r.boundaries) {
+    w.start_object().key("fqn").string(b.fqn);
+    w.key("rank0_bytes").number(b.rank0_bytes);
+    w.key("params").number(b.params);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("params").start_array();
   for (std::size_t i = 0; i < np; ++i) {
     const ParamReport& p = r.params[i];
-    params.emplace_back(JsonObject{{"fqn", Json(std::string_view(p.fqn))},
-                                   {"shape", shape_json(p.shape)},
-                                   {"dtype", p.dtype ? Json(std::string_view(*p.dtype)) : Json()},
-                                   {"local_shape", shape_json(p.local_shape)},
-                                   {"rank0_bytes", Json(p.rank0_bytes)},
-                                   {"full_bytes", Json(p.full_bytes)},
-                                   {"boundary", Json(std::string_view(p.boundary))},
-                                   {"placements", placements_json(p)},
-                                   {"replicated", Json(p.replicated)}});
+    w.start_object();
+    w.key("fqn").string(p.fqn);
+    w.key("shape").dims(p.shape());
+    w.key("dtype").optional_string(p.dtype());
+    w.key("local_shape").dims(p.local_shape);
+    w.key("rank0_bytes").number(p.rank0_bytes);
+    w.key("full_bytes").number(p.full_bytes);
+    w.key("boundary").string(p.boundary);
+    w.key("placements").start_object();
+    for (const ReportAxis a : p.axes) {
+      w.key(a->axis).string(a->text);
+    }
+    w.end_object();
+    w.key("replicated").boolean(p.replicated);
+    w.end_object();
   }
-  JsonArray uncovered;
+  w.end_array();
+  w.key("uncovered").start_array();
   for (const UncoveredParam& u : r.uncovered) {
-    uncovered.emplace_back(
-        JsonObject{{"fqn", Json(std::string_view(u.fqn))},
-                   {"shape", shape_json(u.shape)},
-                   {"dtype", u.dtype ? Json(std::string_view(*u.dtype)) : Json()},
-                   {"bytes", Json(u.bytes)}});
+    w.start_object();
+    w.key("fqn").string(u.fqn);
+    w.key("shape").dims(u.shape);
+    w.key("dtype").optional_string(u.dtype);
+    w.key("bytes").number(u.bytes);
+    w.end_object();
   }
-  JsonArray order;
-  for (const std::string& a : r.axis_order) order.emplace_back(std::string_view(a));
-  JsonArray meshes;
-  if (r.capacity) {
-    for (const MeshCapacity& m : r.capacity->meshes) meshes.push_back(mesh_json(m));
-  }
-  JsonArray findings;
-  for (const Diagnostic& d : r.findings) {
-    const char* severity = d.severity == Severity::kError     ? "error"
-                           : d.severity == Severity::kWarning ? "warning"
-                                                              : "note";
-    findings.emplace_back(JsonObject{{"severity", Json(severity)},
-                                     {"file", Json(std::string_view(d.file))},
-                                     {"pointer", Json(std::string_view(d.pointer))},
-                                     {"message", Json(std::string_view(d.message))}});
-  }
-  const auto count = [](std::size_t n) { return Json(static_cast<std::uint64_t>(n)); };
+  w.end_array();
   const CapacityResult* cap = r.capacity ? &*r.capacity : nullptr;
-  const Json doc(
-      JsonObject{{"mesh", Json(std::move(mesh))},
-                 {"mesh_source", Json(mesh_source_name(r.mesh_source))},
-                 {"placement_order", Json(std::move(order))},
-                 {"counts", Json(JsonObject{{"planned_params", count(r.params.size())},
-                                            {"replicated_params", count(r.replicated_params)},
-                                            {"uncovered_params", count(r.uncovered.size())},
-                                            {"boundaries", count(r.boundaries.size())}})},
-                 {"rank0_bytes", Json(r.rank0_bytes)},
-                 {"replicated_bytes", Json(r.replicated_bytes)},
-                 {"unsharded_bytes", Json(r.unsharded_bytes)},
-                 {"uncovered_bytes", Json(r.uncovered_bytes)},
-                 {"boundaries", Json(std::move(boundaries))},
-                 {"params", Json(std::move(params))},
-                 {"uncovered", Json(std::move(uncovered))},
-                 {"optimizer", cap != nullptr ? Json(optimizer_name(cap->optimizer)) : Json()},
-                 {"budget_bytes", cap != nullptr && cap->budget ? Json(*cap->budget) : Json()},
-                 {"swept", Json(r.swept)},
-                 {"meshes", Json(std::move(meshes))},
-                 {"findings", Json(std::move(findings))}});
-  return encode_plain_json(doc) + "\n";
+  w.key("optimizer");
+  if (cap != nullptr) {
+    w.string(optimizer_name(cap->optimizer));
+  } else {
+    w.null();
+  }
+  w.key("budget_bytes");
+  if (cap != nullptr && cap->budget) {
+    w.number(*cap->budget);
+  } else {
+    w.null();
+  }
+  w.key("swept").boolean(r.swept);
+  w.key("meshes").start_array();
+  if (cap != nullptr) {
+    for (const MeshCapacity& m : cap->meshes) write_mesh(w, m);
+  }
+  w.end_array();
+  w.key("findings").start_array();
+  for (const Diagnostic& d : r.findings) {
+    w.start_object();
+    w.key("severity");
+    w.string(d.severity == Severity::kError     ? "error"
+             : d.severity == Severity::kWarning ? "warning"
+                                                : "note");
+    w.key("file").string(d.file);
+    w.key("pointer").string(d.pointer);
+    w.key("message").string(d.message);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.finish();
 }
 
 }  // namespace hpfreeze

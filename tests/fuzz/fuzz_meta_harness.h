@@ -278,7 +278,8 @@ inline std::string check_report_totals(const FrozenMeta& meta, const Report& r) 
   std::uint64_t uncovered = 0;
   std::size_t replicated_params = 0;
   for (const ParamReport& p : r.params) {
-    if (p.rank0_bytes > p.full_bytes) return "a shard is larger than its parameter: " + p.fqn;
+    if (p.rank0_bytes > p.full_bytes)
+      return "a shard is larger than its parameter: " + std::string(p.fqn);
     rank0 = saturating_add(rank0, p.rank0_bytes);
     unsharded = saturating_add(unsharded, p.full_bytes);
     if (p.replicated) {

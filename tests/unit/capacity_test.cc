@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <deque>
 #include <random>
 #include <string>
 #include <utility>
@@ -17,12 +18,30 @@ Placement placement(std::string_view text) {
   return p ? *p : Placement::replicate();
 }
 
+// CapacityParam views its strings and sizes: the tests keep everything they point at
+// until the binary exits.
+template <class T>
+const T& keep(T value) {
+  static std::deque<T> kept;
+  return kept.emplace_back(std::move(value));
+}
+
+CapacityParam param_of(std::string fqn, std::vector<std::int64_t> shape, std::string dtype,
+                       std::vector<std::pair<std::string, Placement>> placements,
+                       bool requires_grad = true) {
+  std::vector<CapacityPlacement> axes;
+  for (auto& [axis, p] : placements) axes.push_back({keep(std::move(axis)), p});
+  return CapacityParam{keep(std::move(fqn)), keep(std::move(shape)), keep(std::move(dtype)),
+                       requires_grad, keep(std::move(axes))};
+}
+
 CapacityParam param(std::string fqn, std::vector<std::int64_t> shape, std::string dtype,
                     std::vector<std::pair<std::string, std::string_view>> placements,
                     bool requires_grad = true) {
-  CapacityParam p{std::move(fqn), std::move(shape), std::move(dtype), requires_grad, {}};
-  for (auto& [axis, text] : placements) p.placements.emplace_back(axis, placement(text));
-  return p;
+  std::vector<std::pair<std::string, Placement>> parsed;
+  for (auto& [axis, text] : placements) parsed.emplace_back(std::move(axis), placement(text));
+  return param_of(std::move(fqn), std::move(shape), std::move(dtype), std::move(parsed),
+                  requires_grad);
 }
 
 Mesh mesh(std::vector<AxisSize> axes) {
@@ -311,21 +330,24 @@ TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
     std::vector<CapacityParam> params;
     const int count = pick(1, 4);
     for (int i = 0; i < count; ++i) {
-      CapacityParam p{"p" + std::to_string(i), {}, pick(0, 1) != 0 ? "bf16" : "float32", true, {}};
+      const std::string dtype = pick(0, 1) != 0 ? "bf16" : "float32";
+      std::vector<std::int64_t> shape;
+      std::vector<std::pair<std::string, Placement>> placements;
       const int rank = pick(1, 3);
-      for (int d = 0; d < rank; ++d) p.shape.push_back(pick(0, 23));
+      for (int d = 0; d < rank; ++d) shape.push_back(pick(0, 23));
       for (const std::string& a : axes) {
         const int kind = pick(0, 4);
         const auto dim = static_cast<std::int64_t>(pick(0, rank - 1));
         const bool uneven = pick(0, 1) != 0;
         if (kind == 0) continue;
-        p.placements.emplace_back(a, kind == 1   ? Placement::replicate()
-                                     : kind == 2 ? Placement::partial()
-                                     : kind == 3
-                                         ? Placement::shard(dim, uneven)
-                                         : Placement::strided_shard(dim, pick(1, 3), uneven));
+        placements.emplace_back(a, kind == 1   ? Placement::replicate()
+                                   : kind == 2 ? Placement::partial()
+                                   : kind == 3 ? Placement::shard(dim, uneven)
+                                               : Placement::strided_shard(dim, pick(1, 3), uneven));
       }
-      params.push_back(std::move(p));
+      const CapacityParam p =
+          param_of("p" + std::to_string(i), std::move(shape), dtype, std::move(placements));
+      params.push_back(p);
     }
     const std::vector<std::uint64_t> n{static_cast<std::uint64_t>(pick(1, 5)),
                                        static_cast<std::uint64_t>(pick(1, 4)),
@@ -376,6 +398,50 @@ TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
   }
 }
 
+// A source that makes each param into one reused buffer gives what the list gives: the
+// planner keeps no view of a param past the next one (a stale view would read the bytes of
+// a later, different param).
+TEST(CapacitySource, MatchesTheListWithOneReusedBuffer) {
+  std::vector<CapacityParam> params;
+  for (int i = 0; i < 40; ++i) {
+    const std::string axis = i % 3 == 0 ? "tp" : i % 3 == 1 ? "ep" : "zz";
+    params.push_back(param("layer" + std::to_string(i) + ".w", {8 + i % 5, 12},
+                           i % 2 == 0 ? "bf16" : "float32", {{axis, i % 4 == 0 ? "S(-1)" : "S(1)"}},
+                           i % 7 != 0));
+  }
+  struct Buffer {
+    std::string fqn, dtype, axis;
+    std::vector<std::int64_t> shape;
+    std::vector<CapacityPlacement> placements;
+  } buffer;
+  CapacityRequest request;
+  request.axis_order = {"tp"};
+  request.fixed = {{"tp", 4}};
+  request.sweeps = {{"ep", {1, 2, 8}}, {"zz", {3, 5}}};
+  request.optimizer = Optimizer::kAdam;
+  request.budget = 4096;
+  request.source.count = params.size();
+  request.source.at = [&](std::size_t i) {
+    const CapacityParam& p = params[i];
+    buffer.fqn.assign(p.fqn);
+    buffer.dtype.assign(p.dtype);
+    buffer.shape.assign(p.shape.begin(), p.shape.end());
+    buffer.axis.assign(p.placements[0].axis);
+    buffer.placements = {{buffer.axis, p.placements[0].placement}};
+    return CapacityParam{buffer.fqn, buffer.shape, buffer.dtype, p.requires_grad,
+                         buffer.placements};
+  };
+  Expected<CapacityResult> from_source = plan_capacity(request);
+  request.source = {};
+  request.params = params;
+  Expected<CapacityResult> from_list = plan_capacity(request);
+  ASSERT_TRUE(from_source.ok() && from_list.ok());
+  EXPECT_EQ(from_source->params, 40U);
+  EXPECT_EQ(from_source->meshes.size(), 6U);
+  EXPECT_EQ(render_capacity_json(*from_source), render_capacity_json(*from_list));
+  EXPECT_EQ(render_capacity_text(*from_source), render_capacity_text(*from_list));
+}
+
 // The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
 // like torch; the rendered JSON must match its bytes.
 TEST(CapacityFixture, MatchesIndependentCalculator) {
@@ -398,16 +464,17 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     request.optimizer = *parse_optimizer(std::string_view(c["optimizer"]));
     if (!c["budget"].is_null()) request.budget = *parse_byte_size(std::string_view(c["budget"]));
     for (simdjson::dom::element p : c["params"].get_array()) {
-      CapacityParam cp;
-      cp.fqn = std::string(std::string_view(p["fqn"]));
-      for (std::int64_t d : p["shape"].get_array()) cp.shape.push_back(d);
-      cp.dtype = std::string(std::string_view(p["dtype"]));
-      cp.requires_grad = bool(p["requires_grad"]);
+      std::vector<std::int64_t> shape;
+      for (std::int64_t d : p["shape"].get_array()) shape.push_back(d);
+      std::vector<std::pair<std::string, Placement>> placements;
       for (simdjson::dom::array pl : p["placements"].get_array()) {
-        cp.placements.emplace_back(std::string(std::string_view(pl.at(0))),
-                                   placement(std::string_view(pl.at(1))));
+        placements.emplace_back(std::string(std::string_view(pl.at(0))),
+                                placement(std::string_view(pl.at(1))));
       }
-      request.params.push_back(std::move(cp));
+      const CapacityParam cp = param_of(std::string(std::string_view(p["fqn"])), std::move(shape),
+                                        std::string(std::string_view(p["dtype"])),
+                                        std::move(placements), bool(p["requires_grad"]));
+      request.params.push_back(cp);
     }
     Expected<CapacityResult> result = plan_capacity(request);
     ASSERT_TRUE(result.ok()) << name << ": " << result.errors().front().message;

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -38,27 +40,37 @@ std::string model_json(const std::vector<ModelParam>& params) {
 
 std::vector<MeshAxis> mesh(std::vector<MeshAxis> axes) { return axes; }
 
+// A Report views the decoded inputs it was built from: the tests keep every one of them
+// until the binary exits.
+template <class T>
+T& keep(T value) {
+  static std::deque<T> kept;
+  return kept.emplace_back(std::move(value));
+}
+
 Report report_of(const std::string& meta, const std::string& model,
-                 const std::optional<std::vector<MeshAxis>>& mesh_axes) {
+                 const std::optional<std::vector<MeshAxis>>& mesh_axes,
+                 std::optional<std::size_t> sorted_params = std::nullopt) {
   Expected<JsonDocument> meta_doc = parse_json_document("meta.json", meta);
   Expected<JsonDocument> model_doc = parse_json_document("model.json", model);
   if (!meta_doc || !model_doc) {
     ADD_FAILURE() << "test input is not JSON";
     return Report{};
   }
-  Expected<ModelTree> tree = decode_model_tree(*model_doc);
+  Expected<ModelTree> tree = decode_model_tree(keep(std::move(*model_doc)));
   if (!tree) {
     ADD_FAILURE() << tree.errors().front().message;
     return Report{};
   }
-  Expected<FrozenMeta> decoded = decode_meta(*meta_doc, "report");
+  Expected<FrozenMeta> decoded = decode_meta(keep(std::move(*meta_doc)), "report");
   if (!decoded) {
     // What run_report prints instead of a report; here as findings, to compare them.
     Report failed;
     failed.findings = decoded.errors();
     return failed;
   }
-  return build_report(*decoded, *tree, mesh_axes);
+  return build_report(keep(std::move(*decoded)), keep(std::move(*tree)), mesh_axes, {},
+                      sorted_params);
 }
 
 // A meta whose param_plan has one boundary "b" with the given params object text.
@@ -87,7 +99,8 @@ const ParamReport* param(const Report& r, std::string_view fqn) {
 
 std::vector<std::uint64_t> local(const Report& r, std::string_view fqn) {
   const ParamReport* p = param(r, fqn);
-  return p == nullptr ? std::vector<std::uint64_t>{} : p->local_shape;
+  return p == nullptr ? std::vector<std::uint64_t>{}
+                      : std::vector<std::uint64_t>(p->local_shape.begin(), p->local_shape.end());
 }
 
 using Shape = std::vector<std::uint64_t>;
@@ -189,8 +202,8 @@ TEST(BuildReport, ShardEven) {
   EXPECT_EQ(r.params[0].fqn, "b.v");  // 120 bytes before 48
   EXPECT_EQ(r.params[0].rank0_bytes, 120u);
   EXPECT_EQ(r.params[0].full_bytes, 480u);
-  EXPECT_EQ(r.params[0].placements, "tp=S(1)");
-  EXPECT_EQ(r.params[0].dtype, "float32");
+  EXPECT_EQ(placements_text(r.params[0]), "tp=S(1)");
+  EXPECT_EQ(r.params[0].dtype(), "float32");
   EXPECT_EQ(r.params[1].fqn, "b.w");
   EXPECT_EQ(r.params[1].rank0_bytes, 48u);
   ASSERT_EQ(r.boundaries.size(), 1u);
@@ -199,6 +212,39 @@ TEST(BuildReport, ShardEven) {
   EXPECT_EQ(r.boundaries[0].params, 2u);
   EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 4}));
   EXPECT_EQ(r.mesh_source, MeshSource::kFlag);
+}
+
+TEST(BuildReport, SortsOnlyTheFirstParamsWhenAsked) {
+  // Bytes on tp=2: b.a 2 x 4 = 8, b.b 16, b.c 8, b.d 4, b.e 16: by bytes, then FQN, the
+  // order is b.b, b.e, b.a, b.c, b.d.
+  const std::string meta = plan_b(
+      R"j({"a": {"tp": "S(0)"}, "b": {"tp": "S(0)"}, "c": {"tp": "S(0)"}, "d": {"tp": "S(0)"},)j"
+      R"j( "e": {"tp": "S(0)"}})j");
+  const std::string model = model_json({{"b.a", "[4]", "float32"},
+                                        {"b.b", "[8]", "float32"},
+                                        {"b.c", "[4]", "float32"},
+                                        {"b.d", "[2]", "float32"},
+                                        {"b.e", "[8]", "float32"}});
+  auto names = [](const Report& r) {
+    std::vector<std::string> out;
+    for (const ParamReport& p : r.params) out.emplace_back(p.fqn);
+    return out;
+  };
+  EXPECT_THAT(names(report_of(meta, model, mesh({{"tp", 2}}))),
+              ElementsAre("b.b", "b.e", "b.a", "b.c", "b.d"));
+  for (std::size_t k : {0, 1, 2, 3, 4, 5, 9}) {
+    const Report r = report_of(meta, model, mesh({{"tp", 2}}), k);
+    std::vector<std::string> got = names(r);
+    ASSERT_EQ(got.size(), 5u);
+    const std::vector<std::string> want{"b.b", "b.e", "b.a", "b.c", "b.d"};
+    const std::size_t n = std::min<std::size_t>(k, 5);
+    EXPECT_EQ(std::vector<std::string>(got.begin(), got.begin() + static_cast<long>(n)),
+              std::vector<std::string>(want.begin(), want.begin() + static_cast<long>(n)))
+        << k;
+    std::sort(got.begin(), got.end());  // every param is there, once
+    EXPECT_THAT(got, ElementsAre("b.a", "b.b", "b.c", "b.d", "b.e")) << k;
+    EXPECT_EQ(r.rank0_bytes, 52u) << k;
+  }
 }
 
 TEST(BuildReport, ShardUnevenTakesTheCeiling) {
@@ -295,7 +341,7 @@ TEST(BuildReport, ReplicateAndPartialChangeNothing) {
   EXPECT_EQ(local(r, "b.q"), (Shape{4, 4}));
   EXPECT_EQ(local(r, "b.s"), (Shape{2, 4}));
   EXPECT_EQ(local(r, "b.none"), (Shape{4}));
-  EXPECT_EQ(param(r, "b.none")->placements, "");
+  EXPECT_EQ(placements_text(*param(r, "b.none")), "");
   EXPECT_EQ(r.replicated_params, 4u);
   EXPECT_EQ(r.replicated_bytes, 3u * 32 + 16);
   EXPECT_EQ(r.rank0_bytes, 3u * 32 + 16 + 16);
@@ -318,7 +364,7 @@ TEST(BuildReport, SeveralAxesShardTheSameDimInMeshDimNamesOrder) {
               ElementsAre("error meta.json /param_plan/b/params/y/tp: parameter 'b.y' dim 0 "
                           "(local size 6 of 12) is not divisible by 4: S(0) on axis 'tp' of "
                           "size 4"));
-  EXPECT_EQ(param(ct, "b.x")->placements, "cp=S(0) tp=S(0)");
+  EXPECT_EQ(placements_text(*param(ct, "b.x")), "cp=S(0) tp=S(0)");
   EXPECT_THAT(ct.axis_order, ElementsAre("cp", "tp"));
 
   const Report tc = report_of(
@@ -329,7 +375,7 @@ TEST(BuildReport, SeveralAxesShardTheSameDimInMeshDimNamesOrder) {
               ElementsAre("error meta.json /param_plan/b/params/y/cp: parameter 'b.y' dim 0 "
                           "(local size 3 of 12) is not divisible by 2: S(0) on axis 'cp' of "
                           "size 2"));
-  EXPECT_EQ(param(tc, "b.x")->placements, "tp=S(0) cp=S(0)");
+  EXPECT_EQ(placements_text(*param(tc, "b.x")), "tp=S(0) cp=S(0)");
 
   // No mesh_dim_names: axes in name order, so cp before tp.
   const Report sorted =
@@ -364,7 +410,7 @@ TEST(BuildReport, AxesOutsideMeshDimNamesComeAfterThemByName) {
                              model_json({{"b.w", "[8, 4]", "bfloat16"}}),
                              mesh({{"ep", 8}, {"tp", 2}, {"cp", 2}}));
   EXPECT_THAT(r.axis_order, ElementsAre("tp", "cp", "ep"));
-  EXPECT_EQ(param(r, "b.w")->placements, "tp=S(1) cp=R ep=S(0)");
+  EXPECT_EQ(placements_text(*param(r, "b.w")), "tp=S(1) cp=R ep=S(0)");
   EXPECT_EQ(local(r, "b.w"), (Shape{1, 2}));
   EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 2}, MeshAxis{"ep", 8}, MeshAxis{"tp", 2}));
 }
@@ -451,7 +497,7 @@ TEST(BuildReport, MissingDtypeIsBfloat16WithOneWarning) {
                           "counted as bfloat16 (2 bytes); the first is 'b.a'"));
   EXPECT_EQ(r.rank0_bytes, 14u);
   EXPECT_EQ(r.uncovered_bytes, 10u);
-  EXPECT_EQ(param(r, "b.a")->dtype, std::nullopt);
+  EXPECT_EQ(param(r, "b.a")->dtype(), std::nullopt);
 }
 
 TEST(BuildReport, UnknownDtypeIsAnErrorAndTheParamIsLeftOut) {
@@ -492,7 +538,7 @@ TEST(BuildReport, UncoveredParamsAndPrefixCoverage) {
   ASSERT_EQ(r.uncovered.size(), 2u);
   EXPECT_EQ(r.uncovered[0].fqn, "b.extra");
   EXPECT_EQ(r.uncovered[0].bytes, 64u);
-  EXPECT_EQ(r.uncovered[0].shape, (Shape{4, 4}));
+  EXPECT_EQ(Shape(r.uncovered[0].shape.begin(), r.uncovered[0].shape.end()), (Shape{4, 4}));
   EXPECT_EQ(r.uncovered[1].fqn, "m.expertsX.w");  // a prefix only counts up to a dot
   EXPECT_EQ(r.uncovered_bytes, 72u);
   EXPECT_EQ(local(r, "lm_head.weight"), (Shape{4, 2}));  // root boundary: no leading dot
@@ -881,6 +927,40 @@ TEST_F(RunReportTest, ModelWithoutParameters) {
       out.diagnostics[0].location_and_message(),
       request.model_path + ": the model tree has no 'parameters'; a report needs their shapes");
   EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kRejected);
+}
+
+// The model is parsed without the duplicate-key walk (its decoder checks keys): a repeat
+// still gets the parse's diagnostic, alone or beside the other unreadable input.
+TEST_F(RunReportTest, RepeatedKeyInTheModel) {
+  const std::string model = R"j({"modules": {"": "M"}, "parameters": {)j"
+                            R"j("b.w": {"shape": [4]}, "b.w": {"shape": [2]}}})j";
+  const std::string repeated_field =
+      R"j({"modules": {"": "M"}, "parameters": {"b.w": {"shape": [4], "shape": [2]}}})j";
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
+  request.model_path = write("model.json", model);
+  ReportOutput out = run_report(request);
+  EXPECT_TRUE(out.failed);
+  EXPECT_EQ(out.output, "");
+  ASSERT_EQ(out.diagnostics.size(), 1u);
+  EXPECT_EQ(out.diagnostics[0].location_and_message(),
+            request.model_path + ": /parameters/b.w: duplicate key 'b.w'");
+  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kRejected);
+
+  request.model_path = write("field.json", repeated_field);
+  out = run_report(request);
+  ASSERT_EQ(out.diagnostics.size(), 1u);
+  EXPECT_EQ(out.diagnostics[0].location_and_message(),
+            request.model_path + ": /parameters/b.w/shape: duplicate key 'shape'");
+
+  request.meta_path = (dir_ / "missing.json").string();
+  request.model_path = write("model.json", model);
+  out = run_report(request);
+  EXPECT_TRUE(out.failed);
+  ASSERT_EQ(out.diagnostics.size(), 2u);
+  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kIo);
+  EXPECT_EQ(out.diagnostics[1].location_and_message(),
+            request.model_path + ": /parameters/b.w: duplicate key 'b.w'");
 }
 
 TEST_F(RunReportTest, ManyFindingsAreCutOnStderrButNotInJson) {

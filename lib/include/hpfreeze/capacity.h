@@ -8,7 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,14 +21,29 @@
 
 namespace hpfreeze {
 
+struct CapacityPlacement {
+  std::string_view axis;
+  Placement placement;
+};
+
 // One planned parameter: its shape and dtype from the model tree, its placements from the
-// meta's param_plan (axis name -> placement, any order, each axis at most once).
+// meta's param_plan (any order, each axis at most once). Views: the caller keeps what they
+// point at alive until plan_capacity / CapacityModel::build returns (the model copies the
+// little it keeps).
 struct CapacityParam {
-  std::string fqn;
-  std::vector<std::int64_t> shape;
-  std::string dtype;  // torch spelling ("bfloat16", "torch.float8_e4m3fn", ...)
+  std::string_view fqn;
+  std::span<const std::int64_t> shape;
+  std::string_view dtype;  // torch spelling ("bfloat16", "torch.float8_e4m3fn", ...)
   bool requires_grad = true;
-  std::vector<std::pair<std::string, Placement>> placements;
+  std::span<const CapacityPlacement> placements;
+};
+
+// Parameters made on demand, for a caller that would rather not hold them all at once:
+// at(i) for i < count, read a few times each and one at a time (what a returned param
+// views need only last until the next call).
+struct CapacityParamSource {
+  std::size_t count = 0;
+  std::function<CapacityParam(std::size_t)> at;
 };
 
 enum class Optimizer : std::uint8_t { kNone, kSgd, kMomentum, kAdam, kAdamW };
@@ -114,6 +131,8 @@ class CapacityModel {
   // parameter: unknown dtype, negative size, dim out of range, more than 2^64-1 bytes.
   static Expected<CapacityModel> build(const std::vector<CapacityParam>& params,
                                        std::vector<std::string> axis_order, Optimizer optimizer);
+  static Expected<CapacityModel> build(const CapacityParamSource& params,
+                                       std::vector<std::string> axis_order, Optimizer optimizer);
 
   // Exact worst/best rank bytes over every rank of `mesh`; axes of the mesh the model does
   // not know hold no sharded dim. Fails only when the ranks fall into more distinct size
@@ -151,6 +170,7 @@ class CapacityModel {
 
 struct CapacityRequest {
   std::vector<CapacityParam> params;
+  CapacityParamSource source;           // used instead of `params` when source.at is set
   std::vector<std::string> axis_order;  // the meta's mesh_dim_names; may be empty
   std::vector<AxisSize> fixed;          // --mesh, or the mesh the meta implies
   std::vector<AxisSweep> sweeps;        // one per axis, none also in `fixed`

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,33 +38,53 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text);
 
 enum class MeshSource { kFlag, kParallelDims, kNone };
 
+// One applied placement of a planned parameter: the decoded meta's own (axis, the text as
+// the meta spells it, the parsed placement).
+using ReportAxis = const MetaAxisPlacement*;
+
+// The report's strings and shapes are views into the decoded meta and model tree it was
+// built from (both must outlive it) or into the Report's own pools below.
 struct ParamReport {
-  std::string fqn;
-  std::string boundary;
-  std::vector<std::uint64_t> shape;
-  std::vector<std::uint64_t> local_shape;
-  std::optional<std::string> dtype;  // as the model tree spells it; nullopt when missing
-  std::string placements;            // "tp=S(0) ep=R", in the order they were applied
-  std::vector<std::pair<std::string, std::string>> axes;  // (axis, placement), same order
+  std::string_view fqn;
+  std::string_view boundary;
+  const ModelParameter* info = nullptr;        // the model tree's entry: shape, dtype
+  std::span<const std::uint64_t> local_shape;  // rank 0's piece
+  std::span<const ReportAxis> axes;            // in the order they were applied
   std::uint64_t rank0_bytes = 0;
   std::uint64_t full_bytes = 0;
   bool replicated = false;  // no Shard/StridedShard on a mesh axis of size > 1
+
+  [[nodiscard]] std::span<const std::uint64_t> shape() const { return info->shape; }
+  // As the model tree spells it; nullopt when missing.
+  [[nodiscard]] std::optional<std::string_view> dtype() const { return info->dtype; }
 };
 
+// "tp=S(0) ep=R": the axes in the order they were applied; empty when there are none.
+std::string placements_text(const ParamReport& param);
+
 struct BoundaryReport {
-  std::string fqn;
+  std::string_view fqn;
   std::uint64_t rank0_bytes = 0;
   std::size_t params = 0;
 };
 
 struct UncoveredParam {
-  std::string fqn;
-  std::vector<std::uint64_t> shape;
-  std::optional<std::string> dtype;
+  std::string_view fqn;
+  std::span<const std::uint64_t> shape;  // the model tree's
+  std::optional<std::string_view> dtype;
   std::uint64_t bytes = 0;  // full size
+  bool requires_grad = true;
 };
 
+// Move-only: the params view the report's own pools, which a copy would not carry along.
 struct Report {
+  Report() = default;
+  Report(Report&&) noexcept = default;
+  Report& operator=(Report&&) noexcept = default;
+  Report(const Report&) = delete;
+  Report& operator=(const Report&) = delete;
+  ~Report() = default;
+
   std::vector<MeshAxis> mesh;  // sorted by axis name
   MeshSource mesh_source = MeshSource::kNone;
   std::vector<std::string> axis_order;  // order placements are applied: every axis seen
@@ -72,7 +93,9 @@ struct Report {
   std::uint64_t unsharded_bytes = 0;
   std::uint64_t uncovered_bytes = 0;
   std::size_t replicated_params = 0;
-  std::vector<ParamReport> params;         // rank0_bytes descending, then FQN
+  // rank0_bytes descending, then FQN; with build_report's `sorted_params`, only that many
+  // come first in this order and the rest follow in no particular order.
+  std::vector<ParamReport> params;
   std::vector<BoundaryReport> boundaries;  // rank0_bytes descending, then FQN
   std::vector<UncoveredParam> uncovered;   // bytes descending, then FQN
   Diagnostics findings;                    // errors, then warnings, then notes
@@ -81,6 +104,9 @@ struct Report {
   // input error it would repeat is already a finding).
   std::optional<CapacityResult> capacity;
   bool swept = false;  // --sweep was given
+  // What ParamReport::local_shape and ::axes view: one allocation each for all params.
+  std::vector<std::uint64_t> local_dims;
+  std::vector<ReportAxis> applied_axes;
 
   [[nodiscard]] bool has_errors() const;
 };
@@ -94,10 +120,13 @@ struct ReportPlanOptions {
 };
 
 // Builds the report from a decoded meta; `mesh` is the --mesh value, nullopt to read
-// parallel_dims. Swept axes count as size 1 in the per-parameter table.
+// parallel_dims. Swept axes count as size 1 in the per-parameter table. `meta` and `model`
+// must outlive the report (it views their strings and shapes). `sorted_params`: put only
+// that many params in order (a renderer showing the top K needs no more); nullopt: all.
 Report build_report(const FrozenMeta& meta, const ModelTree& model,
                     const std::optional<std::vector<MeshAxis>>& mesh,
-                    const ReportPlanOptions& plan = {});
+                    const ReportPlanOptions& plan = {},
+                    std::optional<std::size_t> sorted_params = std::nullopt);
 
 // The readable table; params and boundaries lists are cut to `top` entries.
 std::string render_report_text(const Report& report, std::size_t top);

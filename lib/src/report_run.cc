@@ -1,0 +1,122 @@
+// run_report: reading and decoding the two inputs, then the report, rendered, and its
+// findings for stderr. The arithmetic is in report_command.cc, the rendering in
+// report_render.cc.
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "hpfreeze/command_result.h"
+#include "hpfreeze/io.h"
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
+#include "hpfreeze/report_command.h"
+
+namespace hpfreeze {
+namespace {
+
+constexpr std::size_t kDefaultTextTop = 10;
+
+}  // namespace
+
+ReportOutput run_report(const ReportRequest& request) {
+  ReportOutput result;
+  auto load = [](const std::string& path, ParseOptions options,
+                 Diagnostics& errors) -> std::optional<JsonDocument> {
+    Expected<InputFile> input = read_input(path);
+    if (!input) {
+      errors = std::move(input.errors());
+      return std::nullopt;
+    }
+    Expected<JsonDocument> doc =
+        parse_json_document(input->display_name, std::move(input->bytes), options);
+    if (!doc) {
+      errors = std::move(doc.errors());
+      return std::nullopt;
+    }
+    // The DOM holds its own strings; the text is not needed again.
+    doc->release_bytes();
+    return std::move(*doc);
+  };
+  // One input at a time, each decoded and its tree released before the next is read, so
+  // that two parses are never held at once: the model first, whose decoded form is the
+  // smaller, then the meta. The diagnostics keep the order of the command line: every
+  // unreadable file (meta, then model), else the model's errors, then the meta's.
+  //
+  // The model decoder checks the keys of every object it walks (model_decode.cc), as in
+  // freeze: its parse skips the separate duplicate-key walk. A repeat is then reported by
+  // the decoder, or below with an unreadable meta, as the parse would have.
+  ParseOptions model_options;
+  model_options.check_duplicate_keys = false;
+  Diagnostics model_unread;
+  std::optional<JsonDocument> model_doc = load(request.model_path, model_options, model_unread);
+  std::optional<Expected<ModelTree>> model;
+  if (model_doc) {
+    model = decode_model_tree(*model_doc);
+    // The decoded tree views only the document's strings.
+    if (*model) model_doc->release_tree();
+  }
+  Diagnostics meta_unread;
+  std::optional<JsonDocument> meta_doc = load(request.meta_path, {}, meta_unread);
+  if (!meta_unread.empty() || !model_unread.empty()) {
+    result.diagnostics = std::move(meta_unread);
+    result.diagnostics.insert(result.diagnostics.end(), model_unread.begin(), model_unread.end());
+    if (model && !*model) {
+      if (std::optional<Diagnostic> repeated = find_duplicate_key(*model_doc)) {
+        result.diagnostics.push_back(std::move(*repeated));
+      }
+    }
+    result.failed = true;
+    return result;
+  }
+  if (!*model) {
+    result.diagnostics = std::move(model->errors());
+    result.failed = true;
+    return result;
+  }
+  if (!(*model)->has_parameters) {
+    result.diagnostics.push_back(make_error(
+        (*model)->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
+    result.failed = true;
+    return result;
+  }
+  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report");
+  if (!meta) {
+    result.diagnostics = std::move(meta.errors());
+    result.failed = true;
+    return result;
+  }
+  meta_doc->release_tree();  // the decoded meta views only the document's strings
+  // The text shows the top `top` params, --json all of them unless --top is given.
+  const std::optional<std::size_t> shown =
+      request.json ? request.top : request.top.value_or(kDefaultTextTop);
+  Report report = build_report(*meta, **model, request.mesh, request.plan, shown);
+  result.output = request.json ? render_report_json(report, request.top)
+                               : render_report_text(report, request.top.value_or(kDefaultTextTop));
+  result.failed =
+      report.has_errors() || (report.capacity && capacity_exit_code(*report.capacity) != 0);
+  // The summary after the per-parameter findings (the full list is in --json).
+  std::size_t counts[3] = {0, 0, 0};
+  for (const Diagnostic& d : report.findings) ++counts[static_cast<int>(d.severity)];
+  const bool summarize = !report.findings.empty();
+  if (report.findings.size() > kMaxReportedErrors) {
+    const std::size_t rest = report.findings.size() - kMaxReportedErrors;
+    Diagnostic more = report.findings[kMaxReportedErrors];
+    more.file.clear();
+    more.pointer.clear();
+    more.message = std::to_string(rest) + " more finding" + (rest == 1 ? "" : "s") +
+                   " not shown (--json lists them all)";
+    report.findings.resize(kMaxReportedErrors);
+    report.findings.push_back(std::move(more));
+  }
+  if (summarize) {
+    Diagnostic& summary = report.findings.emplace_back(
+        make_warning({}, {},
+                     "report: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
+                         ", " + plural(counts[2], "note")));
+    summary.severity = Severity::kNote;
+  }
+  result.diagnostics = std::move(report.findings);
+  return result;
+}
+
+}  // namespace hpfreeze
