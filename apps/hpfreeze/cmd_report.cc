@@ -6,7 +6,6 @@
 
 #include "cli.h"
 #include "hpfreeze/capacity.h"
-#include "hpfreeze/io.h"
 #include "hpfreeze/report_command.h"
 
 namespace hpfreeze::cli {
@@ -125,19 +124,7 @@ Runner declare_report(CLI::App& app) {
       report(make_error({}, {}, "at most one of META and --model may be '-' (stdin)"));
       return kExitTrouble;
     }
-    const ReportOutput result = run_report(request);
-    if (!result.output.empty()) {
-      if (Expected<WriteOutcome> written = write_stdout(result.output); !written) {
-        report(result.diagnostics);
-        report(written.errors());
-        return kExitTrouble;
-      }
-    }
-    report(result.diagnostics);
-    if (!result.failed) return kExitOk;
-    CommandResult errors;
-    errors.diagnostics = result.diagnostics;
-    return errors.io_failed() ? kExitTrouble : kExitRejected;
+    return finish(run_report(request));
   };
 }
 

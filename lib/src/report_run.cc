@@ -18,8 +18,8 @@ constexpr std::size_t kDefaultTextTop = 10;
 
 }  // namespace
 
-ReportOutput run_report(const ReportRequest& request) {
-  ReportOutput result;
+CommandResult run_report(const ReportRequest& request) {
+  CommandResult result;
   auto load = [](const std::string& path, ParseOptions options,
                  Diagnostics& errors) -> std::optional<JsonDocument> {
     Expected<InputFile> input = read_input(path);
@@ -65,24 +65,20 @@ ReportOutput run_report(const ReportRequest& request) {
         result.diagnostics.push_back(std::move(*repeated));
       }
     }
-    result.failed = true;
     return result;
   }
   if (!*model) {
     result.diagnostics = std::move(model->errors());
-    result.failed = true;
     return result;
   }
   if (!(*model)->has_parameters) {
     result.diagnostics.push_back(make_error(
         (*model)->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
-    result.failed = true;
     return result;
   }
   Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report");
   if (!meta) {
     result.diagnostics = std::move(meta.errors());
-    result.failed = true;
     return result;
   }
   meta_doc->release_tree();  // the decoded meta views only the document's strings
@@ -92,8 +88,8 @@ ReportOutput run_report(const ReportRequest& request) {
   Report report = build_report(*meta, **model, request.mesh, request.plan, shown);
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
-  result.failed =
-      report.has_errors() || (report.capacity && capacity_exit_code(*report.capacity) != 0);
+  // An error finding fails the run by itself; no usable mesh is a "no" without one.
+  result.negative = report.capacity && capacity_exit_code(*report.capacity) != 0;
   // The summary after the per-parameter findings (the full list is in --json).
   std::size_t counts[3] = {0, 0, 0};
   for (const Diagnostic& d : report.findings) ++counts[static_cast<int>(d.severity)];

@@ -908,8 +908,8 @@ TEST_F(RunReportTest, ReadFailureIsAnIoError) {
   ReportRequest request;
   request.meta_path = (dir_ / "missing.json").string();
   request.model_path = write("model.json", model_json({{"w", "[2]", "bfloat16"}}));
-  const ReportOutput out = run_report(request);
-  EXPECT_TRUE(out.failed);
+  const CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
   EXPECT_EQ(out.output, "");
   ASSERT_EQ(out.diagnostics.size(), 1u);
   EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kIo);
@@ -919,8 +919,8 @@ TEST_F(RunReportTest, ModelWithoutParameters) {
   ReportRequest request;
   request.meta_path = write("meta.json", R"j({"param_plan": {}})j");
   request.model_path = write("model.json", R"j({"modules": {"": "M"}})j");
-  const ReportOutput out = run_report(request);
-  EXPECT_TRUE(out.failed);
+  const CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
   EXPECT_EQ(out.output, "");
   ASSERT_EQ(out.diagnostics.size(), 1u);
   EXPECT_EQ(
@@ -939,8 +939,8 @@ TEST_F(RunReportTest, RepeatedKeyInTheModel) {
   ReportRequest request;
   request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
   request.model_path = write("model.json", model);
-  ReportOutput out = run_report(request);
-  EXPECT_TRUE(out.failed);
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
   EXPECT_EQ(out.output, "");
   ASSERT_EQ(out.diagnostics.size(), 1u);
   EXPECT_EQ(out.diagnostics[0].location_and_message(),
@@ -956,7 +956,7 @@ TEST_F(RunReportTest, RepeatedKeyInTheModel) {
   request.meta_path = (dir_ / "missing.json").string();
   request.model_path = write("model.json", model);
   out = run_report(request);
-  EXPECT_TRUE(out.failed);
+  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
   ASSERT_EQ(out.diagnostics.size(), 2u);
   EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kIo);
   EXPECT_EQ(out.diagnostics[1].location_and_message(),
@@ -976,8 +976,8 @@ TEST_F(RunReportTest, ManyFindingsAreCutOnStderrButNotInJson) {
   request.model_path = write("model.json", model_json(model));
   request.mesh = mesh({{"tp", 2}});
   request.json = true;
-  const ReportOutput out = run_report(request);
-  EXPECT_TRUE(out.failed);
+  const CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
   ASSERT_EQ(out.diagnostics.size(), 102u);
   EXPECT_EQ(out.diagnostics[100].message, "50 more findings not shown (--json lists them all)");
   EXPECT_EQ(out.diagnostics[100].severity, Severity::kError);
@@ -997,10 +997,23 @@ TEST_F(RunReportTest, CleanReportDoesNotFail) {
   request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
   request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
   request.mesh = mesh({{"tp", 2}});
-  const ReportOutput out = run_report(request);
-  EXPECT_FALSE(out.failed);
+  const CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kOk);
   EXPECT_THAT(out.diagnostics, IsEmpty());
   EXPECT_EQ(out.output.substr(0, 25), "mesh: tp=2 (from --mesh)\n");
+}
+
+TEST_F(RunReportTest, NoMeshWithinTheBudgetIsANegativeAnswerNotAnError) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
+  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+  request.mesh = mesh({{"tp", 2}});
+  request.plan.budget = 1;  // bytes: less than the 4 that rank 0 holds
+  const CommandResult out = run_report(request);
+  EXPECT_TRUE(out.negative);
+  EXPECT_FALSE(out.failed());
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_NE(out.output, "");
 }
 
 }  // namespace

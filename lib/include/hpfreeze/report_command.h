@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hpfreeze/capacity.h"
+#include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
@@ -144,14 +145,11 @@ struct ReportRequest {
   ReportPlanOptions plan;
 };
 
-struct ReportOutput {
-  std::string output;       // bytes for stdout; empty when the inputs could not be read
-  Diagnostics diagnostics;  // for stderr: read/decode errors, or the findings (at most
-                            // kMaxReportedErrors, then one line counting the rest)
-  bool failed = false;      // some error: exit 1, or 2 when an error is of class kIo;
-                            // also when no evaluated mesh is usable (capacity_exit_code)
-};
-
-ReportOutput run_report(const ReportRequest& request);
+// Reads, decodes and reports. The output is the table (or with `json`, the JSON object);
+// empty when an input could not be read or decoded. The diagnostics are the read and
+// decode errors, or the findings (at most kMaxReportedErrors, then one line counting the
+// rest, then the summary line). No evaluated mesh usable (capacity_exit_code) makes the
+// result negative: exit status 1 without an error finding.
+CommandResult run_report(const ReportRequest& request);
 
 }  // namespace hpfreeze
