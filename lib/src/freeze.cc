@@ -184,6 +184,7 @@ void freeze_params(const std::vector<ParamPlacements>& params, CanonicalStrings&
     frozen.name = param.name;
     frozen.first_axis = out.axes.size();
     frozen.axis_count = param.axes.size();
+    frozen.sharded = is_sharded(param);
     for (const AxisPlacement& a : param.axes) {
       out.axes.push_back({a.axis, canonical.get(a.placement)});
     }
@@ -198,7 +199,6 @@ void freeze_params(const std::vector<ParamPlacements>& params, CanonicalStrings&
   FrozenParam* const first = out.params.data() + boundary.first_param;
   sort_by_name(first, first + boundary.param_count, [](const FrozenParam& p) { return p.name; });
 }
-
 
 std::string module_pointer(std::string_view fqn) { return pointer_join("/modules", fqn); }
 
@@ -254,6 +254,46 @@ std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringAre
   }
   // Unsigned byte order is code point order on UTF-8.
   sort_by_name(fqns.data(), fqns.data() + fqns.size(), [](std::string_view s) { return s; });
+  fqns.erase(std::unique(fqns.begin(), fqns.end()), fqns.end());
+  return fqns;
+}
+
+// The same list from the sorted tables. Each boundary's sharded params, joined, are a sorted
+// run ("b" for the name "" first, then "b." + names in order), but runs interleave (the
+// params of "m.layers.0" and of "m.layers.0.mlp"; "a.b-c.x" sorts before "a.b.x"): the
+// runs are merged pairwise, about log2(boundaries) passes instead of a sort.
+std::vector<std::string_view> sharded_param_fqns(const FrozenParamPlan& plan, StringArena& arena) {
+  std::vector<std::string_view> fqns;
+  std::vector<std::size_t> runs;  // start of each run, then the end
+  fqns.reserve(plan.params.size());
+  advise_huge_pages(fqns);
+  for (const FrozenBoundary& b : plan.boundaries) {
+    runs.push_back(fqns.size());
+    for (std::size_t p = b.first_param; p < b.first_param + b.param_count; ++p) {
+      if (plan.params[p].sharded) fqns.push_back(join_fqn_in(arena, b.fqn, plan.params[p].name));
+    }
+  }
+  runs.push_back(fqns.size());
+  std::vector<std::string_view> merged(fqns.size());
+  while (runs.size() > 2) {
+    std::vector<std::size_t> next;
+    next.reserve(runs.size() / 2 + 2);
+    for (std::size_t r = 0; r + 1 < runs.size(); r += 2) {
+      next.push_back(runs[r]);
+      const auto at = [&](std::vector<std::string_view>& v, std::size_t i) {
+        return v.begin() + static_cast<std::ptrdiff_t>(i);
+      };
+      if (r + 2 < runs.size()) {
+        std::merge(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(fqns, runs[r + 1]),
+                   at(fqns, runs[r + 2]), at(merged, runs[r]));
+      } else {
+        std::copy(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(merged, runs[r]));
+      }
+    }
+    next.push_back(runs.back());
+    fqns.swap(merged);
+    runs.swap(next);
+  }
   fqns.erase(std::unique(fqns.begin(), fqns.end()), fqns.end());
   return fqns;
 }
@@ -405,7 +445,7 @@ PlanFreezer::PlanFreezer(const PlanDump& plan, const FreezeOptions& options)
             [](const FrozenBoundary& a, const FrozenBoundary& b) { return a.fqn < b.fqn; });
   frozen.injections = Json(std::move(injections));
 
-  frozen.frozen_sharded_params = sharded_param_fqns(plan, frozen.strings);
+  frozen.frozen_sharded_params = sharded_param_fqns(param_plan, frozen.strings);
 
   JsonArray pairs;
   pairs.reserve(plan.tied_pairs.size());

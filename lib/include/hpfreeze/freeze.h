@@ -33,6 +33,7 @@ struct FrozenParam {
   std::string_view name;
   std::size_t first_axis = 0;  // into FrozenParamPlan::axes
   std::size_t axis_count = 0;
+  bool sharded = false;  // Shard, StridedShard or Partial on some axis
 };
 struct FrozenBoundary {
   std::string_view fqn;
