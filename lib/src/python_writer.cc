@@ -209,9 +209,28 @@ void escape_bytes(const unsigned char*& p, const unsigned char* stop, const unsi
 
 }  // namespace
 
+// Strings shorter than this are first tried as plain bytes, one table lookup per byte:
+// most of the meta's strings are short (axis names, placements, many keys), and for them
+// the block scan's setup cost more than the scan.
+constexpr std::size_t kShortString = 16;
+
 void write_string(OutputBuffer& out, std::string_view utf8) {
   const auto* p = reinterpret_cast<const unsigned char*>(utf8.data());
   const auto* const end = p + utf8.size();
+  if (utf8.size() < kShortString) {
+    char* q = out.reserve(kShortString + 2);
+    char special = 0;
+    for (std::size_t i = 0; i < utf8.size(); ++i) {
+      special |= kEscape[p[i]];
+      q[i + 1] = static_cast<char>(p[i]);
+    }
+    if (special == kCopy) {
+      q[0] = '"';
+      q[utf8.size() + 1] = '"';
+      out.commit(q + utf8.size() + 2);
+      return;
+    }
+  }
   // Room for one chunk, its slack and both quotes.
   const auto room = [&] {
     return std::min(static_cast<std::size_t>(end - p), kStringChunk) * kMaxEscapedPerByte +
