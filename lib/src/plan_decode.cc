@@ -59,8 +59,9 @@ Tag tag_of_key(std::string_view key) {
   return Tag::kNone;
 }
 
-// Which type tag an object carries; two tags are an error.
-Tag find_tag(simdjson::dom::object o, const Path& pointer) {
+// Which type tag an object carries; two tags are an error. `tag_value` receives the
+// tag's value, so that a placement's type is not looked up again.
+Tag find_tag(simdjson::dom::object o, const Path& pointer, element& tag_value) {
   Tag found = Tag::kNone;
   std::string_view found_key;
   for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
@@ -73,6 +74,7 @@ Tag find_tag(simdjson::dom::object o, const Path& pointer) {
     }
     found = t;
     found_key = key;
+    tag_value = key_it.value();
   }
   return found;
 }
@@ -93,8 +95,8 @@ class Decoder {
     return json_from_dom(e);
   }
 
-  Placement placement_object(simdjson::dom::object o, const Path& pointer) {
-    element type_element = member_of(o, "$placement");
+  // `type_element` is the value of the object's one "$placement" key (find_tag).
+  Placement placement_object(simdjson::dom::object o, element type_element, const Path& pointer) {
     const std::string_view type = expect_string(type_element, Path(pointer, "$placement"));
     static constexpr std::string_view kShardFields[] = {"dim", "uneven_shard"};
     static constexpr std::string_view kStridedFields[] = {"dim", "split_factor", "uneven_shard"};
@@ -165,10 +167,10 @@ class Decoder {
     return p;
   }
 
-  SpecValue typed_object(simdjson::dom::object o, Tag tag, const Path& pointer) {
+  SpecValue typed_object(simdjson::dom::object o, Tag tag, element tag_value, const Path& pointer) {
     switch (tag) {
       case Tag::kPlacement:
-        return SpecValue{placement_object(o, pointer)};
+        return SpecValue{placement_object(o, tag_value, pointer)};
       case Tag::kTarget: {
         if (o.size() != 1) fail(pointer, "a $target object may hold no other key");
         element inner = member_of(o, "$target");
@@ -191,8 +193,9 @@ class Decoder {
   SpecValue spec_value(element e, const Path& pointer) {
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
-      const Tag tag = find_tag(o, pointer);
-      if (tag != Tag::kNone) return typed_object(o, tag, pointer);
+      element tag_value;
+      const Tag tag = find_tag(o, pointer, tag_value);
+      if (tag != Tag::kNone) return typed_object(o, tag, tag_value, pointer);
       SpecObject members;
       members.reserve(o.size());
       for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
@@ -242,18 +245,21 @@ class Decoder {
       if (!parsed) fail(pointer, parsed.errors().front().message);
       return *parsed;
     }
-    std::string got(json_type_article(e));
+    std::string_view got;
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
-      const Tag tag = find_tag(o, pointer);
-      if (tag == Tag::kPlacement) return placement_object(o, pointer);
+      element tag_value;
+      const Tag tag = find_tag(o, pointer, tag_value);
+      if (tag == Tag::kPlacement) return placement_object(o, tag_value, pointer);
       // A $callable or $target leaf is a typed value, not a plain object: say which.
       got = tag == Tag::kCallable ? "a typed $callable value"
             : tag == Tag::kTarget ? "a typed $target value"
                                   : "a plain object";
+    } else {
+      got = json_type_article(e);
     }
     fail(pointer, "expected a placement ({\"$placement\": ...} or a canonical string), got " +
-                      got);
+                      std::string(got));
   }
 
   std::vector<ParamPlacements> params(element e, const Path& pointer) {
