@@ -2,6 +2,7 @@
 // per-kind rules of the freeze are checked here, so the freeze passes only see well-formed
 // values. The model tree has its own decoder (model_decode.cc).
 #include <algorithm>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -52,6 +53,15 @@ void check_reduce_op(std::string_view op, const Path& pointer) {
 
 enum class Tag { kNone, kPlacement, kTarget, kCallable };
 
+// The number of members; simdjson's size() stops counting at 0xFFFFFF.
+std::size_t object_size(simdjson::dom::object o) {
+  std::size_t size = o.size();
+  if (size < 0xFFFFFF) return size;
+  size = 0;
+  for (auto it = o.begin(); it != o.end(); ++it) ++size;
+  return size;
+}
+
 Tag tag_of_key(std::string_view key) {
   if (is(key, "$placement")) return Tag::kPlacement;
   if (is(key, "$target")) return Tag::kTarget;
@@ -86,8 +96,8 @@ Tag find_tag(simdjson::dom::object o, const Path& pointer, element& tag_value) {
 // would have.
 class Decoder {
  public:
-  Decoder(NegativeDims* negative_dims, bool check_keys)
-      : negative_dims_(negative_dims), check_keys_(check_keys) {}
+  Decoder(NegativeDims* negative_dims, AxisStorage* axis_storage, bool check_keys)
+      : negative_dims_(negative_dims), axis_storage_(axis_storage), check_keys_(check_keys) {}
 
   // Copies a subtree that is not walked.
   Json copy(element e) {
@@ -280,14 +290,15 @@ class Decoder {
       // Built in place: copies through the stack stalled on store forwarding.
       ParamPlacements& param = out.emplace_back();
       param.name = name;
-      param.axes.reserve(axes.size());
+      param.axes = axis_storage_->allocate(object_size(axes));
+      std::size_t count = 0;
       for (auto axis_it = axes.begin(); axis_it != axes.end(); ++axis_it) {
         const std::string_view axis = axis_it.key();
         if (tag_of_key(axis) != Tag::kNone) {
           fail(param_pointer, "expected an object of axis placements, got a typed " +
                                   std::string(axis) + " value");
         }
-        AxisPlacement& placement = param.axes.emplace_back();
+        AxisPlacement& placement = param.axes[count++];
         placement.axis = axis;
         placement.placement = param_leaf(axis_it.value(), Path(param_pointer, axis));
       }
@@ -381,6 +392,7 @@ class Decoder {
 
  private:
   NegativeDims* negative_dims_;
+  AxisStorage* axis_storage_;
   bool check_keys_;
   RepeatCheck repeats_;
 };
@@ -406,6 +418,19 @@ std::vector<std::string_view> string_array(element e, const Path& pointer) {
 }
 
 }  // namespace
+
+std::span<AxisPlacement> AxisStorage::allocate(std::size_t count) {
+  constexpr std::size_t kBlock = 4096;
+  if (count == 0) return {};
+  if (size_ - used_ < count) {
+    size_ = std::max(count, kBlock);
+    blocks_.push_back(std::make_unique<AxisPlacement[]>(size_));
+    used_ = 0;
+  }
+  const std::span<AxisPlacement> room(blocks_.back().get() + used_, count);
+  used_ += count;
+  return room;
+}
 
 std::string join_fqn(std::string_view boundary, std::string_view name) {
   if (boundary.empty()) return std::string(name);
@@ -443,7 +468,7 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
     simdjson::dom::object root = expect_object(document.root(), root_path);
     std::optional<element> modules;
     const bool check_keys = !document.keys_checked();
-    Decoder decoder(&plan.negative_dims, check_keys);
+    Decoder decoder(&plan.negative_dims, &plan.axis_storage, check_keys);
     unsigned root_keys = 0;
     for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
       const std::string_view key = key_it.key();
