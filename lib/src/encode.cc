@@ -127,13 +127,13 @@ class TreeEncoder {
 
   // Ties fall back to position so that duplicate keys keep insertion order.
   static bool key_less(const JsonMember* a, const JsonMember* b) {
-    const int c = pyjson::compare_bytes(a->key, b->key);
+    const int c = compare_names(a->key, b->key);
     return c < 0 || (c == 0 && std::less<>()(a, b));
   }
 
   static bool keys_in_order(const JsonObject& object) {
     for (std::size_t i = 1; i < object.size(); ++i) {
-      if (pyjson::compare_bytes(object[i].key, object[i - 1].key) < 0) return false;
+      if (compare_names(object[i].key, object[i - 1].key) < 0) return false;
     }
     return true;
   }

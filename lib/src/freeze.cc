@@ -125,7 +125,7 @@ template <class T, class NameOf>
 void sort_by_name(T* first, T* last, NameOf name_of, std::size_t depth, int levels) {
   constexpr std::ptrdiff_t kSmall = 12;
   const auto suffix_less = [&depth, &name_of](const T& a, const T& b) {
-    return name_of(a).substr(depth) < name_of(b).substr(depth);
+    return compare_names(name_of(a).substr(depth), name_of(b).substr(depth)) < 0;
   };
   while (last - first > kSmall) {
     if (levels == 0) {
@@ -191,7 +191,7 @@ void freeze_params(const std::vector<ParamPlacements>& params, CanonicalStrings&
     // A param has one axis per mesh dim: a few, insertion sort.
     FrozenAxis* const first = out.axes.data() + frozen.first_axis;
     for (std::size_t i = 1; i < frozen.axis_count; ++i) {
-      for (std::size_t j = i; j > 0 && first[j].axis < first[j - 1].axis; --j) {
+      for (std::size_t j = i; j > 0 && compare_names(first[j].axis, first[j - 1].axis) < 0; --j) {
         std::swap(first[j], first[j - 1]);
       }
     }
@@ -285,7 +285,8 @@ std::vector<std::string_view> sharded_param_fqns(const FrozenParamPlan& plan, St
       };
       if (r + 2 < runs.size()) {
         std::merge(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(fqns, runs[r + 1]),
-                   at(fqns, runs[r + 2]), at(merged, runs[r]));
+                   at(fqns, runs[r + 2]), at(merged, runs[r]),
+                   [](std::string_view a, std::string_view b) { return compare_names(a, b) < 0; });
       } else {
         std::copy(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(merged, runs[r]));
       }

@@ -205,7 +205,7 @@ void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& 
   set("boundary_classes", &frozen.boundary_classes, TopMember::Kind::kJson);
   set("mesh_dim_names", &frozen.mesh_dim_names, TopMember::Kind::kJson);
   std::stable_sort(members.begin(), members.end(), [](const TopMember& a, const TopMember& b) {
-    return pyjson::compare_bytes(a.key, b.key) < 0;
+    return compare_names(a.key, b.key) < 0;
   });
 
   {

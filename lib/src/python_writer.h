@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "name_index.h"
+
 namespace hpfreeze {
 struct Json;
 }
@@ -72,29 +74,6 @@ void write_string(OutputBuffer& out, std::string_view utf8);
 
 // Writes Python's repr(d) at `out` (room for kMaxFloatLength) and returns its end.
 char* write_float(char* out, double d);
-
-// Three-way comparison as unsigned bytes, which on UTF-8 is code point order (Python's
-// sort_keys). Same result as string_view::compare, inlined: keys are short and the call
-// to memcmp was a large share of encoding time.
-inline int compare_bytes(std::string_view a, std::string_view b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  std::size_t i = 0;
-  if constexpr (std::endian::native == std::endian::little) {
-    for (; i + 8 <= n; i += 8) {
-      std::uint64_t x;
-      std::uint64_t y;
-      std::memcpy(&x, a.data() + i, 8);
-      std::memcpy(&y, b.data() + i, 8);
-      if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
-    }
-  }
-  for (; i < n; ++i) {
-    const auto x = static_cast<unsigned char>(a[i]);
-    const auto y = static_cast<unsigned char>(b[i]);
-    if (x != y) return x < y ? -1 : 1;
-  }
-  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
-}
 
 // Python's indent=2 layout: before each element of a non-empty container, a comma
 // (not before the first), a newline and two spaces per level of `depth`; the same
