@@ -251,5 +251,23 @@ TEST(MetaEncoding, SameBytesAsTheAssembledTree) {
   }
 }
 
+TEST(MetaEncoding, ShardedParamsMergedAcrossBoundaries) {
+  // Joined FQNs of different boundaries interleave ("a" + "b-c.d" sorts before "a.b" +
+  // "a": '-' < '.'), and two boundaries can name the same parameter ("a" + "b.c", "a.b" +
+  // "c"): sorted by code point, listed once, replicated params left out.
+  const std::string plan = R"j({"modules": {
+      "": {"params": {"a.b.z": {"tp": "S(0)"}, "zz": {"tp": "S(0)"}}},
+      "a": {"params": {"b.c": {"tp": "S(0)"}, "b-c.d": {"tp": "S(1)"}, "": {"tp": "P(sum)"}}},
+      "a.b": {"params": {"c": {"tp": "S(0)"}, "a": {"tp": "SS(0,2)"}, "r": {"tp": "R"}}},
+      "a.b-c": {"params": {"a": {"tp": "S(0)"}}}}})j";
+  const std::string model = R"j({"modules": {"": "M", "a": "A", "a.b": "B", "a.b-c": "C"}})j";
+  const std::string bytes = meta_bytes(plan, model, nullptr, false);
+  EXPECT_NE(bytes.find("  \"frozen_sharded_params\": [\n    \"a\",\n    \"a.b-c.a\",\n"
+                       "    \"a.b-c.d\",\n    \"a.b.a\",\n    \"a.b.c\",\n    \"a.b.z\",\n"
+                       "    \"zz\"\n  ],\n"),
+            std::string::npos)
+      << bytes;
+}
+
 }  // namespace
 }  // namespace hpfreeze
