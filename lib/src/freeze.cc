@@ -107,29 +107,97 @@ Json value_to_dict(const SpecValue& value, CanonicalStrings& canonical) {
   return std::visit(Visitor{canonical}, value.v);
 }
 
-// Members are built in place: moving Json values into vectors went through std::visit for
-// every one of them.
-Json freeze_params(const std::vector<ParamPlacements>& params, CanonicalStrings& canonical) {
-  Json out(JsonObject{});
-  JsonObject& members = out.as_object();
-  members.reserve(params.size());
-  for (const ParamPlacements& param : params) {
-    JsonMember& member = members.emplace_back();
-    member.key = param.name;
-    JsonObject& axes = member.value.v.emplace<JsonObject>();
-    axes.reserve(param.axes.size());
-    for (const AxisPlacement& a : param.axes) {
-      JsonMember& axis = axes.emplace_back();
-      axis.key = a.axis;
-      axis.value.v.emplace<std::string_view>(canonical.get(a.placement));
+// Byte `depth` of s as 0..255, or -1 past its end (so that a prefix sorts first).
+int byte_at(std::string_view s, std::size_t depth) {
+  return depth < s.size() ? static_cast<unsigned char>(s[depth]) : -1;
+}
+
+int median_of_three(int a, int b, int c) {
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+// Sorts items by name as std::string_view's operator< does (unsigned bytes), by multikey
+// quicksort (Bentley & Sedgewick). FQNs share long prefixes ("model.layers.12.mlp.experts."):
+// a comparison sort reads them again in every comparison, this reads each byte about once
+// per partition. All names in [first, last) agree on their first `depth` bytes; past
+// `levels` recursion levels (adversarial input) it falls back to std::sort. Not stable.
+template <class T, class NameOf>
+void sort_by_name(T* first, T* last, NameOf name_of, std::size_t depth, int levels) {
+  constexpr std::ptrdiff_t kSmall = 12;
+  const auto suffix_less = [&depth, &name_of](const T& a, const T& b) {
+    return compare_names(name_of(a).substr(depth), name_of(b).substr(depth)) < 0;
+  };
+  while (last - first > kSmall) {
+    if (levels == 0) {
+      std::sort(first, last, suffix_less);
+      return;
     }
+    const std::ptrdiff_t n = last - first;
+    const int pivot =
+        median_of_three(byte_at(name_of(first[0]), depth), byte_at(name_of(first[n / 2]), depth),
+                        byte_at(name_of(last[-1]), depth));
+    T* lt = first;
+    T* gt = last;
+    for (T* i = first; i < gt;) {
+      const int c = byte_at(name_of(*i), depth);
+      if (c < pivot) {
+        std::swap(*lt++, *i++);
+      } else if (c > pivot) {
+        std::swap(*i, *--gt);
+      } else {
+        ++i;
+      }
+    }
+    sort_by_name(first, lt, name_of, depth, levels - 1);
+    sort_by_name(gt, last, name_of, depth, levels - 1);
+    if (pivot < 0) return;  // [lt, gt) all end at `depth`: equal names
+    first = lt;
+    last = gt;
+    ++depth;
   }
-  return out;
+  if (last - first < 2) return;  // first + 1 would leave the range (or offset a null pointer)
+  for (T* i = first + 1; i < last; ++i) {
+    for (T* j = i; j > first && suffix_less(*j, j[-1]); --j) std::swap(*j, j[-1]);
+  }
+}
+
+template <class T, class NameOf>
+void sort_by_name(T* first, T* last, NameOf name_of) {
+  const auto n = static_cast<std::size_t>(last - first);
+  sort_by_name(first, last, name_of, 0, 2 * static_cast<int>(std::bit_width(n)) + 16);
 }
 
 bool is_sharded(const ParamPlacements& param) {
   return std::any_of(param.axes.begin(), param.axes.end(),
                      [](const AxisPlacement& a) { return a.placement.is_sharded(); });
+}
+
+// Appends one boundary's params to the flat tables, each param's axes and then the params
+// sorted by name (the order the meta is written in).
+void freeze_params(const std::vector<ParamPlacements>& params, CanonicalStrings& canonical,
+                   FrozenParamPlan& out, FrozenBoundary& boundary) {
+  boundary.has_params = true;
+  boundary.first_param = out.params.size();
+  boundary.param_count = params.size();
+  for (const ParamPlacements& param : params) {
+    FrozenParam& frozen = out.params.emplace_back();
+    frozen.name = param.name;
+    frozen.first_axis = out.axes.size();
+    frozen.axis_count = param.axes.size();
+    frozen.sharded = is_sharded(param);
+    for (const AxisPlacement& a : param.axes) {
+      out.axes.push_back({a.axis, canonical.get(a.placement)});
+    }
+    // A param has one axis per mesh dim: a few, insertion sort.
+    FrozenAxis* const first = out.axes.data() + frozen.first_axis;
+    for (std::size_t i = 1; i < frozen.axis_count; ++i) {
+      for (std::size_t j = i; j > 0 && compare_names(first[j].axis, first[j - 1].axis) < 0; --j) {
+        std::swap(first[j], first[j - 1]);
+      }
+    }
+  }
+  FrozenParam* const first = out.params.data() + boundary.first_param;
+  sort_by_name(first, first + boundary.param_count, [](const FrozenParam& p) { return p.name; });
 }
 
 std::string module_pointer(std::string_view fqn) { return pointer_join("/modules", fqn); }
@@ -148,58 +216,6 @@ void join_fqn_into(std::string& out, std::string_view boundary, std::string_view
   if (!name.empty()) {
     out += '.';
     out += name;
-  }
-}
-
-// Byte `depth` of s as 0..255, or -1 past its end (so that a prefix sorts first).
-int byte_at(std::string_view s, std::size_t depth) {
-  return depth < s.size() ? static_cast<unsigned char>(s[depth]) : -1;
-}
-
-int median_of_three(int a, int b, int c) {
-  return std::max(std::min(a, b), std::min(std::max(a, b), c));
-}
-
-// Sorts names as std::string_view's operator< does (unsigned bytes), by multikey quicksort
-// (Bentley & Sedgewick). FQNs share long prefixes ("model.layers.12.mlp.experts."): a
-// comparison sort reads them again in every comparison, this reads each byte about once
-// per partition. All names in [first, last) agree on their first `depth` bytes; past
-// `levels` recursion levels (adversarial input) it falls back to std::sort.
-void sort_names(std::string_view* first, std::string_view* last, std::size_t depth, int levels) {
-  constexpr std::ptrdiff_t kSmall = 12;
-  const auto suffix_less = [&depth](std::string_view a, std::string_view b) {
-    return a.substr(depth) < b.substr(depth);
-  };
-  while (last - first > kSmall) {
-    if (levels == 0) {
-      std::sort(first, last, suffix_less);
-      return;
-    }
-    const std::ptrdiff_t n = last - first;
-    const int pivot = median_of_three(byte_at(first[0], depth), byte_at(first[n / 2], depth),
-                                      byte_at(last[-1], depth));
-    std::string_view* lt = first;
-    std::string_view* gt = last;
-    for (std::string_view* i = first; i < gt;) {
-      const int c = byte_at(*i, depth);
-      if (c < pivot) {
-        std::swap(*lt++, *i++);
-      } else if (c > pivot) {
-        std::swap(*i, *--gt);
-      } else {
-        ++i;
-      }
-    }
-    sort_names(first, lt, depth, levels - 1);
-    sort_names(gt, last, depth, levels - 1);
-    if (pivot < 0) return;  // [lt, gt) all end at `depth`: equal names
-    first = lt;
-    last = gt;
-    ++depth;
-  }
-  if (last - first < 2) return;  // first + 1 would leave the range (or offset a null pointer)
-  for (std::string_view* i = first + 1; i < last; ++i) {
-    for (std::string_view* j = i; j > first && suffix_less(*j, j[-1]); --j) std::swap(*j, j[-1]);
   }
 }
 
@@ -237,8 +253,48 @@ std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringAre
     }
   }
   // Unsigned byte order is code point order on UTF-8.
-  sort_names(fqns.data(), fqns.data() + fqns.size(), 0,
-             2 * static_cast<int>(std::bit_width(fqns.size())) + 16);
+  sort_by_name(fqns.data(), fqns.data() + fqns.size(), [](std::string_view s) { return s; });
+  fqns.erase(std::unique(fqns.begin(), fqns.end()), fqns.end());
+  return fqns;
+}
+
+// The same list from the sorted tables. Each boundary's sharded params, joined, are a sorted
+// run ("b" for the name "" first, then "b." + names in order), but runs interleave (the
+// params of "m.layers.0" and of "m.layers.0.mlp"; "a.b-c.x" sorts before "a.b.x"): the
+// runs are merged pairwise, about log2(boundaries) passes instead of a sort.
+std::vector<std::string_view> sharded_param_fqns(const FrozenParamPlan& plan, StringArena& arena) {
+  std::vector<std::string_view> fqns;
+  std::vector<std::size_t> runs;  // start of each run, then the end
+  fqns.reserve(plan.params.size());
+  advise_huge_pages(fqns);
+  for (const FrozenBoundary& b : plan.boundaries) {
+    runs.push_back(fqns.size());
+    for (std::size_t p = b.first_param; p < b.first_param + b.param_count; ++p) {
+      if (plan.params[p].sharded) fqns.push_back(join_fqn_in(arena, b.fqn, plan.params[p].name));
+    }
+  }
+  runs.push_back(fqns.size());
+  std::vector<std::string_view> merged(fqns.size());
+  while (runs.size() > 2) {
+    std::vector<std::size_t> next;
+    next.reserve(runs.size() / 2 + 2);
+    for (std::size_t r = 0; r + 1 < runs.size(); r += 2) {
+      next.push_back(runs[r]);
+      const auto at = [&](std::vector<std::string_view>& v, std::size_t i) {
+        return v.begin() + static_cast<std::ptrdiff_t>(i);
+      };
+      if (r + 2 < runs.size()) {
+        std::merge(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(fqns, runs[r + 1]),
+                   at(fqns, runs[r + 2]), at(merged, runs[r]),
+                   [](std::string_view a, std::string_view b) { return compare_names(a, b) < 0; });
+      } else {
+        std::copy(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(merged, runs[r]));
+      }
+    }
+    next.push_back(runs.back());
+    fqns.swap(merged);
+    runs.swap(next);
+  }
   fqns.erase(std::unique(fqns.begin(), fqns.end()), fqns.end());
   return fqns;
 }
@@ -356,29 +412,41 @@ PlanFreezer::PlanFreezer(const PlanDump& plan, const FreezeOptions& options)
   }
 
   CanonicalStrings canonical(frozen.strings);
-  JsonObject param_plan;
-  JsonArray injections;
-  param_plan.reserve(plan.modules.size());
+  FrozenParamPlan& param_plan = frozen.param_plan;
+  std::size_t params = 0;
+  std::size_t axes = 0;
   for (const ModuleSpec& spec : plan.modules) {
-    JsonObject entry;
+    if (!spec.params) continue;
+    params += spec.params->size();
+    for (const ParamPlacements& param : *spec.params) axes += param.axes.size();
+  }
+  param_plan.boundaries.reserve(plan.modules.size());
+  param_plan.params.reserve(params);
+  advise_huge_pages(param_plan.params);
+  param_plan.axes.reserve(axes);
+  advise_huge_pages(param_plan.axes);
+  JsonArray injections;
+  for (const ModuleSpec& spec : plan.modules) {
+    FrozenBoundary& boundary = param_plan.boundaries.emplace_back();
+    boundary.fqn = spec.fqn;
     JsonObject injection;
-    if (spec.params) entry.push_back({"params", freeze_params(*spec.params, canonical)});
+    if (spec.params) freeze_params(*spec.params, canonical, param_plan, boundary);
     for (const ModuleField& present : spec.fields) {
       const SpecField& field = kSpecFields[present.index];
-      JsonObject& target = field.section == FieldSection::kParamPlan ? entry : injection;
+      JsonObject& target = field.section == FieldSection::kParamPlan ? boundary.fields : injection;
       target.push_back({field.meta_key, value_to_dict(present.value, canonical)});
     }
-    param_plan.push_back({spec.fqn, Json(std::move(entry))});
     if (!injection.empty()) {
       injection.insert(injection.begin(), JsonMember{"match", Json(spec.fqn)});
       injections.push_back(Json(std::move(injection)));
     }
   }
-  frozen.param_plan = Json(std::move(param_plan));
+  // Boundary FQNs are unique (they are the keys of the plan's `modules`).
+  std::sort(param_plan.boundaries.begin(), param_plan.boundaries.end(),
+            [](const FrozenBoundary& a, const FrozenBoundary& b) { return a.fqn < b.fqn; });
   frozen.injections = Json(std::move(injections));
 
-  const std::vector<std::string_view> fqns = sharded_param_fqns(plan, frozen.strings);
-  frozen.frozen_sharded_params = Json(JsonArray(fqns.begin(), fqns.end()));
+  frozen.frozen_sharded_params = sharded_param_fqns(param_plan, frozen.strings);
 
   JsonArray pairs;
   pairs.reserve(plan.tied_pairs.size());
@@ -450,23 +518,56 @@ std::vector<std::string> expand_sharded_params(const PlanDump& plan) {
   return {fqns.begin(), fqns.end()};
 }
 
-Json assemble_meta(FrozenPlan& frozen, const Json* base) {
+Json FrozenParamPlan::to_json() const {
+  JsonObject out;
+  out.reserve(boundaries.size());
+  for (const FrozenBoundary& boundary : boundaries) {
+    JsonObject entry;
+    entry.reserve(boundary.fields.size() + 1);
+    if (boundary.has_params) {
+      JsonObject members;
+      members.reserve(boundary.param_count);
+      for (std::size_t p = boundary.first_param; p < boundary.first_param + boundary.param_count;
+           ++p) {
+        JsonObject placements;
+        for (std::size_t a = params[p].first_axis; a < params[p].first_axis + params[p].axis_count;
+             ++a) {
+          placements.push_back({axes[a].axis, Json(axes[a].placement)});
+        }
+        members.push_back({params[p].name, Json(std::move(placements))});
+      }
+      entry.push_back({"params", Json(std::move(members))});
+    }
+    entry.insert(entry.end(), boundary.fields.begin(), boundary.fields.end());
+    out.push_back({boundary.fqn, Json(std::move(entry))});
+  }
+  return Json(std::move(out));
+}
+
+JsonObject meta_defaults_and_base(const Json* base) {
   JsonObject meta = default_meta();
   if (base != nullptr && base->is_object()) {
     for (const JsonMember& m : base->as_object()) set_member(meta, m.key, m.value);
   }
-  set_member(meta, "param_plan", std::move(frozen.param_plan));
-  set_member(meta, "injections", std::move(frozen.injections));
-  set_member(meta, "tied_pairs", std::move(frozen.tied_pairs));
-  set_member(meta, "special_handlers", std::move(frozen.special_handlers));
-  set_member(meta, "frozen_sharded_params", std::move(frozen.frozen_sharded_params));
-  set_member(meta, "boundary_classes", std::move(frozen.boundary_classes));
-  set_member(meta, "mesh_dim_names", std::move(frozen.mesh_dim_names));
   for (JsonMember& m : meta) {
     if (m.key == "covered" && m.value.is_object()) {
       set_member(m.value.as_object(), "sharding_plan", true);
     }
   }
+  return meta;
+}
+
+Json assemble_meta(FrozenPlan& frozen, const Json* base) {
+  JsonObject meta = meta_defaults_and_base(base);
+  set_member(meta, "param_plan", frozen.param_plan.to_json());
+  set_member(meta, "injections", std::move(frozen.injections));
+  set_member(meta, "tied_pairs", std::move(frozen.tied_pairs));
+  set_member(meta, "special_handlers", std::move(frozen.special_handlers));
+  set_member(
+      meta, "frozen_sharded_params",
+      Json(JsonArray(frozen.frozen_sharded_params.begin(), frozen.frozen_sharded_params.end())));
+  set_member(meta, "boundary_classes", std::move(frozen.boundary_classes));
+  set_member(meta, "mesh_dim_names", std::move(frozen.mesh_dim_names));
   return Json(std::move(meta));
 }
 

@@ -120,9 +120,9 @@ std::optional<Diagnostic> wrong_kind_error(const JsonDocument& plan, const JsonD
   const std::string flag = plan_rejected ? "--plan" : "--model";
   const std::string_view wanted_text = plan_rejected ? kPlanFormat : kModelFormat;
   if (kind == DumpKind::kMeta) {
-    return make_error(rejected.name(), {},
-                      "this looks like a codegen_meta.json; " + flag + " wants " +
-                          std::string(wanted_text));
+    return make_error(
+        rejected.name(), {},
+        "this looks like a codegen_meta.json; " + flag + " wants " + std::string(wanted_text));
   }
   // The other file may have been decoded and its tree released: then it is the kind its
   // flag asks for, which is not `wanted`.
@@ -130,13 +130,12 @@ std::optional<Diagnostic> wrong_kind_error(const JsonDocument& plan, const JsonD
   if (!other.tree_released() && guess_dump_kind(other) == wanted) {
     return make_error(rejected.name(), {},
                       "--plan and --model look swapped: --plan " + plan.name() +
-                          " is a model tree dump and --model " + model.name() +
-                          " is a plan dump");
+                          " is a model tree dump and --model " + model.name() + " is a plan dump");
   }
   return make_error(rejected.name(), {},
                     "this looks like " +
-                        std::string(kind == DumpKind::kPlan ? kPlanFormat : kModelFormat) +
-                        "; " + flag + " wants " + std::string(wanted_text));
+                        std::string(kind == DumpKind::kPlan ? kPlanFormat : kModelFormat) + "; " +
+                        flag + " wants " + std::string(wanted_text));
 }
 
 Diagnostic depfile_usage_error(const FreezeRequest& request, std::string message) {
@@ -267,13 +266,16 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   // holds no view into the model dump, the meta none into the decoded plan.
   model.tree.reset();
   model.document.reset();
-  st.sharded_params = frozen->frozen.frozen_sharded_params.as_array().size();
-  Json meta = assemble_meta(frozen->frozen, base ? &*base : nullptr);
+  st.sharded_params = frozen->frozen.frozen_sharded_params.size();
+  const JsonObject defaults_and_base = meta_defaults_and_base(base ? &*base : nullptr);
+  // The frozen plan views the plan's document (kept), not the decoded plan.
   plan.reset();
   st.freeze_ms = ms_since(start);
   st.frozen = true;
+  // The frozen fields are written from their tables, never built into a Json tree.
   start = Clock::now();
-  RenderedMeta rendered{encode_python_json(meta), std::move(frozen->warnings)};
+  RenderedMeta rendered{encode_meta(frozen->frozen, defaults_and_base),
+                        std::move(frozen->warnings)};
   st.encode_ms = ms_since(start);
   st.encoded = true;
   st.output_bytes = rendered.bytes.size();

@@ -1,6 +1,8 @@
 #pragma once
-// Hashing and indexing of names (keys, FQNs) for lookups over 100,000+ entries.
+// Comparing, hashing and indexing names (keys, FQNs), for sorts and for lookups over
+// 100,000+ entries.
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -39,6 +41,29 @@ inline std::uint64_t hash_name(std::string_view s) {
   }
   h = (h ^ w) * 0xc4ce'b9fe'1a85'ec53u;
   return h ^ (h >> 29);
+}
+
+// Three-way comparison as unsigned bytes, which on UTF-8 is code point order (Python's
+// sort_keys). Same result as string_view::compare, inlined: keys are short and the call
+// to memcmp was a large share of encoding time.
+inline int compare_names(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t x;
+      std::uint64_t y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+  }
+  for (; i < n; ++i) {
+    const auto x = static_cast<unsigned char>(a[i]);
+    const auto y = static_cast<unsigned char>(b[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
 
 // An open-addressing hash index from names to positions in some vector: one flat array of

@@ -2,6 +2,7 @@
 // per-kind rules of the freeze are checked here, so the freeze passes only see well-formed
 // values. The model tree has its own decoder (model_decode.cc).
 #include <algorithm>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -52,6 +53,15 @@ void check_reduce_op(std::string_view op, const Path& pointer) {
 
 enum class Tag { kNone, kPlacement, kTarget, kCallable };
 
+// The number of members; simdjson's size() stops counting at 0xFFFFFF.
+std::size_t object_size(simdjson::dom::object o) {
+  std::size_t size = o.size();
+  if (size < 0xFFFFFF) return size;
+  size = 0;
+  for (auto it = o.begin(); it != o.end(); ++it) ++size;
+  return size;
+}
+
 Tag tag_of_key(std::string_view key) {
   if (is(key, "$placement")) return Tag::kPlacement;
   if (is(key, "$target")) return Tag::kTarget;
@@ -59,8 +69,9 @@ Tag tag_of_key(std::string_view key) {
   return Tag::kNone;
 }
 
-// Which type tag an object carries; two tags are an error.
-Tag find_tag(simdjson::dom::object o, const Path& pointer) {
+// Which type tag an object carries; two tags are an error. `tag_value` receives the
+// tag's value, so that a placement's type is not looked up again.
+Tag find_tag(simdjson::dom::object o, const Path& pointer, element& tag_value) {
   Tag found = Tag::kNone;
   std::string_view found_key;
   for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
@@ -73,6 +84,7 @@ Tag find_tag(simdjson::dom::object o, const Path& pointer) {
     }
     found = t;
     found_key = key;
+    tag_value = key_it.value();
   }
   return found;
 }
@@ -84,8 +96,8 @@ Tag find_tag(simdjson::dom::object o, const Path& pointer) {
 // would have.
 class Decoder {
  public:
-  Decoder(NegativeDims* negative_dims, bool check_keys)
-      : negative_dims_(negative_dims), check_keys_(check_keys) {}
+  Decoder(NegativeDims* negative_dims, AxisStorage* axis_storage, bool check_keys)
+      : negative_dims_(negative_dims), axis_storage_(axis_storage), check_keys_(check_keys) {}
 
   // Copies a subtree that is not walked.
   Json copy(element e) {
@@ -93,8 +105,8 @@ class Decoder {
     return json_from_dom(e);
   }
 
-  Placement placement_object(simdjson::dom::object o, const Path& pointer) {
-    element type_element = member_of(o, "$placement");
+  // `type_element` is the value of the object's one "$placement" key (find_tag).
+  Placement placement_object(simdjson::dom::object o, element type_element, const Path& pointer) {
     const std::string_view type = expect_string(type_element, Path(pointer, "$placement"));
     static constexpr std::string_view kShardFields[] = {"dim", "uneven_shard"};
     static constexpr std::string_view kStridedFields[] = {"dim", "split_factor", "uneven_shard"};
@@ -165,10 +177,10 @@ class Decoder {
     return p;
   }
 
-  SpecValue typed_object(simdjson::dom::object o, Tag tag, const Path& pointer) {
+  SpecValue typed_object(simdjson::dom::object o, Tag tag, element tag_value, const Path& pointer) {
     switch (tag) {
       case Tag::kPlacement:
-        return SpecValue{placement_object(o, pointer)};
+        return SpecValue{placement_object(o, tag_value, pointer)};
       case Tag::kTarget: {
         if (o.size() != 1) fail(pointer, "a $target object may hold no other key");
         element inner = member_of(o, "$target");
@@ -191,8 +203,9 @@ class Decoder {
   SpecValue spec_value(element e, const Path& pointer) {
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
-      const Tag tag = find_tag(o, pointer);
-      if (tag != Tag::kNone) return typed_object(o, tag, pointer);
+      element tag_value;
+      const Tag tag = find_tag(o, pointer, tag_value);
+      if (tag != Tag::kNone) return typed_object(o, tag, tag_value, pointer);
       SpecObject members;
       members.reserve(o.size());
       for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
@@ -242,18 +255,21 @@ class Decoder {
       if (!parsed) fail(pointer, parsed.errors().front().message);
       return *parsed;
     }
-    std::string got(json_type_article(e));
+    std::string_view got;
     if (e.is_object()) {
       simdjson::dom::object o = object_of(e);
-      const Tag tag = find_tag(o, pointer);
-      if (tag == Tag::kPlacement) return placement_object(o, pointer);
+      element tag_value;
+      const Tag tag = find_tag(o, pointer, tag_value);
+      if (tag == Tag::kPlacement) return placement_object(o, tag_value, pointer);
       // A $callable or $target leaf is a typed value, not a plain object: say which.
       got = tag == Tag::kCallable ? "a typed $callable value"
             : tag == Tag::kTarget ? "a typed $target value"
                                   : "a plain object";
+    } else {
+      got = json_type_article(e);
     }
     fail(pointer, "expected a placement ({\"$placement\": ...} or a canonical string), got " +
-                      got);
+                      std::string(got));
   }
 
   std::vector<ParamPlacements> params(element e, const Path& pointer) {
@@ -274,14 +290,15 @@ class Decoder {
       // Built in place: copies through the stack stalled on store forwarding.
       ParamPlacements& param = out.emplace_back();
       param.name = name;
-      param.axes.reserve(axes.size());
+      param.axes = axis_storage_->allocate(object_size(axes));
+      std::size_t count = 0;
       for (auto axis_it = axes.begin(); axis_it != axes.end(); ++axis_it) {
         const std::string_view axis = axis_it.key();
         if (tag_of_key(axis) != Tag::kNone) {
           fail(param_pointer, "expected an object of axis placements, got a typed " +
                                   std::string(axis) + " value");
         }
-        AxisPlacement& placement = param.axes.emplace_back();
+        AxisPlacement& placement = param.axes[count++];
         placement.axis = axis;
         placement.placement = param_leaf(axis_it.value(), Path(param_pointer, axis));
       }
@@ -375,6 +392,7 @@ class Decoder {
 
  private:
   NegativeDims* negative_dims_;
+  AxisStorage* axis_storage_;
   bool check_keys_;
   RepeatCheck repeats_;
 };
@@ -400,6 +418,19 @@ std::vector<std::string_view> string_array(element e, const Path& pointer) {
 }
 
 }  // namespace
+
+std::span<AxisPlacement> AxisStorage::allocate(std::size_t count) {
+  constexpr std::size_t kBlock = 4096;
+  if (count == 0) return {};
+  if (size_ - used_ < count) {
+    size_ = std::max(count, kBlock);
+    blocks_.push_back(std::make_unique<AxisPlacement[]>(size_));
+    used_ = 0;
+  }
+  const std::span<AxisPlacement> room(blocks_.back().get() + used_, count);
+  used_ += count;
+  return room;
+}
 
 std::string join_fqn(std::string_view boundary, std::string_view name) {
   if (boundary.empty()) return std::string(name);
@@ -437,7 +468,7 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
     simdjson::dom::object root = expect_object(document.root(), root_path);
     std::optional<element> modules;
     const bool check_keys = !document.keys_checked();
-    Decoder decoder(&plan.negative_dims, check_keys);
+    Decoder decoder(&plan.negative_dims, &plan.axis_storage, check_keys);
     unsigned root_keys = 0;
     for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
       const std::string_view key = key_it.key();

@@ -462,8 +462,12 @@ inline std::string check_freeze_output(const PlanDump& plan, const ModelTree& mo
     if (!checked) return check_diagnostics(checked.errors(), plan.file);
     base = std::move(*checked);
   }
+  // What freeze writes (straight from the frozen tables) against the assembled tree.
+  const std::string direct =
+      encode_meta(frozen->frozen, meta_defaults_and_base(base ? &*base : nullptr));
   const Json meta = assemble_meta(frozen->frozen, base ? &*base : nullptr);
   const std::string bytes = encode_python_json(meta);
+  if (direct != bytes) return "encode_meta differs from encode_python_json(assemble_meta)";
   Expected<JsonDocument> out = parse_json_document("codegen_meta.json", bytes);
   if (!out) return "output does not parse: " + out.errors().front().location_and_message();
   const Json back = json_from_dom(out->root());

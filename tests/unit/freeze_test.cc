@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "hpfreeze/encode.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
@@ -67,13 +70,14 @@ TEST(FreezePasses, WriteConditionsPerKind) {
 }
 
 TEST(FreezePasses, ValueToDictAtAnyDepth) {
-  EXPECT_EQ(freeze_param_plan(R"j({"modules": {"lin": {
+  EXPECT_EQ(
+      freeze_param_plan(R"j({"modules": {"lin": {
       "out_src": {"output": [{"$placement": "Shard", "dim": 1, "uneven_shard": true},
                              {"deep": {"$callable": "f"}}, {"$target": {"_target_": "x.y", "a": 1}},
                              "S(0)", null, 1.5]},
       "inner_out_src": {"tp": {"$placement": "StridedShard", "dim": 0, "split_factor": 3}}}}})j"),
-            R"j({"lin":{"out_src":{"output":["S(-2)",{"deep":"f"},{"_target_":"x.y","a":1},"S(0)",)j"
-            R"j(null,1.5]}}} [{"match":"lin","inner_out_src":{"tp":"SS(0,3)"}}])j");
+      R"j({"lin":{"out_src":{"output":["S(-2)",{"deep":"f"},{"_target_":"x.y","a":1},"S(0)",)j"
+      R"j(null,1.5]}}} [{"match":"lin","inner_out_src":{"tp":"SS(0,3)"}}])j");
 }
 
 TEST(FreezePasses, VerificationAgainstTheModel) {
@@ -89,8 +93,8 @@ TEST(FreezePasses, VerificationAgainstTheModel) {
             "of shape [2, 3, 4] (rank 3)");
   FreezeOptions lenient;
   lenient.verify = false;
-  EXPECT_EQ(freeze_param_plan(R"j({"modules": {"b": {"params": {"w": {"tp": "S(9)"}}}}})j",
-                              kModel, lenient),
+  EXPECT_EQ(freeze_param_plan(R"j({"modules": {"b": {"params": {"w": {"tp": "S(9)"}}}}})j", kModel,
+                              lenient),
             R"j({"b":{"params":{"w":{"tp":"S(9)"}}}} [])j");
   EXPECT_EQ(freeze_param_plan(R"j({"modules": {"nope": {}}})j"),
             "freeze: plan.json: /modules/nope: boundary module 'nope' is not in the model tree "
@@ -147,7 +151,7 @@ TEST(MetaAssembly, BaseKeysReplaceDefaultsAndUnknownKeysSurvive) {
                                 "base.json");
   Json base = json_from_dom(base_doc.root());
   FrozenPlan frozen;
-  frozen.param_plan = JsonObject{{"m", JsonObject{}}};
+  frozen.param_plan.boundaries.push_back({"m", false, 0, 0, {}});
   Json meta = assemble_meta(frozen, &base);
   EXPECT_EQ(encode_compact_json(*meta.find("covered")),
             R"j({"axes":["tp"],"sharding_plan":true})j");
@@ -157,6 +161,112 @@ TEST(MetaAssembly, BaseKeysReplaceDefaultsAndUnknownKeysSurvive) {
   EXPECT_EQ(meta.find("signature")->as_string(), "abc");
   EXPECT_EQ(meta.find("yaml_path")->as_string(), "");
   EXPECT_EQ(meta.as_object().size(), 24u);
+}
+
+// Freezes `plan_text` against a model naming its boundaries (no parameter checks) and
+// returns encode_meta's bytes, or encode_python_json(assemble_meta(...))'s with `via_tree`.
+std::string meta_bytes(const std::string& plan_text, const std::string& model_text,
+                       const std::string* base_text, bool via_tree) {
+  JsonDocument plan_doc = parse(plan_text);
+  JsonDocument model_doc = parse(model_text, "model.json");
+  std::optional<JsonDocument> base_doc;
+  std::optional<Json> base;
+  if (base_text != nullptr) {
+    base_doc.emplace(parse(*base_text, "base.json"));
+    base = json_from_dom(base_doc->root());
+  }
+  Expected<PlanDump> plan = decode_plan_dump(plan_doc);
+  Expected<ModelTree> model = decode_model_tree(model_doc);
+  if (!plan || !model) return "decode failed";
+  FreezeOptions options;
+  options.verify = false;
+  options.allow_empty = true;
+  Expected<FreezeResult> r = freeze_plan(*plan, *model, options);
+  if (!r) return "freeze: " + r.errors().front().location_and_message();
+  const Json* base_ptr = base ? &*base : nullptr;
+  if (via_tree) return encode_python_json(assemble_meta(r->frozen, base_ptr));
+  return encode_meta(r->frozen, meta_defaults_and_base(base_ptr));
+}
+
+TEST(MetaEncoding, FrozenTablesWrittenInKeyOrder) {
+  // Hand-written from docs/formats.md "The meta" and Python's json.dump(indent=2,
+  // sort_keys=True): boundaries, params and axes sorted; out_names ("o") before
+  // "params", tp_divide_attrs after it; empty params and axes inline.
+  const std::string plan = R"j({"modules": {
+      "z": {"params": {"w": {"tp": "S(0)", "ep": "R"}, "b": {}}, "tp_divide_attrs": ["n"],
+            "out_names": ["o"]},
+      "a": {"params": {}},
+      "m": {}}})j";
+  const std::string model = R"j({"modules": {"z": "Z", "a": "A", "m": "M"}})j";
+  const std::string bytes = meta_bytes(plan, model, nullptr, false);
+  const std::string expected_plan =
+      "  \"param_plan\": {\n"
+      "    \"a\": {\n"
+      "      \"params\": {}\n"
+      "    },\n"
+      "    \"m\": {},\n"
+      "    \"z\": {\n"
+      "      \"out_names\": [\n"
+      "        \"o\"\n"
+      "      ],\n"
+      "      \"params\": {\n"
+      "        \"b\": {},\n"
+      "        \"w\": {\n"
+      "          \"ep\": \"R\",\n"
+      "          \"tp\": \"S(0)\"\n"
+      "        }\n"
+      "      },\n"
+      "      \"tp_divide_attrs\": [\n"
+      "        \"n\"\n"
+      "      ]\n"
+      "    }\n"
+      "  },\n";
+  EXPECT_NE(bytes.find(expected_plan), std::string::npos) << bytes;
+  EXPECT_NE(bytes.find("  \"frozen_sharded_params\": [\n    \"z.w\"\n  ],\n"), std::string::npos)
+      << bytes;
+}
+
+TEST(MetaEncoding, SameBytesAsTheAssembledTree) {
+  const std::string model = R"j({"modules": {"": "Net", "b": "B", "b.c": "C", "\u00e9": "E",
+      "x\"y": "Q", "b-c": "D"}})j";
+  const std::string plans[] = {
+      R"j({"modules": {}})j",
+      R"j({"modules": {"b.c": {"params": {"z": {"tp": "S(1)"}, "a": {"tp": "R", "cp": "S(0)",
+          "ep": {"$placement": "Partial", "reduce_op": "avg"}}}},
+          "b": {"params": {"c.z": {"tp": "S(0)"}}, "in_src": {"x": {"tp": "R"}},
+                "is_boundary": false, "region_dispatch": 2, "inner_wrapper": "w"},
+          "b-c": {"params": {"\u00e9\u00e9": {"tp": "SS(0,2)"}, "e": {"tp": "R"}}},
+          "\u00e9": {"params": {"x\ty": {"tp": "S(0)"}}},
+          "x\"y": {}, "": {"params": {"lm_head.weight": {"tp": "S(-1)"}}}},
+          "mesh_dim_names": ["tp", "cp", "ep"], "tied_pairs": [["a", "b"]],
+          "special_handlers": {"k": {"z": 1, "a": [2.5, null]}},
+          "meta": {"signature": "s", "zz": {"b": 1, "a": 2}}})j"};
+  const std::string base = R"j({"param_plan": {"stale": {}}, "frozen_sharded_params": ["s"],
+      "covered": {"axes": ["tp"], "sharding_plan": false}, "aa": [], "yaml_path": "p"})j";
+  for (const std::string& plan : plans) {
+    const std::string tree = meta_bytes(plan, model, nullptr, true);
+    ASSERT_EQ(tree.rfind("{\n", 0), 0u) << tree;
+    EXPECT_EQ(meta_bytes(plan, model, nullptr, false), tree);
+    EXPECT_EQ(meta_bytes(plan, model, &base, false), meta_bytes(plan, model, &base, true));
+  }
+}
+
+TEST(MetaEncoding, ShardedParamsMergedAcrossBoundaries) {
+  // Joined FQNs of different boundaries interleave ("a" + "b-c.d" sorts before "a.b" +
+  // "a": '-' < '.'), and two boundaries can name the same parameter ("a" + "b.c", "a.b" +
+  // "c"): sorted by code point, listed once, replicated params left out.
+  const std::string plan = R"j({"modules": {
+      "": {"params": {"a.b.z": {"tp": "S(0)"}, "zz": {"tp": "S(0)"}}},
+      "a": {"params": {"b.c": {"tp": "S(0)"}, "b-c.d": {"tp": "S(1)"}, "": {"tp": "P(sum)"}}},
+      "a.b": {"params": {"c": {"tp": "S(0)"}, "a": {"tp": "SS(0,2)"}, "r": {"tp": "R"}}},
+      "a.b-c": {"params": {"a": {"tp": "S(0)"}}}}})j";
+  const std::string model = R"j({"modules": {"": "M", "a": "A", "a.b": "B", "a.b-c": "C"}})j";
+  const std::string bytes = meta_bytes(plan, model, nullptr, false);
+  EXPECT_NE(bytes.find("  \"frozen_sharded_params\": [\n    \"a\",\n    \"a.b-c.a\",\n"
+                       "    \"a.b-c.d\",\n    \"a.b.a\",\n    \"a.b.c\",\n    \"a.b.z\",\n"
+                       "    \"zz\"\n  ],\n"),
+            std::string::npos)
+      << bytes;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // diagnostics, and what the decoded structs hold.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <utility>
 #include <variant>
@@ -89,9 +90,9 @@ TEST(DecodePlan, SpecFieldRules) {
             "plan.json: /modules/m/tp_divide_attrs: expected an array, got an integer");
   EXPECT_EQ(plan_error(R"j({"modules": {"m": {"_ep_stack": [1]}}})j"),
             "plan.json: /modules/m/_ep_stack: expected an object, got an array");
-  EXPECT_EQ(
-      plan_error(R"j({"modules": {"m": {"is_boundary": {"$callable": "f"}}}})j"),
-      "plan.json: /modules/m/is_boundary: expected a plain JSON value, got a typed $callable value");
+  EXPECT_EQ(plan_error(R"j({"modules": {"m": {"is_boundary": {"$callable": "f"}}}})j"),
+            "plan.json: /modules/m/is_boundary: expected a plain JSON value, got a typed $callable "
+            "value");
   EXPECT_EQ(plan_error(R"j({"modules": {"m": {"out_names": [{"x": {"$target": {}}}]}}})j"),
             "plan.json: /modules/m/out_names/0/x: expected a plain JSON value, got a typed "
             "$target value");
@@ -143,13 +144,13 @@ TEST(DecodePlan, TypedValueRules) {
             "'$target'");
 }
 
-
 // A Partial's reduce_op is written as P(op), which the canonical-string parser must read
 // back as the same op: ASCII only, no newline, not empty; everywhere a placement may be.
 TEST(DecodePlan, ReduceOpMustReadBackFromItsCanonicalString) {
   auto partial = [](const std::string& op_json) {
-    return plan_error(R"j({"modules": {"m": {"params": {"w": {"tp": {"$placement": "Partial", "reduce_op": )j" +
-                      op_json + "}}}}}}");
+    return plan_error(
+        R"j({"modules": {"m": {"params": {"w": {"tp": {"$placement": "Partial", "reduce_op": )j" +
+        op_json + "}}}}}}");
   };
   EXPECT_EQ(partial(R"j("su\u00e9")j"),
             "plan.json: /modules/m/params/w/tp/reduce_op: reduce_op 'su\\xc3\\xa9' does not read "
@@ -162,16 +163,18 @@ TEST(DecodePlan, ReduceOpMustReadBackFromItsCanonicalString) {
   EXPECT_EQ(partial("null"),
             "plan.json: /modules/m/params/w/tp/reduce_op: expected a string, got null");
   EXPECT_EQ(
-      plan_error(R"j({"modules": {"m": {"out_src": {"y": [{"$placement": "Partial", "reduce_op": "\u03a3"}]}}}})j"),
+      plan_error(
+          R"j({"modules": {"m": {"out_src": {"y": [{"$placement": "Partial", "reduce_op": "\u03a3"}]}}}})j"),
       "plan.json: /modules/m/out_src/y/0/reduce_op: reduce_op '\\xce\\xa3' does not read back "
       "from P(...): it must be ASCII without a newline");
   // Any other ASCII text reads back, control characters and parentheses included.
   Decoded ok = decoded(
       R"j({"modules": {"m": {"params": {"w": {"a": {"$placement": "Partial", "reduce_op": "a)b\t\r\u007f"},
                                              "b": {"$placement": "Partial"}}}}}})j");
-  const std::vector<AxisPlacement>& axes = (*ok.plan.modules.at(0).params).at(0).axes;
-  EXPECT_EQ(to_canonical(axes.at(0).placement), "P(a)b\t\r\x7f)");
-  EXPECT_EQ(to_canonical(axes.at(1).placement), "P(sum)");
+  const std::span<AxisPlacement> axes = (*ok.plan.modules.at(0).params).at(0).axes;
+  ASSERT_EQ(axes.size(), 2u);
+  EXPECT_EQ(to_canonical(axes[0].placement), "P(a)b\t\r\x7f)");
+  EXPECT_EQ(to_canonical(axes[1].placement), "P(sum)");
   for (const AxisPlacement& axis : axes) {
     const std::string text = to_canonical(axis.placement);  // `back` views into it
     Expected<Placement> back = parse_placement(text);

@@ -1,8 +1,10 @@
 #pragma once
 // The freeze passes and the meta assembly (docs/formats.md, "The meta").
 
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hpfreeze/command_result.h"
@@ -18,16 +20,47 @@ struct FreezeOptions {
   bool allow_empty = false;  // accept a plan without modules
 };
 
+// The meta's param_plan (docs/formats.md, "The meta") in the order it is written: boundaries
+// sorted by FQN, each one's params sorted by name, each param's axes sorted by axis name
+// (code point order, as Python's sort_keys). Flat tables instead of a Json tree: one
+// record per param and per axis, no allocation per param, and the meta writer walks them
+// without sorting or visiting members.
+struct FrozenAxis {
+  std::string_view axis;
+  std::string_view placement;  // canonical string
+};
+struct FrozenParam {
+  std::string_view name;
+  std::size_t first_axis = 0;  // into FrozenParamPlan::axes
+  std::size_t axis_count = 0;
+  bool sharded = false;  // Shard, StridedShard or Partial on some axis
+};
+struct FrozenBoundary {
+  std::string_view fqn;
+  bool has_params = false;      // `params` is written (as {} when empty)
+  std::size_t first_param = 0;  // into FrozenParamPlan::params
+  std::size_t param_count = 0;
+  JsonObject fields;  // the other param_plan members, in kSpecFields order
+};
+struct FrozenParamPlan {
+  std::vector<FrozenBoundary> boundaries;
+  std::vector<FrozenParam> params;
+  std::vector<FrozenAxis> axes;
+
+  // The same content as a Json object.
+  [[nodiscard]] Json to_json() const;
+};
+
 // The JSON-safe projection of a plan. Views point into the plan's document and into
 // `strings`, which owns every string the passes made (canonical placements, joined FQNs)
 // and copies of the model's class names: the model dump may go once the plan is frozen.
 struct FrozenPlan {
   StringArena strings;
-  Json param_plan = JsonObject{};
+  FrozenParamPlan param_plan;
   Json injections = JsonArray{};
   Json tied_pairs = JsonArray{};
   Json special_handlers = JsonObject{};
-  Json frozen_sharded_params = JsonArray{};
+  std::vector<std::string_view> frozen_sharded_params;  // sorted, without duplicates
   Json boundary_classes = JsonObject{};
   Json mesh_dim_names;  // null when the plan names no axes
 };
@@ -70,5 +103,13 @@ std::vector<std::string> expand_sharded_params(const PlanDump& plan);
 // null), then the frozen fields with covered.sharding_plan = true. The frozen fields are
 // moved into the result; `frozen.strings` must outlive it.
 Json assemble_meta(FrozenPlan& frozen, const Json* base);
+
+// assemble_meta in two steps, without a Json tree of param_plan and frozen_sharded_params:
+// meta_defaults_and_base(base) is the meta's defaults with the members of `base` (may be
+// null; strings still view what it views) and covered.sharding_plan = true; encode_meta
+// then writes the bytes of encode_python_json(assemble_meta(frozen, base)), the frozen
+// fields taking their places, straight from the frozen tables.
+JsonObject meta_defaults_and_base(const Json* base);
+std::string encode_meta(const FrozenPlan& frozen, const JsonObject& defaults_and_base);
 
 }  // namespace hpfreeze

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -53,7 +54,20 @@ struct AxisPlacement {
 };
 struct ParamPlacements {
   std::string_view name;
-  std::vector<AxisPlacement> axes;  // dump order
+  std::span<AxisPlacement> axes;  // dump order; held by the PlanDump's AxisStorage
+};
+
+// Room for the axes of every param of a plan, in large blocks that never move: one
+// allocation per few thousand params instead of a vector per param. A param's axes are
+// contiguous. Moving the storage keeps every span valid.
+class AxisStorage {
+ public:
+  std::span<AxisPlacement> allocate(std::size_t count);
+
+ private:
+  std::vector<std::unique_ptr<AxisPlacement[]>> blocks_;
+  std::size_t used_ = 0;  // in the last block
+  std::size_t size_ = 0;  // of the last block
 };
 
 struct ModuleField {
@@ -80,6 +94,7 @@ struct NegativeDims {
 
 struct PlanDump {
   std::string file;                 // display name, for diagnostics
+  AxisStorage axis_storage;         // the params' axes (before `modules`, which view it)
   std::vector<ModuleSpec> modules;  // plan order
   std::vector<std::string_view> mesh_dim_names;
   std::vector<std::vector<std::string_view>> tied_pairs;
