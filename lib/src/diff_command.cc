@@ -580,6 +580,9 @@ CommandResult run_diff(const DiffRequest& request) {
       errors.insert(errors.end(), meta.errors().begin(), meta.errors().end());
       continue;
     }
+    // The decoded meta views only the document's strings: its structure goes before the
+    // next file is parsed.
+    documents.back().release_tree();
     metas[decoded++] = std::move(*meta);
   }
   if (!errors.empty()) return result;
