@@ -153,6 +153,7 @@ class MetaDecoder {
       return;
     }
     meta_.boundaries.reserve(v.as_object().size());
+    meta_.axes_.reserve(axis_bound(v.as_object()));
     for (const JsonMember& m : v.as_object()) {
       const std::string pointer = pointer_join("/param_plan", m.key);
       meta_.boundary_index_.emplace(m.key, meta_.boundaries.size());
@@ -185,6 +186,21 @@ class MetaDecoder {
     }
   }
 
+  // At least as many axes as decode_params will store: the spans into meta_.axes_ need
+  // it never to reallocate.
+  static std::size_t axis_bound(const JsonObject& param_plan) {
+    const std::string_view params_key = kSpecFields[kParamsField].meta_key;
+    std::size_t n = 0;
+    for (const JsonMember& entry : param_plan) {
+      const Json* params = entry.value.is_object() ? entry.value.find(params_key) : nullptr;
+      if (params == nullptr || !params->is_object()) continue;
+      for (const JsonMember& param : params->as_object()) {
+        if (param.value.is_object()) n += param.value.as_object().size();
+      }
+    }
+    return n;
+  }
+
   void decode_params(MetaBoundary& boundary, const Json& v, const std::string& pointer) {
     if (v.is_null()) return;
     if (!v.is_object()) {
@@ -202,7 +218,8 @@ class MetaDecoder {
         out.complete = false;
         continue;
       }
-      out.axes.reserve(param.value.as_object().size());
+      std::vector<MetaAxisPlacement>& storage = meta_.axes_;
+      const std::size_t first = storage.size();
       for (const JsonMember& axis : param.value.as_object()) {
         if (!axis.value.is_string()) {
           error(pointer_join(param_pointer, axis.key), got("a placement string", axis.value));
@@ -215,8 +232,9 @@ class MetaDecoder {
           out.complete = false;
           continue;
         }
-        out.axes.push_back({axis.key, axis.value.as_string(), *parsed});
+        storage.push_back({axis.key, axis.value.as_string(), *parsed});
       }
+      out.axes = std::span<const MetaAxisPlacement>(storage.data() + first, storage.size() - first);
     }
   }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,7 +30,8 @@ struct MetaAxisPlacement {
 struct MetaParam {
   std::string_view name;  // key in the boundary's params
   std::string_view fqn;   // boundary + "." + name, as freeze joins them (in the meta's arena)
-  std::vector<MetaAxisPlacement> axes;  // meta order
+  // Meta order; a slice of the FrozenMeta's one axis array (no allocation per param).
+  std::span<const MetaAxisPlacement> axes;
   bool complete = true;  // false when some axis did not decode (decode_meta_keep_going)
   [[nodiscard]] bool sharded() const;   // some Shard, StridedShard or Partial
 };
@@ -78,6 +80,9 @@ struct FrozenMeta {
  private:
   friend class MetaDecoder;
   std::unordered_map<std::string_view, std::size_t> boundary_index_;
+  // Every param's axes, in document order; reserved once, so the params' spans stay valid
+  // (moves included).
+  std::vector<MetaAxisPlacement> axes_;
 };
 
 // Decodes `document` as a codegen_meta.json. `command` names the reader in the message
