@@ -147,5 +147,33 @@ TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {
   EXPECT_FALSE(coverage.covers("to"));
 }
 
+// Enough keys to fill many probe chains of the table, one FQN planned twice, and a meta
+// with no params at all.
+TEST(CoverageIndex, ManyKeysDuplicatesAndNone) {
+  std::string params;
+  for (int i = 0; i < 5000; ++i) {
+    if (i > 0) params += ", ";
+    params += "\"layers." + std::to_string(i) + ".w\": {\"tp\": \"R\"}";
+  }
+  JsonDocument doc = parse("{\"param_plan\": {\"m\": {\"params\": {" + params +
+                           "}}, \"m.layers.7\": {\"params\": {\"w\": {\"tp\": \"R\"}}}}}");
+  Expected<FrozenMeta> meta = decode_meta(doc, "test");
+  ASSERT_TRUE(meta.ok());
+  const CoverageIndex coverage(*meta);
+  for (int i = 0; i < 5000; ++i) {
+    const std::string fqn = "m.layers." + std::to_string(i) + ".w";
+    EXPECT_TRUE(coverage.covers(fqn)) << fqn;
+    EXPECT_TRUE(coverage.covers(fqn + ".bias")) << fqn;
+    EXPECT_FALSE(coverage.covers("m.layers." + std::to_string(i) + ".v")) << fqn;
+  }
+  EXPECT_FALSE(coverage.covers("m.layers.5000.w"));
+  EXPECT_FALSE(coverage.covers("m.layers"));
+
+  JsonDocument empty = parse(R"j({"param_plan": {"m": {}}})j");
+  Expected<FrozenMeta> none = decode_meta(empty, "test");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(CoverageIndex(*none).covers("m.w"));
+}
+
 }  // namespace
 }  // namespace hpfreeze

@@ -107,7 +107,14 @@ class CoverageIndex {
   [[nodiscard]] bool covers(std::string_view fqn) const;
 
  private:
-  std::unordered_multimap<std::uint64_t, std::string_view> keys_;  // by prefix hash
+  [[nodiscard]] bool contains(std::uint64_t hash, std::string_view prefix) const;
+
+  // Open addressing over the planned FQNs (linear probing, at most half full): a slot
+  // holds an index into keys_ and hashes_ plus one, 0 when empty.
+  std::vector<std::string_view> keys_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::uint32_t> slots_;
+  int shift_ = 64;  // slot = (hash * golden ratio) >> shift_
 };
 
 }  // namespace hpfreeze
