@@ -178,9 +178,9 @@ class MetaChecker {
 
   void check_params(const MetaBoundary& b) {
     for (const MetaParam& p : b.params) {
-      const std::string pointer = param_pointer(b, p);
       for (const MetaAxisPlacement& a : p.axes) {
-        const std::string leaf = pointer_join(pointer, a.axis);
+        // Built only for a finding or an axis's first use, not for every leaf.
+        auto leaf = [&b, &p, &a] { return pointer_join(param_pointer(b, p), a.axis); };
         count_axis(a.axis, leaf);
         note_placement(a.text, a.placement, leaf, b.fqn, p.name);
       }
@@ -197,8 +197,9 @@ class MetaChecker {
         error(pointer, parsed.errors().front().message);
         return;
       }
-      if (axis) count_axis(*axis, pointer);
-      note_placement(v.as_string(), *parsed, pointer, boundary, name);
+      auto leaf = [&pointer] { return pointer; };
+      if (axis) count_axis(*axis, leaf);
+      note_placement(v.as_string(), *parsed, leaf, boundary, name);
     } else if (v.is_object()) {
       for (const JsonMember& m : v.as_object()) {
         check_named_value(boundary, name, m.value, pointer_join(pointer, m.key), m.key);
@@ -211,27 +212,31 @@ class MetaChecker {
     }
   }
 
-  void note_placement(std::string_view text, const Placement& p, const std::string& pointer,
+  // `pointer()` gives the leaf's pointer (see check_params).
+  template <class Pointer>
+  void note_placement(std::string_view text, const Placement& p, const Pointer& pointer,
                       std::string_view boundary, std::string_view name) {
     const std::string canonical = to_canonical(p);
     if (canonical != text) {
-      warning(pointer, "placement " + quote_for_diagnostic(text) +
-                           " is not canonical (canonical form: " + quote_for_diagnostic(canonical) +
-                           ")");
+      warning(pointer(),
+              "placement " + quote_for_diagnostic(text) +
+                  " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
     }
     if (p.has_dim() && p.uneven_shard) count_negative(boundary, name, text, p, pointer);
   }
 
-  void count_axis(std::string_view axis, const std::string& pointer) {
+  template <class Pointer>
+  void count_axis(std::string_view axis, const Pointer& pointer) {
     auto [it, inserted] = axis_index_.emplace(axis, axes_.size());
-    if (inserted) axes_.push_back({axis, pointer, 0});
+    if (inserted) axes_.push_back({axis, pointer(), 0});
     ++axes_[it->second].count;
   }
 
+  template <class Pointer>
   void count_negative(std::string_view boundary, std::string_view name, std::string_view text,
-                      const Placement& p, const std::string& pointer) {
+                      const Placement& p, const Pointer& pointer) {
     auto [it, inserted] = negative_index_.emplace(std::pair{boundary, name}, negatives_.size());
-    if (inserted) negatives_.push_back({boundary, name, text, p, pointer, 0});
+    if (inserted) negatives_.push_back({boundary, name, text, p, pointer(), 0});
     ++negatives_[it->second].count;
   }
 
@@ -370,9 +375,8 @@ class MetaChecker {
                             const std::string& in_model) {
     const ModelTree& model = *model_;
     const ModelParameter* info = model.find_parameter(p.fqn);
-    const std::string pointer = param_pointer(b, p);
     if (info == nullptr) {
-      error(pointer,
+      error(param_pointer(b, p),
             "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
       return;
     }
@@ -380,11 +384,11 @@ class MetaChecker {
     for (const MetaAxisPlacement& a : p.axes) {
       // The parsed (real) dim is never negative: a negative text is the uneven encoding.
       if (!a.placement.has_dim() || a.placement.dim < rank) continue;
-      error(pointer_join(pointer, a.axis), quote_for_diagnostic(a.text) + " shards dim " +
-                                               std::to_string(a.placement.dim) +
-                                               ", but parameter " + quote_for_diagnostic(p.fqn) +
-                                               " has rank " + std::to_string(rank) + " (shape " +
-                                               shape_text(info->shape) + " in " + model.file + ")");
+      error(pointer_join(param_pointer(b, p), a.axis),
+            quote_for_diagnostic(a.text) + " shards dim " + std::to_string(a.placement.dim) +
+                ", but parameter " + quote_for_diagnostic(p.fqn) + " has rank " +
+                std::to_string(rank) + " (shape " + shape_text(info->shape) + " in " + model.file +
+                ")");
     }
   }
 

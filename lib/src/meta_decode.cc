@@ -209,12 +209,13 @@ class MetaDecoder {
     }
     boundary.params.reserve(v.as_object().size());
     for (const JsonMember& param : v.as_object()) {
-      const std::string param_pointer = pointer_join(pointer, param.key);
+      // Built only for a message: most metas have no error and tens of thousands of params.
+      auto param_pointer = [&pointer, &param] { return pointer_join(pointer, param.key); };
       MetaParam& out = boundary.params.emplace_back();
       out.name = param.key;
       out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
       if (!param.value.is_object()) {
-        error(param_pointer, got("an object (axis -> placement)", param.value));
+        error(param_pointer(), got("an object (axis -> placement)", param.value));
         out.complete = false;
         continue;
       }
@@ -222,13 +223,13 @@ class MetaDecoder {
       const std::size_t first = storage.size();
       for (const JsonMember& axis : param.value.as_object()) {
         if (!axis.value.is_string()) {
-          error(pointer_join(param_pointer, axis.key), got("a placement string", axis.value));
+          error(pointer_join(param_pointer(), axis.key), got("a placement string", axis.value));
           out.complete = false;
           continue;
         }
         Expected<Placement> parsed = parse_placement(axis.value.as_string());
         if (!parsed) {
-          error(pointer_join(param_pointer, axis.key), parsed.errors().front().message);
+          error(pointer_join(param_pointer(), axis.key), parsed.errors().front().message);
           out.complete = false;
           continue;
         }

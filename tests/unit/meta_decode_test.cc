@@ -65,9 +65,9 @@ TEST(DecodeMeta, TypedModelOfAFrozenMeta) {
 }
 
 TEST(DecodeMeta, WrongKindOfFileIsNamed) {
-  EXPECT_EQ(errors_of(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j"),
-            std::vector<std::string>{
-                "meta.json: this is a plan dump; test wants a codegen_meta.json"});
+  EXPECT_EQ(
+      errors_of(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j"),
+      std::vector<std::string>{"meta.json: this is a plan dump; test wants a codegen_meta.json"});
   EXPECT_EQ(errors_of(R"j({"modules": {"": "Net"}, "parameters": {}})j"),
             std::vector<std::string>{
                 "meta.json: this is a model tree dump; test wants a codegen_meta.json"});

@@ -33,7 +33,7 @@ struct MetaParam {
   // Meta order; a slice of the FrozenMeta's one axis array (no allocation per param).
   std::span<const MetaAxisPlacement> axes;
   bool complete = true;  // false when some axis did not decode (decode_meta_keep_going)
-  [[nodiscard]] bool sharded() const;   // some Shard, StridedShard or Partial
+  [[nodiscard]] bool sharded() const;  // some Shard, StridedShard or Partial
 };
 
 // The fields of one param_plan entry or one injection, by kSpecFields index; nullptr
@@ -43,16 +43,16 @@ using MetaFields = std::array<const Json*, kSpecFields.size()>;
 struct MetaBoundary {
   std::string_view fqn;
   const JsonObject* entry = nullptr;  // the param_plan value itself, for document order
-  std::vector<MetaParam> params;  // `params` decoded (empty when absent, null or {})
-  MetaFields fields{};            // every param_plan-section field, params included
+  std::vector<MetaParam> params;      // `params` decoded (empty when absent, null or {})
+  MetaFields fields{};                // every param_plan-section field, params included
   // Keys no table row names (a newer upstream's?): kept for diff, refused by thaw.
   std::vector<const JsonMember*> unknown;
 };
 
 struct MetaInjection {
   std::string_view match;
-  std::size_t index = 0;  // position in /injections
-  MetaFields fields{};    // injection-section fields
+  std::size_t index = 0;                   // position in /injections
+  MetaFields fields{};                     // injection-section fields
   std::vector<const JsonMember*> unknown;  // keys no table row names
 };
 
@@ -60,16 +60,16 @@ struct MetaInjection {
 // which must outlive it.
 struct FrozenMeta {
   std::string file;
-  Json root;                              // the whole document
-  StringArena strings;                    // the joined parameter FQNs
-  std::vector<MetaBoundary> boundaries;   // param_plan order
-  std::vector<MetaInjection> injections;  // /injections order
+  Json root;                                            // the whole document
+  StringArena strings;                                  // the joined parameter FQNs
+  std::vector<MetaBoundary> boundaries;                 // param_plan order
+  std::vector<MetaInjection> injections;                // /injections order
   std::vector<std::string_view> frozen_sharded_params;  // as listed; absent reads as []
   std::vector<std::pair<std::string_view, std::string_view>> boundary_classes;
   std::optional<std::vector<std::string_view>> mesh_dim_names;  // nullopt: null or absent
   std::vector<std::vector<std::string_view>> tied_pairs;
-  const Json* special_handlers = nullptr;     // nullptr when absent or null
-  std::vector<const JsonMember*> identity;    // every other top-level member, in order
+  const Json* special_handlers = nullptr;   // nullptr when absent or null
+  std::vector<const JsonMember*> identity;  // every other top-level member, in order
 
   // nullptr when param_plan has no such boundary.
   [[nodiscard]] const MetaBoundary* find_boundary(std::string_view fqn) const;

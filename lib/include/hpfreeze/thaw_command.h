@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
