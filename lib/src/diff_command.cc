@@ -533,6 +533,9 @@ CommandResult run_diff(const DiffRequest& request) {
   std::vector<std::optional<FrozenMeta>> metas(2);  // optional: FrozenMeta is move-only
   std::size_t decoded = 0;
   documents.reserve(2);
+  // diff compares the documents' values (validated by the decoder), never decoded params.
+  MetaDecodeOptions no_params;
+  no_params.keep_params = false;
   for (const std::string* path : {&request.old_path, &request.new_path}) {
     Expected<InputFile> input = read_input(*path);
     if (!input) {
@@ -546,7 +549,7 @@ CommandResult run_diff(const DiffRequest& request) {
     }
     doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
     documents.push_back(std::move(*doc));
-    Expected<FrozenMeta> meta = decode_meta(documents.back(), "diff");
+    Expected<FrozenMeta> meta = decode_meta(documents.back(), "diff", no_params);
     if (!meta) {
       errors.insert(errors.end(), meta.errors().begin(), meta.errors().end());
       continue;

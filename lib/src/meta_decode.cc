@@ -53,7 +53,8 @@ std::optional<std::string_view> other_kind(const Json& root) {
 
 class MetaDecoder {
  public:
-  MetaDecoder(FrozenMeta& meta) : meta_(meta) {}  // NOLINT(google-explicit-constructor)
+  MetaDecoder(FrozenMeta& meta, MetaDecodeOptions options)
+      : meta_(meta), keep_params_(options.keep_params) {}
 
   void error(std::string pointer, std::string message) {
     errors_.add(make_error(meta_.file, std::move(pointer), std::move(message)));
@@ -153,7 +154,7 @@ class MetaDecoder {
       return;
     }
     meta_.boundaries.reserve(v.as_object().size());
-    meta_.axes_.reserve(axis_bound(v.as_object()));
+    if (keep_params_) meta_.axes_.reserve(axis_bound(v.as_object()));
     for (const JsonMember& m : v.as_object()) {
       const std::string pointer = pointer_join("/param_plan", m.key);
       meta_.boundary_index_.emplace(m.key, meta_.boundaries.size());
@@ -207,13 +208,14 @@ class MetaDecoder {
       error(pointer, got("an object (param -> axis -> placement)", v));
       return;
     }
-    boundary.params.reserve(v.as_object().size());
+    if (keep_params_) boundary.params.reserve(v.as_object().size());
     for (const JsonMember& param : v.as_object()) {
       // Built only for a message: most metas have no error and tens of thousands of params.
       auto param_pointer = [&pointer, &param] { return pointer_join(pointer, param.key); };
-      MetaParam& out = boundary.params.emplace_back();
+      MetaParam checked_only;  // every leaf is checked, kept or not
+      MetaParam& out = keep_params_ ? boundary.params.emplace_back() : checked_only;
       out.name = param.key;
-      out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
+      if (keep_params_) out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
       if (!param.value.is_object()) {
         error(param_pointer(), got("an object (axis -> placement)", param.value));
         out.complete = false;
@@ -233,9 +235,11 @@ class MetaDecoder {
           out.complete = false;
           continue;
         }
-        storage.push_back({axis.key, axis.value.as_string(), *parsed});
+        if (keep_params_) storage.push_back({axis.key, axis.value.as_string(), *parsed});
       }
-      out.axes = std::span<const MetaAxisPlacement>(storage.data() + first, storage.size() - first);
+      if (keep_params_)
+        out.axes =
+            std::span<const MetaAxisPlacement>(storage.data() + first, storage.size() - first);
     }
   }
 
@@ -307,14 +311,16 @@ class MetaDecoder {
   }
 
   FrozenMeta& meta_;
+  bool keep_params_ = true;
   ErrorList errors_;
 };
 
-Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command) {
+Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command,
+                                 MetaDecodeOptions options) {
   FrozenMeta meta;
   meta.file = document.name();
   meta.root = json_from_dom(document.root());
-  MetaDecoder decoder(meta);
+  MetaDecoder decoder(meta, options);
   decoder.decode(command);
   if (decoder.failed()) return decoder.take_errors();
   return meta;
@@ -325,7 +331,7 @@ std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
   FrozenMeta meta;
   meta.file = document.name();
   meta.root = json_from_dom(document.root());
-  MetaDecoder decoder(meta);
+  MetaDecoder decoder(meta, MetaDecodeOptions{});
   const bool is_meta = decoder.decode(command);
   Diagnostics found = decoder.take_errors();
   errors.insert(errors.end(), std::make_move_iterator(found.begin()),

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hpfreeze/json_document.h"
@@ -127,6 +128,39 @@ TEST(DecodeMeta, KeepGoingKeepsWhatDecoded) {
   EXPECT_TRUE(meta->boundaries[0].params[1].complete);
   JsonDocument plan = parse(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j");
   EXPECT_FALSE(decode_meta_keep_going(plan, "check", errors).has_value());
+}
+
+// Without the params kept, every leaf is still checked, with the same messages.
+TEST(DecodeMeta, ParamsCheckedButNotKept) {
+  MetaDecodeOptions options;
+  options.keep_params = false;
+  JsonDocument good = parse(R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(0)"}}}},
+      "frozen_sharded_params": ["m.w"]})j");
+  Expected<FrozenMeta> meta = decode_meta(good, "diff", options);
+  ASSERT_TRUE(meta.ok());
+  ASSERT_EQ(meta->boundaries.size(), 1u);
+  EXPECT_TRUE(meta->boundaries[0].params.empty());
+  EXPECT_NE(meta->boundaries[0].fields[kParamsField], nullptr);
+  EXPECT_TRUE(meta->sharded_params().empty());
+  EXPECT_EQ(meta->frozen_sharded_params, std::vector<std::string_view>{"m.w"});
+
+  JsonDocument bad = parse(R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(x)", "cp": 1},
+      "v": 2}}}})j");
+  Expected<FrozenMeta> rejected = decode_meta(bad, "diff", options);
+  ASSERT_FALSE(rejected.ok());
+  Expected<FrozenMeta> kept = decode_meta(bad, "diff");
+  ASSERT_FALSE(kept.ok());
+  std::vector<std::string> lines;
+  for (const Diagnostic& d : rejected.errors()) lines.push_back(d.location_and_message());
+  std::vector<std::string> kept_lines;
+  for (const Diagnostic& d : kept.errors()) kept_lines.push_back(d.location_and_message());
+  EXPECT_EQ(lines, kept_lines);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1],
+            "meta.json: /param_plan/m/params/w/cp: expected a placement string, got an integer");
+  EXPECT_EQ(
+      lines[2],
+      "meta.json: /param_plan/m/params/v: expected an object (axis -> placement), got an integer");
 }
 
 TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {

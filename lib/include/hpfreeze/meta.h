@@ -85,12 +85,20 @@ struct FrozenMeta {
   std::vector<MetaAxisPlacement> axes_;
 };
 
+struct MetaDecodeOptions {
+  // false: every params leaf is checked as usual, but MetaBoundary::params stays empty (and
+  // so does sharded_params()): for a reader that compares the document's values instead
+  // (diff), which then holds no second copy of every param.
+  bool keep_params = true;
+};
+
 // Decodes `document` as a codegen_meta.json. `command` names the reader in the message
 // for the wrong kind of file ("this is a plan dump; thaw wants a codegen_meta.json").
 // Errors (kRejected, at most kMaxReportedErrors and a count) carry the JSON Pointer of
 // the offending value. Identity fields are kept as they are: freeze copies them from a
 // base file without judging them, so only `check` does.
-Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command);
+Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command,
+                                 MetaDecodeOptions options = {});
 
 // The keep-going form, for `check`, which lists every finding in one run: the errors are
 // appended to `errors` and the meta holds every part that did decode. nullopt when the
