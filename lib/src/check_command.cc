@@ -178,9 +178,9 @@ class MetaChecker {
 
   void check_params(const MetaBoundary& b) {
     for (const MetaParam& p : b.params) {
-      const std::string pointer = param_pointer(b, p);
       for (const MetaAxisPlacement& a : p.axes) {
-        const std::string leaf = pointer_join(pointer, a.axis);
+        // Built only for a finding or an axis's first use, not for every leaf.
+        auto leaf = [&b, &p, &a] { return pointer_join(param_pointer(b, p), a.axis); };
         count_axis(a.axis, leaf);
         note_placement(a.text, a.placement, leaf, b.fqn, p.name);
       }
@@ -197,8 +197,9 @@ class MetaChecker {
         error(pointer, parsed.errors().front().message);
         return;
       }
-      if (axis) count_axis(*axis, pointer);
-      note_placement(v.as_string(), *parsed, pointer, boundary, name);
+      auto leaf = [&pointer] { return pointer; };
+      if (axis) count_axis(*axis, leaf);
+      note_placement(v.as_string(), *parsed, leaf, boundary, name);
     } else if (v.is_object()) {
       for (const JsonMember& m : v.as_object()) {
         check_named_value(boundary, name, m.value, pointer_join(pointer, m.key), m.key);
@@ -211,27 +212,31 @@ class MetaChecker {
     }
   }
 
-  void note_placement(std::string_view text, const Placement& p, const std::string& pointer,
+  // `pointer()` gives the leaf's pointer (see check_params).
+  template <class Pointer>
+  void note_placement(std::string_view text, const Placement& p, const Pointer& pointer,
                       std::string_view boundary, std::string_view name) {
     const std::string canonical = to_canonical(p);
     if (canonical != text) {
-      warning(pointer, "placement " + quote_for_diagnostic(text) +
-                           " is not canonical (canonical form: " + quote_for_diagnostic(canonical) +
-                           ")");
+      warning(pointer(),
+              "placement " + quote_for_diagnostic(text) +
+                  " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
     }
     if (p.has_dim() && p.uneven_shard) count_negative(boundary, name, text, p, pointer);
   }
 
-  void count_axis(std::string_view axis, const std::string& pointer) {
+  template <class Pointer>
+  void count_axis(std::string_view axis, const Pointer& pointer) {
     auto [it, inserted] = axis_index_.emplace(axis, axes_.size());
-    if (inserted) axes_.push_back({axis, pointer, 0});
+    if (inserted) axes_.push_back({axis, pointer(), 0});
     ++axes_[it->second].count;
   }
 
+  template <class Pointer>
   void count_negative(std::string_view boundary, std::string_view name, std::string_view text,
-                      const Placement& p, const std::string& pointer) {
+                      const Placement& p, const Pointer& pointer) {
     auto [it, inserted] = negative_index_.emplace(std::pair{boundary, name}, negatives_.size());
-    if (inserted) negatives_.push_back({boundary, name, text, p, pointer, 0});
+    if (inserted) negatives_.push_back({boundary, name, text, p, pointer(), 0});
     ++negatives_[it->second].count;
   }
 
@@ -370,9 +375,8 @@ class MetaChecker {
                             const std::string& in_model) {
     const ModelTree& model = *model_;
     const ModelParameter* info = model.find_parameter(p.fqn);
-    const std::string pointer = param_pointer(b, p);
     if (info == nullptr) {
-      error(pointer,
+      error(param_pointer(b, p),
             "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
       return;
     }
@@ -380,11 +384,11 @@ class MetaChecker {
     for (const MetaAxisPlacement& a : p.axes) {
       // The parsed (real) dim is never negative: a negative text is the uneven encoding.
       if (!a.placement.has_dim() || a.placement.dim < rank) continue;
-      error(pointer_join(pointer, a.axis), quote_for_diagnostic(a.text) + " shards dim " +
-                                               std::to_string(a.placement.dim) +
-                                               ", but parameter " + quote_for_diagnostic(p.fqn) +
-                                               " has rank " + std::to_string(rank) + " (shape " +
-                                               shape_text(info->shape) + " in " + model.file + ")");
+      error(pointer_join(param_pointer(b, p), a.axis),
+            quote_for_diagnostic(a.text) + " shards dim " + std::to_string(a.placement.dim) +
+                ", but parameter " + quote_for_diagnostic(p.fqn) + " has rank " +
+                std::to_string(rank) + " (shape " + shape_text(info->shape) + " in " + model.file +
+                ")");
     }
   }
 
@@ -400,10 +404,13 @@ class MetaChecker {
   std::map<std::pair<std::string_view, std::string_view>, std::size_t> negative_index_;
 };
 
-Expected<JsonDocument> load_document(const std::string& path) {
-  Expected<InputFile> input = read_input(path);
+// The document without its input text, which nothing after the parse reads.
+Expected<JsonDocument> parse_input(Expected<InputFile>& input) {
   if (!input) return std::move(input.errors());
-  return parse_json_document(input->display_name, std::move(input->bytes));
+  Expected<JsonDocument> document =
+      parse_json_document(input->display_name, std::move(input->bytes));
+  if (document) document->release_bytes();
+  return document;
 }
 
 // Read failures first: when some file could not be read, they are all that is reported.
@@ -413,12 +420,15 @@ void add_load_errors(Diagnostics&& from, Diagnostics& io_errors, Diagnostics& fi
   }
 }
 
-}  // namespace
-
-Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool allow_uncovered) {
+// check_meta, which frees the structure of `releasable` (the document `meta`, when the
+// caller owns it) once the meta is decoded: the decoded meta views only its strings.
+Diagnostics check_document(const JsonDocument& meta, JsonDocument* releasable,
+                           const ModelTree* model, bool allow_uncovered) {
   Diagnostics findings;
   // check lists every finding in one run, so it goes on past the decoding errors.
-  if (std::optional<FrozenMeta> decoded = decode_meta_keep_going(meta, "check", findings)) {
+  std::optional<FrozenMeta> decoded = decode_meta_keep_going(meta, "check", findings);
+  if (releasable != nullptr) releasable->release_tree();
+  if (decoded) {
     for (Diagnostics more : {MetaChecker::check_schema(decoded->root, decoded->file),
                              MetaChecker(*decoded, model, allow_uncovered).run()}) {
       findings.insert(findings.end(), std::make_move_iterator(more.begin()),
@@ -437,34 +447,51 @@ Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool al
   return findings;
 }
 
+}  // namespace
+
+Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool allow_uncovered) {
+  return check_document(meta, nullptr, model, allow_uncovered);
+}
+
 CommandResult run_check(const CheckRequest& request) {
   CommandResult result;
   // Both files are read and parsed before anything is checked, so every unreadable or
-  // malformed input is reported in one run.
-  Diagnostics io_errors;
-  Expected<JsonDocument> meta = load_document(request.meta_path);
-  if (!meta) add_load_errors(std::move(meta.errors()), io_errors, result.diagnostics);
+  // malformed input is reported in one run. Only the reading happens up front: the model
+  // is parsed and decoded, and its structure freed, before the meta is parsed, so the two
+  // parsed documents are never held whole together.
+  Expected<InputFile> meta_input = read_input(request.meta_path);
+  std::optional<Expected<InputFile>> model_input;
+  if (request.model_path) model_input = read_input(*request.model_path);
+
   std::optional<Expected<JsonDocument>> model_doc;
-  if (request.model_path) {
-    model_doc = load_document(*request.model_path);
-    if (!*model_doc) add_load_errors(std::move(model_doc->errors()), io_errors, result.diagnostics);
+  std::optional<Expected<ModelTree>> model;
+  if (model_input) {
+    model_doc = parse_input(*model_input);
+    // A decoded tree is only used when the meta could be read (its parse errors aside).
+    if (*model_doc && meta_input) {
+      model = decode_model_tree(**model_doc);
+      if (*model) (**model_doc).release_tree();  // the tree views only the strings
+    }
+  }
+  Expected<JsonDocument> meta = parse_input(meta_input);
+
+  // The meta's load errors before the model's; read failures are all that is reported.
+  Diagnostics io_errors;
+  if (!meta) add_load_errors(std::move(meta.errors()), io_errors, result.diagnostics);
+  if (model_doc && !*model_doc) {
+    add_load_errors(std::move(model_doc->errors()), io_errors, result.diagnostics);
   }
   if (!io_errors.empty()) {
     result.diagnostics = std::move(io_errors);
     return result;
   }
   if (!result.diagnostics.empty()) return result;
-
-  std::optional<ModelTree> model;
-  if (model_doc) {
-    Expected<ModelTree> decoded = decode_model_tree(**model_doc);
-    if (!decoded) {
-      result.diagnostics = std::move(decoded.errors());
-      return result;
-    }
-    model = std::move(*decoded);
+  if (model && !*model) {
+    result.diagnostics = std::move(model->errors());
+    return result;
   }
-  result.diagnostics = check_meta(*meta, model ? &*model : nullptr, request.allow_uncovered);
+  result.diagnostics =
+      check_document(*meta, &*meta, model ? &**model : nullptr, request.allow_uncovered);
   return result;
 }
 

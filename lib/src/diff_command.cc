@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -100,6 +102,38 @@ bool tokens_less(const std::vector<std::string>& a, const std::vector<std::strin
   return a.size() < b.size();
 }
 
+// The same members in the same order down to the bytes of every string and the bits of
+// every double (so 0.0 and -0.0 differ): no walk over such objects can find a difference,
+// however it compares placements, so it is skipped (most of two metas that differ at
+// all). Stops at the first mismatch.
+bool identical(const Json& a, const Json& b);
+
+bool identical_members(const JsonObject& a, const JsonObject& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || !identical(a[i].value, b[i].value)) return false;
+  }
+  return true;
+}
+
+bool identical(const Json& a, const Json& b) {
+  if (a.v.index() != b.v.index()) return false;
+  if (a.is_object()) return identical_members(a.as_object(), b.as_object());
+  if (a.is_array()) {
+    const JsonArray& x = a.as_array();
+    const JsonArray& y = b.as_array();
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (!identical(x[i], y[i])) return false;
+    }
+    return true;
+  }
+  if (const double* d = std::get_if<double>(&a.v)) {
+    return std::bit_cast<std::uint64_t>(*d) == std::bit_cast<std::uint64_t>(std::get<double>(b.v));
+  }
+  return a.v == b.v;  // null, bool, integers, strings
+}
+
 // The keys of two objects in output order, each with its value on either side.
 struct KeyPair {
   std::string_view key;
@@ -158,6 +192,7 @@ class Differ {
   template <class Both, class Skip>
   void members(const JsonObject& a, const JsonObject& b, DiffSubject subject, Both both,
                Skip skip) {
+    if (identical_members(a, b)) return;
     for (const KeyPair& k : key_union(a, b)) {
       const std::size_t size = pointer_.size();
       append_pointer_token(pointer_, k.key);
@@ -372,33 +407,6 @@ class Differ {
   std::vector<Buffered>* buffer_ = nullptr;
 };
 
-bool printable_ascii(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
-}
-
-void append_value(std::string& out, const Json& value, DiffSubject subject) {
-  if (subject == DiffSubject::kPlacement && value.is_string() &&
-      printable_ascii(value.as_string()) && parse_placement(value.as_string()).ok()) {
-    out += value.as_string();
-    return;
-  }
-  out += encode_compact_json(value);
-}
-
-std::string render_pointer(std::string_view pointer) {
-  const bool plain = std::none_of(pointer.begin(), pointer.end(),
-                                  [](char c) { return (c >= 0 && c < 0x20) || c == 0x7F; });
-  if (plain) return std::string(pointer);
-  std::string out;
-  append_python_string(out, pointer);
-  return out;
-}
-
-std::string_view op_name(DiffOp op) {
-  constexpr std::array<std::string_view, 3> kNames{"remove", "add", "change"};  // enum order
-  return kNames[static_cast<std::size_t>(op)];
-}
-
 }  // namespace
 
 Expected<std::vector<IgnoredPointer>> ignored_pointers(const DiffOptions& options) {
@@ -510,43 +518,6 @@ void diff_metas(const FrozenMeta& old_meta, const FrozenMeta& new_meta, const Di
   }
 }
 
-void append_diff_text(std::string& out, const MetaDifference& d) {
-  const bool whole = d.subject == DiffSubject::kBoundary || d.subject == DiffSubject::kInjection;
-  const std::string_view what = d.subject == DiffSubject::kBoundary ? "boundary" : "injection";
-  if (d.op == DiffOp::kChange) {
-    out += "~ " + render_pointer(d.pointer) + ": ";
-    append_value(out, *d.old_value, d.subject);
-    out += " -> ";
-    append_value(out, *d.new_value, d.subject);
-  } else {
-    const bool added = d.op == DiffOp::kAdd;
-    out += (added ? "+ " : "- ") + render_pointer(d.pointer) + ": ";
-    if (whole) {
-      out += std::string(what) + (added ? " added" : " removed");
-    } else {
-      append_value(out, added ? *d.new_value : *d.old_value, d.subject);
-    }
-  }
-  out += '\n';
-}
-
-void append_diff_json_line(std::string& out, const MetaDifference& d) {
-  // The bytes encode_compact_json gives {"op","pointer","old","new"}, without building it.
-  out += "{\"op\":\"";
-  out += op_name(d.op);
-  out += "\",\"pointer\":";
-  append_python_string(out, d.pointer);
-  if (d.old_value != nullptr) {
-    out += ",\"old\":";
-    out += encode_compact_json(*d.old_value);
-  }
-  if (d.new_value != nullptr) {
-    out += ",\"new\":";
-    out += encode_compact_json(*d.new_value);
-  }
-  out += "}\n";
-}
-
 CommandResult run_diff(const DiffRequest& request) {
   CommandResult result;
   result.errors_are_trouble = true;
@@ -562,6 +533,9 @@ CommandResult run_diff(const DiffRequest& request) {
   std::vector<std::optional<FrozenMeta>> metas(2);  // optional: FrozenMeta is move-only
   std::size_t decoded = 0;
   documents.reserve(2);
+  // diff compares the documents' values (validated by the decoder), never decoded params.
+  MetaDecodeOptions no_params;
+  no_params.keep_params = false;
   for (const std::string* path : {&request.old_path, &request.new_path}) {
     Expected<InputFile> input = read_input(*path);
     if (!input) {
@@ -575,11 +549,14 @@ CommandResult run_diff(const DiffRequest& request) {
     }
     doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
     documents.push_back(std::move(*doc));
-    Expected<FrozenMeta> meta = decode_meta(documents.back(), "diff");
+    Expected<FrozenMeta> meta = decode_meta(documents.back(), "diff", no_params);
     if (!meta) {
       errors.insert(errors.end(), meta.errors().begin(), meta.errors().end());
       continue;
     }
+    // The decoded meta views only the document's strings: its structure goes before the
+    // next file is parsed.
+    documents.back().release_tree();
     metas[decoded++] = std::move(*meta);
   }
   if (!errors.empty()) return result;

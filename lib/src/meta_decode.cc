@@ -53,7 +53,8 @@ std::optional<std::string_view> other_kind(const Json& root) {
 
 class MetaDecoder {
  public:
-  MetaDecoder(FrozenMeta& meta) : meta_(meta) {}  // NOLINT(google-explicit-constructor)
+  MetaDecoder(FrozenMeta& meta, MetaDecodeOptions options)
+      : meta_(meta), keep_params_(options.keep_params) {}
 
   void error(std::string pointer, std::string message) {
     errors_.add(make_error(meta_.file, std::move(pointer), std::move(message)));
@@ -153,6 +154,7 @@ class MetaDecoder {
       return;
     }
     meta_.boundaries.reserve(v.as_object().size());
+    if (keep_params_) meta_.axes_.reserve(axis_bound(v.as_object()));
     for (const JsonMember& m : v.as_object()) {
       const std::string pointer = pointer_join("/param_plan", m.key);
       meta_.boundary_index_.emplace(m.key, meta_.boundaries.size());
@@ -185,38 +187,59 @@ class MetaDecoder {
     }
   }
 
+  // At least as many axes as decode_params will store: the spans into meta_.axes_ need
+  // it never to reallocate.
+  static std::size_t axis_bound(const JsonObject& param_plan) {
+    const std::string_view params_key = kSpecFields[kParamsField].meta_key;
+    std::size_t n = 0;
+    for (const JsonMember& entry : param_plan) {
+      const Json* params = entry.value.is_object() ? entry.value.find(params_key) : nullptr;
+      if (params == nullptr || !params->is_object()) continue;
+      for (const JsonMember& param : params->as_object()) {
+        if (param.value.is_object()) n += param.value.as_object().size();
+      }
+    }
+    return n;
+  }
+
   void decode_params(MetaBoundary& boundary, const Json& v, const std::string& pointer) {
     if (v.is_null()) return;
     if (!v.is_object()) {
       error(pointer, got("an object (param -> axis -> placement)", v));
       return;
     }
-    boundary.params.reserve(v.as_object().size());
+    if (keep_params_) boundary.params.reserve(v.as_object().size());
     for (const JsonMember& param : v.as_object()) {
-      const std::string param_pointer = pointer_join(pointer, param.key);
-      MetaParam& out = boundary.params.emplace_back();
+      // Built only for a message: most metas have no error and tens of thousands of params.
+      auto param_pointer = [&pointer, &param] { return pointer_join(pointer, param.key); };
+      MetaParam checked_only;  // every leaf is checked, kept or not
+      MetaParam& out = keep_params_ ? boundary.params.emplace_back() : checked_only;
       out.name = param.key;
-      out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
+      if (keep_params_) out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
       if (!param.value.is_object()) {
-        error(param_pointer, got("an object (axis -> placement)", param.value));
+        error(param_pointer(), got("an object (axis -> placement)", param.value));
         out.complete = false;
         continue;
       }
-      out.axes.reserve(param.value.as_object().size());
+      std::vector<MetaAxisPlacement>& storage = meta_.axes_;
+      const std::size_t first = storage.size();
       for (const JsonMember& axis : param.value.as_object()) {
         if (!axis.value.is_string()) {
-          error(pointer_join(param_pointer, axis.key), got("a placement string", axis.value));
+          error(pointer_join(param_pointer(), axis.key), got("a placement string", axis.value));
           out.complete = false;
           continue;
         }
         Expected<Placement> parsed = parse_placement(axis.value.as_string());
         if (!parsed) {
-          error(pointer_join(param_pointer, axis.key), parsed.errors().front().message);
+          error(pointer_join(param_pointer(), axis.key), parsed.errors().front().message);
           out.complete = false;
           continue;
         }
-        out.axes.push_back({axis.key, axis.value.as_string(), *parsed});
+        if (keep_params_) storage.push_back({axis.key, axis.value.as_string(), *parsed});
       }
+      if (keep_params_)
+        out.axes =
+            std::span<const MetaAxisPlacement>(storage.data() + first, storage.size() - first);
     }
   }
 
@@ -288,14 +311,16 @@ class MetaDecoder {
   }
 
   FrozenMeta& meta_;
+  bool keep_params_ = true;
   ErrorList errors_;
 };
 
-Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command) {
+Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command,
+                                 MetaDecodeOptions options) {
   FrozenMeta meta;
   meta.file = document.name();
   meta.root = json_from_dom(document.root());
-  MetaDecoder decoder(meta);
+  MetaDecoder decoder(meta, options);
   decoder.decode(command);
   if (decoder.failed()) return decoder.take_errors();
   return meta;
@@ -306,7 +331,7 @@ std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
   FrozenMeta meta;
   meta.file = document.name();
   meta.root = json_from_dom(document.root());
-  MetaDecoder decoder(meta);
+  MetaDecoder decoder(meta, MetaDecodeOptions{});
   const bool is_meta = decoder.decode(command);
   Diagnostics found = decoder.take_errors();
   errors.insert(errors.end(), std::make_move_iterator(found.begin()),
@@ -331,25 +356,54 @@ std::uint64_t fnv(std::string_view s) {
   return h;
 }
 
+// Fibonacci hashing spreads FNV's weak low bits over the table.
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
 }  // namespace
 
 CoverageIndex::CoverageIndex(const FrozenMeta& meta) {
+  std::size_t n = 0;
+  for (const MetaBoundary& b : meta.boundaries) n += b.params.size();
+  keys_.reserve(n);
+  hashes_.reserve(n);
   for (const MetaBoundary& b : meta.boundaries) {
-    for (const MetaParam& p : b.params) keys_.emplace(fnv(p.fqn), p.fqn);
+    for (const MetaParam& p : b.params) {
+      keys_.push_back(p.fqn);
+      hashes_.push_back(fnv(p.fqn));
+    }
+  }
+  std::size_t capacity = 16;
+  shift_ = 60;
+  while (capacity < 2 * keys_.size()) {
+    capacity *= 2;
+    --shift_;
+  }
+  slots_.assign(capacity, 0);
+  const std::size_t mask = capacity - 1;
+  for (std::size_t k = 0; k < keys_.size(); ++k) {
+    std::size_t i = static_cast<std::size_t>((hashes_[k] * kGolden) >> shift_);
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = static_cast<std::uint32_t>(k + 1);
   }
 }
 
+bool CoverageIndex::contains(std::uint64_t hash, std::string_view prefix) const {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = static_cast<std::size_t>((hash * kGolden) >> shift_); slots_[i] != 0;
+       i = (i + 1) & mask) {
+    const std::size_t k = slots_[i] - 1;
+    if (hashes_[k] == hash && keys_[k] == prefix) return true;
+  }
+  return false;
+}
+
 bool CoverageIndex::covers(std::string_view fqn) const {
-  auto matches = [this](std::uint64_t h, std::string_view prefix) {
-    auto [first, last] = keys_.equal_range(h);
-    return std::any_of(first, last, [prefix](const auto& e) { return e.second == prefix; });
-  };
   std::uint64_t h = kFnvOffset;
   for (std::size_t i = 0; i < fqn.size(); ++i) {
-    if (fqn[i] == '.' && matches(h, fqn.substr(0, i))) return true;
+    if (fqn[i] == '.' && contains(h, fqn.substr(0, i))) return true;
     h = fnv(h, fqn[i]);
   }
-  return matches(h, fqn);
+  return contains(h, fqn);
 }
 
 }  // namespace hpfreeze

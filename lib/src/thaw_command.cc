@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -261,7 +262,10 @@ Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& option
   for (std::size_t i : order) {
     JsonObject spec;
     for (std::size_t f = 0; f < kSpecFields.size(); ++f) {
-      if (drafts[i].fields[f]) spec.push_back({kSpecFields[f].attribute, *drafts[i].fields[f]});
+      // `order` names every draft once: its fields move instead of being copied again.
+      if (drafts[i].fields[f]) {
+        spec.push_back({kSpecFields[f].attribute, std::move(*drafts[i].fields[f])});
+      }
     }
     modules.push_back({drafts[i].fqn, Json(std::move(spec))});
   }
@@ -287,9 +291,18 @@ namespace {
 // The only place thaw writes: both outputs are rendered before either is written.
 // Both outputs are rendered before either is written, then written both or neither (io.h),
 // and never one file under two names.
-void write_thawed(const ThawRequest& request, const ThawedPlan& thawed, CommandResult& result) {
-  const std::string plan_bytes = encode_plain_json(thawed.plan) + "\n";
-  const std::string model_bytes = thawed.model ? encode_plain_json(*thawed.model) + "\n" : "";
+// Each tree is dropped once encoded, so that it and its bytes are not held together with
+// the next one's.
+void write_thawed(const ThawRequest& request, ThawedPlan&& thawed, CommandResult& result) {
+  std::string plan_bytes = encode_plain_json(thawed.plan);
+  plan_bytes += '\n';  // the encoder reserves room beyond the last token
+  thawed.plan = Json();
+  std::string model_bytes;
+  if (thawed.model) {
+    model_bytes = encode_plain_json(*thawed.model);
+    model_bytes += '\n';
+    thawed.model.reset();
+  }
   std::vector<OutputFile> outputs{{"-o", request.plan_path, plan_bytes, {}}};
   if (request.model_path) outputs.push_back({"--model-out", *request.model_path, model_bytes, {}});
   // -o may replace the meta it was read from (an in-place update), --model-out may not.
@@ -319,20 +332,24 @@ CommandResult run_thaw(const ThawRequest& request) {
     return result;
   }
   doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
-  Expected<FrozenMeta> meta = decode_meta(*doc, "thaw");
-  if (!meta) {
-    result.diagnostics = std::move(meta.errors());
+  std::optional<Expected<ThawedPlan>> thawed;
+  {
+    Expected<FrozenMeta> meta = decode_meta(*doc, "thaw");
+    if (!meta) {
+      result.diagnostics = std::move(meta.errors());
+      return result;
+    }
+    doc->release_tree();  // the meta views only the document's strings
+    ThawOptions options;
+    options.model = request.model_path.has_value();
+    thawed = thaw_meta(*meta, options);
+  }  // the thawed plan views the document's strings, not the meta: it goes before encoding
+  if (!*thawed) {
+    result.diagnostics = std::move(thawed->errors());
     return result;
   }
-  ThawOptions options;
-  options.model = request.model_path.has_value();
-  Expected<ThawedPlan> thawed = thaw_meta(*meta, options);
-  if (!thawed) {
-    result.diagnostics = std::move(thawed.errors());
-    return result;
-  }
-  result.diagnostics = std::move(thawed->warnings);
-  write_thawed(request, *thawed, result);
+  result.diagnostics = std::move((*thawed)->warnings);
+  write_thawed(request, std::move(**thawed), result);
   return result;
 }
 

@@ -81,6 +81,20 @@ TEST(Diff, PythonDistinguishesIntFromFloatAndZeroFromMinusZero) {
   EXPECT_EQ(diff_text(R"j({"a": true})j", R"j({"a": 1})j"), "~ /a: true -> 1\n");
 }
 
+// Objects that are the same member by member are skipped whole: what tells 0.0 from -0.0
+// or 1 from 1.0 must still see inside them, at any depth.
+TEST(Diff, NestedObjectsThatLookAlikeAreStillCompared) {
+  EXPECT_EQ(diff_text(R"j({"b": {"x": 0.0, "y": [1, {"z": 1}]}})j",
+                      R"j({"b": {"x": -0.0, "y": [1, {"z": 1.0}]}})j"),
+            "~ /b/x: 0.0 -> -0.0\n~ /b/y/1/z: 1 -> 1.0\n");
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(0)"}}, "k": [0.0]}}})j",
+                      R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(0)"}}, "k": [-0.0]}}})j"),
+            "~ /param_plan/m/k: [0.0] -> [-0.0]\n");
+  EXPECT_EQ(diff_text(R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(0)", "cp": "R"}}}}})j",
+                      R"j({"param_plan": {"m": {"params": {"w": {"tp": "S( 0 )", "cp": "R"}}}}})j"),
+            "");
+}
+
 TEST(Diff, BoundariesAddedAndRemoved) {
   EXPECT_EQ(diff_text(R"j({"param_plan": {"old.block": {}, "same": {}}})j",
                       R"j({"param_plan": {"same": {}, "new.block": {"params": {}}}})j"),

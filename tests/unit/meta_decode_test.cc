@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hpfreeze/json_document.h"
@@ -65,9 +66,9 @@ TEST(DecodeMeta, TypedModelOfAFrozenMeta) {
 }
 
 TEST(DecodeMeta, WrongKindOfFileIsNamed) {
-  EXPECT_EQ(errors_of(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j"),
-            std::vector<std::string>{
-                "meta.json: this is a plan dump; test wants a codegen_meta.json"});
+  EXPECT_EQ(
+      errors_of(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j"),
+      std::vector<std::string>{"meta.json: this is a plan dump; test wants a codegen_meta.json"});
   EXPECT_EQ(errors_of(R"j({"modules": {"": "Net"}, "parameters": {}})j"),
             std::vector<std::string>{
                 "meta.json: this is a model tree dump; test wants a codegen_meta.json"});
@@ -129,6 +130,39 @@ TEST(DecodeMeta, KeepGoingKeepsWhatDecoded) {
   EXPECT_FALSE(decode_meta_keep_going(plan, "check", errors).has_value());
 }
 
+// Without the params kept, every leaf is still checked, with the same messages.
+TEST(DecodeMeta, ParamsCheckedButNotKept) {
+  MetaDecodeOptions options;
+  options.keep_params = false;
+  JsonDocument good = parse(R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(0)"}}}},
+      "frozen_sharded_params": ["m.w"]})j");
+  Expected<FrozenMeta> meta = decode_meta(good, "diff", options);
+  ASSERT_TRUE(meta.ok());
+  ASSERT_EQ(meta->boundaries.size(), 1u);
+  EXPECT_TRUE(meta->boundaries[0].params.empty());
+  EXPECT_NE(meta->boundaries[0].fields[kParamsField], nullptr);
+  EXPECT_TRUE(meta->sharded_params().empty());
+  EXPECT_EQ(meta->frozen_sharded_params, std::vector<std::string_view>{"m.w"});
+
+  JsonDocument bad = parse(R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(x)", "cp": 1},
+      "v": 2}}}})j");
+  Expected<FrozenMeta> rejected = decode_meta(bad, "diff", options);
+  ASSERT_FALSE(rejected.ok());
+  Expected<FrozenMeta> kept = decode_meta(bad, "diff");
+  ASSERT_FALSE(kept.ok());
+  std::vector<std::string> lines;
+  for (const Diagnostic& d : rejected.errors()) lines.push_back(d.location_and_message());
+  std::vector<std::string> kept_lines;
+  for (const Diagnostic& d : kept.errors()) kept_lines.push_back(d.location_and_message());
+  EXPECT_EQ(lines, kept_lines);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1],
+            "meta.json: /param_plan/m/params/w/cp: expected a placement string, got an integer");
+  EXPECT_EQ(
+      lines[2],
+      "meta.json: /param_plan/m/params/v: expected an object (axis -> placement), got an integer");
+}
+
 TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {
   JsonDocument doc = parse(R"j({"param_plan": {"m": {"params": {"w": {"tp": "R"},
       "sub.x": {"tp": "R"}}}, "": {"params": {"top": {"tp": "R"}}}}})j");
@@ -145,6 +179,34 @@ TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {
   EXPECT_FALSE(coverage.covers("m.sub"));
   EXPECT_FALSE(coverage.covers(""));
   EXPECT_FALSE(coverage.covers("to"));
+}
+
+// Enough keys to fill many probe chains of the table, one FQN planned twice, and a meta
+// with no params at all.
+TEST(CoverageIndex, ManyKeysDuplicatesAndNone) {
+  std::string params;
+  for (int i = 0; i < 5000; ++i) {
+    if (i > 0) params += ", ";
+    params += "\"layers." + std::to_string(i) + ".w\": {\"tp\": \"R\"}";
+  }
+  JsonDocument doc = parse("{\"param_plan\": {\"m\": {\"params\": {" + params +
+                           "}}, \"m.layers.7\": {\"params\": {\"w\": {\"tp\": \"R\"}}}}}");
+  Expected<FrozenMeta> meta = decode_meta(doc, "test");
+  ASSERT_TRUE(meta.ok());
+  const CoverageIndex coverage(*meta);
+  for (int i = 0; i < 5000; ++i) {
+    const std::string fqn = "m.layers." + std::to_string(i) + ".w";
+    EXPECT_TRUE(coverage.covers(fqn)) << fqn;
+    EXPECT_TRUE(coverage.covers(fqn + ".bias")) << fqn;
+    EXPECT_FALSE(coverage.covers("m.layers." + std::to_string(i) + ".v")) << fqn;
+  }
+  EXPECT_FALSE(coverage.covers("m.layers.5000.w"));
+  EXPECT_FALSE(coverage.covers("m.layers"));
+
+  JsonDocument empty = parse(R"j({"param_plan": {"m": {}}})j");
+  Expected<FrozenMeta> none = decode_meta(empty, "test");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(CoverageIndex(*none).covers("m.w"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,9 +30,10 @@ struct MetaAxisPlacement {
 struct MetaParam {
   std::string_view name;  // key in the boundary's params
   std::string_view fqn;   // boundary + "." + name, as freeze joins them (in the meta's arena)
-  std::vector<MetaAxisPlacement> axes;  // meta order
+  // Meta order; a slice of the FrozenMeta's one axis array (no allocation per param).
+  std::span<const MetaAxisPlacement> axes;
   bool complete = true;  // false when some axis did not decode (decode_meta_keep_going)
-  [[nodiscard]] bool sharded() const;   // some Shard, StridedShard or Partial
+  [[nodiscard]] bool sharded() const;  // some Shard, StridedShard or Partial
 };
 
 // The fields of one param_plan entry or one injection, by kSpecFields index; nullptr
@@ -41,16 +43,16 @@ using MetaFields = std::array<const Json*, kSpecFields.size()>;
 struct MetaBoundary {
   std::string_view fqn;
   const JsonObject* entry = nullptr;  // the param_plan value itself, for document order
-  std::vector<MetaParam> params;  // `params` decoded (empty when absent, null or {})
-  MetaFields fields{};            // every param_plan-section field, params included
+  std::vector<MetaParam> params;      // `params` decoded (empty when absent, null or {})
+  MetaFields fields{};                // every param_plan-section field, params included
   // Keys no table row names (a newer upstream's?): kept for diff, refused by thaw.
   std::vector<const JsonMember*> unknown;
 };
 
 struct MetaInjection {
   std::string_view match;
-  std::size_t index = 0;  // position in /injections
-  MetaFields fields{};    // injection-section fields
+  std::size_t index = 0;                   // position in /injections
+  MetaFields fields{};                     // injection-section fields
   std::vector<const JsonMember*> unknown;  // keys no table row names
 };
 
@@ -58,16 +60,16 @@ struct MetaInjection {
 // which must outlive it.
 struct FrozenMeta {
   std::string file;
-  Json root;                              // the whole document
-  StringArena strings;                    // the joined parameter FQNs
-  std::vector<MetaBoundary> boundaries;   // param_plan order
-  std::vector<MetaInjection> injections;  // /injections order
+  Json root;                                            // the whole document
+  StringArena strings;                                  // the joined parameter FQNs
+  std::vector<MetaBoundary> boundaries;                 // param_plan order
+  std::vector<MetaInjection> injections;                // /injections order
   std::vector<std::string_view> frozen_sharded_params;  // as listed; absent reads as []
   std::vector<std::pair<std::string_view, std::string_view>> boundary_classes;
   std::optional<std::vector<std::string_view>> mesh_dim_names;  // nullopt: null or absent
   std::vector<std::vector<std::string_view>> tied_pairs;
-  const Json* special_handlers = nullptr;     // nullptr when absent or null
-  std::vector<const JsonMember*> identity;    // every other top-level member, in order
+  const Json* special_handlers = nullptr;   // nullptr when absent or null
+  std::vector<const JsonMember*> identity;  // every other top-level member, in order
 
   // nullptr when param_plan has no such boundary.
   [[nodiscard]] const MetaBoundary* find_boundary(std::string_view fqn) const;
@@ -78,6 +80,16 @@ struct FrozenMeta {
  private:
   friend class MetaDecoder;
   std::unordered_map<std::string_view, std::size_t> boundary_index_;
+  // Every param's axes, in document order; reserved once, so the params' spans stay valid
+  // (moves included).
+  std::vector<MetaAxisPlacement> axes_;
+};
+
+struct MetaDecodeOptions {
+  // false: every params leaf is checked as usual, but MetaBoundary::params stays empty (and
+  // so does sharded_params()): for a reader that compares the document's values instead
+  // (diff), which then holds no second copy of every param.
+  bool keep_params = true;
 };
 
 // Decodes `document` as a codegen_meta.json. `command` names the reader in the message
@@ -85,7 +97,8 @@ struct FrozenMeta {
 // Errors (kRejected, at most kMaxReportedErrors and a count) carry the JSON Pointer of
 // the offending value. Identity fields are kept as they are: freeze copies them from a
 // base file without judging them, so only `check` does.
-Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command);
+Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command,
+                                 MetaDecodeOptions options = {});
 
 // The keep-going form, for `check`, which lists every finding in one run: the errors are
 // appended to `errors` and the meta holds every part that did decode. nullopt when the
@@ -102,7 +115,14 @@ class CoverageIndex {
   [[nodiscard]] bool covers(std::string_view fqn) const;
 
  private:
-  std::unordered_multimap<std::uint64_t, std::string_view> keys_;  // by prefix hash
+  [[nodiscard]] bool contains(std::uint64_t hash, std::string_view prefix) const;
+
+  // Open addressing over the planned FQNs (linear probing, at most half full): a slot
+  // holds an index into keys_ and hashes_ plus one, 0 when empty.
+  std::vector<std::string_view> keys_;
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::uint32_t> slots_;
+  int shift_ = 64;  // slot = (hash * golden ratio) >> shift_
 };
 
 }  // namespace hpfreeze

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
@@ -29,7 +29,7 @@ struct ThawOptions {
 };
 
 struct ThawedPlan {
-  Json plan;                  // the plan dump; views into the meta and static strings
+  Json plan;                  // the plan dump; views into the meta's document, static strings
   std::optional<Json> model;  // the model tree dump, when requested
   Diagnostics warnings;       // what will not round-trip
 };
@@ -37,7 +37,8 @@ struct ThawedPlan {
 // Errors (kRejected) for metas that no plan dump can express though decode_meta accepts
 // them: a key no field-table row names, a '$'-tagged key inside a plain field, a
 // `covered` that is not an object. The
-// plan views into `meta` (and so into its document).
+// plan views only into the document `meta` was decoded from (its strings), so it may
+// outlive `meta` itself.
 Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& options);
 
 struct ThawRequest {

@@ -1,0 +1,81 @@
+// The two renderings of one difference: the text lines and the JSON lines of `hpfreeze
+// diff` (docs/cli.md, "hpfreeze diff").
+#include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "hpfreeze/diff_command.h"
+#include "hpfreeze/encode.h"
+#include "hpfreeze/placement.h"
+
+namespace hpfreeze {
+namespace {
+
+bool printable_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
+}
+
+void append_value(std::string& out, const Json& value, DiffSubject subject) {
+  if (subject == DiffSubject::kPlacement && value.is_string() &&
+      printable_ascii(value.as_string()) && parse_placement(value.as_string()).ok()) {
+    out += value.as_string();
+    return;
+  }
+  out += encode_compact_json(value);
+}
+
+std::string render_pointer(std::string_view pointer) {
+  const bool plain = std::none_of(pointer.begin(), pointer.end(),
+                                  [](char c) { return (c >= 0 && c < 0x20) || c == 0x7F; });
+  if (plain) return std::string(pointer);
+  std::string out;
+  append_python_string(out, pointer);
+  return out;
+}
+
+std::string_view op_name(DiffOp op) {
+  constexpr std::array<std::string_view, 3> kNames{"remove", "add", "change"};  // enum order
+  return kNames[static_cast<std::size_t>(op)];
+}
+
+}  // namespace
+
+void append_diff_text(std::string& out, const MetaDifference& d) {
+  const bool whole = d.subject == DiffSubject::kBoundary || d.subject == DiffSubject::kInjection;
+  const std::string_view what = d.subject == DiffSubject::kBoundary ? "boundary" : "injection";
+  if (d.op == DiffOp::kChange) {
+    out += "~ " + render_pointer(d.pointer) + ": ";
+    append_value(out, *d.old_value, d.subject);
+    out += " -> ";
+    append_value(out, *d.new_value, d.subject);
+  } else {
+    const bool added = d.op == DiffOp::kAdd;
+    out += (added ? "+ " : "- ") + render_pointer(d.pointer) + ": ";
+    if (whole) {
+      out += std::string(what) + (added ? " added" : " removed");
+    } else {
+      append_value(out, added ? *d.new_value : *d.old_value, d.subject);
+    }
+  }
+  out += '\n';
+}
+
+void append_diff_json_line(std::string& out, const MetaDifference& d) {
+  // The bytes encode_compact_json gives {"op","pointer","old","new"}, without building it.
+  out += "{\"op\":\"";
+  out += op_name(d.op);
+  out += "\",\"pointer\":";
+  append_python_string(out, d.pointer);
+  if (d.old_value != nullptr) {
+    out += ",\"old\":";
+    out += encode_compact_json(*d.old_value);
+  }
+  if (d.new_value != nullptr) {
+    out += ",\"new\":";
+    out += encode_compact_json(*d.new_value);
+  }
+  out += "}\n";
+}
+
+}  // namespace hpfreeze
