@@ -144,7 +144,9 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
     }
     steps.clear();
     for (std::size_t k = 0; k < p.placements.size(); ++k) {
-      const auto& [axis, placement] = p.placements[k];
+      // Named members, not a structured binding: clang 14 cannot capture a binding.
+      const std::string_view axis = p.placements[k].axis;
+      const Placement& placement = p.placements[k].placement;
       const bool repeated =
           std::any_of(p.placements.begin(), p.placements.begin() + static_cast<std::ptrdiff_t>(k),
                       [axis](const CapacityPlacement& e) { return e.axis == axis; });

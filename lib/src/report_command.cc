@@ -198,11 +198,10 @@ class ReportBuilder {
         report_.axis_order.emplace_back(n);
       }
     }
-    const std::size_t named = report_.axis_order.size();
+    const auto named_end = report_.axis_order.end();  // the named axes, before `rest`
     std::vector<std::string_view> rest;
     for (const AxisInfo& a : axes_) {
-      if (std::find(report_.axis_order.begin(), report_.axis_order.begin() + named, a.name) ==
-          report_.axis_order.begin() + named) {
+      if (std::find(report_.axis_order.begin(), named_end, a.name) == named_end) {
         rest.push_back(a.name);
       }
     }
