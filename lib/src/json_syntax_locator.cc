@@ -335,6 +335,12 @@ class SyntaxScanner {
     for (int i = 0; i < continuation; ++i, ++pos_) {
       if (at_end()) return reject_at_end();
       const auto b = static_cast<unsigned char>(s_[pos_]);
+      if (b < 0x80 || b > 0xbf) {
+        // Not a continuation byte at all (often the closing quote): the sequence stops short.
+        return reject(pos_, "invalid UTF-8 byte " + hex_byte(s_[pos_]) +
+                                ": the multi-byte sequence started by " +
+                                hex_byte(static_cast<char>(lead)) + " is cut short");
+      }
       if (b < low || b > high) return reject(pos_, "invalid UTF-8 byte " + hex_byte(s_[pos_]));
       low = 0x80;
       high = 0xbf;

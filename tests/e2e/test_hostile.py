@@ -319,15 +319,18 @@ class Hostile(TempDirTest):
         body = json.dumps({"k%06d" % i: "v" * 40 for i in range(600000)}).encode()[:-1]
         self.assertGreater(len(body), 30 * MIB)
         plan_path = os.path.join(self.dir, "plan.json")
-        for case, tail, bad in (("lone 0xff", b', "z": "\xff"}}', b"\xff"),
-                                # the closing quote is where the sequence stops being valid
-                                ("truncated 3-byte sequence", b', "z": "\xe2\x82"}}', b'"'),
-                                ("encoded surrogate", b', "z": "\xed\xa0\x80"}}', b"\xa0")):
+        for case, tail, bad, why in (
+                ("lone 0xff", b', "z": "\xff"}}', b"\xff", ""),
+                # the closing quote is where the sequence stops being valid
+                ("truncated 3-byte sequence", b', "z": "\xe2\x82"}}', b'"',
+                 ": the multi-byte sequence started by 0xe2 is cut short"),
+                ("encoded surrogate", b', "z": "\xed\xa0\x80"}}', b"\xa0", "")):
             plan = PLAN_HEAD + body + tail
             col = len(plan) - len(tail) + tail.rindex(bad) + 1
             self.assert_error(
                 self.freeze("invalid UTF-8 at the end of 31 MiB (%s)" % case, plan),
-                "hpfreeze: error: %s:1:%d: invalid UTF-8 byte 0x%02x" % (plan_path, col, bad[0]))
+                "hpfreeze: error: %s:1:%d: invalid UTF-8 byte 0x%02x%s"
+                % (plan_path, col, bad[0], why))
         # The very last byte of the file: after a complete document it is trailing content.
         plan = PLAN_HEAD + body + b"}}\xc3"
         self.assert_error(self.freeze("invalid UTF-8 as the last byte of 31 MiB", plan),

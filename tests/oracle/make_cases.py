@@ -1001,7 +1001,8 @@ ERR_MESSAGES = {
     'err-json-int-too-small': 'integer out of range [-2^63, 2^64-1]',
     'err-json-invalid-utf8': 'invalid UTF-8 byte 0xff',
     'err-json-invalid-utf8-continuation': 'invalid UTF-8 byte 0x80',
-    'err-json-invalid-utf8-model': 'invalid UTF-8 byte 0x22',
+    'err-json-invalid-utf8-model': 'invalid UTF-8 byte 0x22: the multi-byte sequence started '
+                                   'by 0xe4 is cut short',
     'err-json-invalid-utf8-overlong': 'invalid UTF-8 byte 0xc0',
     'err-json-invalid-utf8-surrogate-bytes': 'invalid UTF-8 byte 0xa0',
     'err-json-leading-zero': 'invalid number',

@@ -237,11 +237,13 @@ TEST(ParseJsonDocument, ChecksFloatRange) {
 TEST(ParseJsonDocument, RejectsInvalidUtf8) {
   EXPECT_EQ(error_of("\"\xff\""), "1:2 invalid UTF-8 byte 0xff");
   EXPECT_EQ(error_of("[\"ok\", \"a\xc0\x80\"]"), "1:10 invalid UTF-8 byte 0xc0");
-  EXPECT_EQ(error_of("\"\xe2\x82\""), "1:4 invalid UTF-8 byte 0x22");
+  EXPECT_EQ(error_of("\"\xe2\x82\""),
+            "1:4 invalid UTF-8 byte 0x22: the multi-byte sequence started by 0xe2 is cut short");
   EXPECT_EQ(error_of("\"\xed\xa0\x80\""), "1:3 invalid UTF-8 byte 0xa0");      // UTF-16 surrogate
   EXPECT_EQ(error_of("\"\xe0\x9f\xbf\""), "1:3 invalid UTF-8 byte 0x9f");      // overlong
   EXPECT_EQ(error_of("\"\xf4\x90\x80\x80\""), "1:3 invalid UTF-8 byte 0x90");  // > U+10FFFF
-  EXPECT_EQ(error_of("{\"k\xf0\x9f\x98\": 1}"), "1:7 invalid UTF-8 byte 0x22");
+  EXPECT_EQ(error_of("{\"k\xf0\x9f\x98\": 1}"),
+            "1:7 invalid UTF-8 byte 0x22: the multi-byte sequence started by 0xf0 is cut short");
   EXPECT_EQ(error_of("\"\x80\""), "1:2 invalid UTF-8 byte 0x80");
 
   const Json ok = parsed("[\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\x7f\"]");
