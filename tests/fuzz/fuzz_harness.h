@@ -500,20 +500,26 @@ struct FixedDocument {
       : document(parse_json_document("fixed.json", std::string(text))) {}
 };
 
+// kFixedModel decoded once: the model every target that needs one checks against.
+inline const ModelTree& fixed_model() {
+  static const FixedDocument document(kFixedModel);
+  static const Expected<ModelTree> model = decode_model_tree(*document.document);
+  return *model;
+}
+
 inline std::string check_freeze(std::string_view bytes) {
-  static const FixedDocument model_doc(kFixedModel);
-  static const Expected<ModelTree> model = decode_model_tree(*model_doc.document);
+  const ModelTree& model = fixed_model();
   Expected<JsonDocument> doc = parse_json_document("plan.json", std::string(bytes));
   if (!doc) return check_diagnostics(doc.errors(), "plan.json");
   Expected<PlanDump> plan = decode_plan_dump(*doc);
   if (!plan) return check_diagnostics(plan.errors(), "plan.json");
   FreezeOptions checked;
-  if (std::string r = check_freeze_output(*plan, *model, checked); !r.empty()) return r;
+  if (std::string r = check_freeze_output(*plan, model, checked); !r.empty()) return r;
   FreezeOptions lenient;
   lenient.verify = false;
   lenient.strict = true;
   lenient.allow_empty = true;
-  return check_freeze_output(*plan, *model, lenient);
+  return check_freeze_output(*plan, model, lenient);
 }
 
 inline std::string check_model(std::string_view bytes) {

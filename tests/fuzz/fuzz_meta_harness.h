@@ -159,13 +159,12 @@ inline std::string check_findings(const Diagnostics& findings) {
 }
 
 inline std::string check_check(std::string_view input) {
-  static const FixedDocument model_doc(kFixedModel);
-  static const Expected<ModelTree> model = decode_model_tree(*model_doc.document);
+  const ModelTree& model = fixed_model();
   const std::optional<std::string> bytes = apply_scale_recipe(input);
   if (!bytes) return {};
   Expected<JsonDocument> doc = parse_json_document("meta.json", *bytes);
   if (!doc) return check_diagnostics(doc.errors(), "meta.json");
-  for (const ModelTree* m : {static_cast<const ModelTree*>(nullptr), &*model}) {
+  for (const ModelTree* m : {static_cast<const ModelTree*>(nullptr), &model}) {
     if (std::string r = check_findings(check_meta(*doc, m)); !r.empty()) return r;
   }
   return {};
@@ -355,8 +354,7 @@ inline std::string check_report_totals(const FrozenMeta& meta, const Report& r) 
 }
 
 inline std::string check_report(std::string_view input) {
-  static const FixedDocument model_doc(kFixedModel);
-  static const Expected<ModelTree> model = decode_model_tree(*model_doc.document);
+  const ModelTree& model = fixed_model();
   const std::optional<std::string> bytes = apply_scale_recipe(input);
   if (!bytes) return {};
   Expected<JsonDocument> doc = parse_json_document("meta.json", *bytes);
@@ -366,7 +364,7 @@ inline std::string check_report(std::string_view input) {
   static const std::vector<MeshAxis> mesh = {{"dp", 3}, {"ep", 4}, {"tp", 2}};
   for (const std::optional<std::vector<MeshAxis>>& m :
        {std::optional<std::vector<MeshAxis>>{}, std::optional{mesh}}) {
-    if (std::string r = check_report_totals(*meta, build_report(*meta, *model, m)); !r.empty()) {
+    if (std::string r = check_report_totals(*meta, build_report(*meta, model, m)); !r.empty()) {
       return r;
     }
   }
