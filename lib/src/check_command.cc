@@ -404,11 +404,14 @@ class MetaChecker {
   std::map<std::pair<std::string_view, std::string_view>, std::size_t> negative_index_;
 };
 
-// The document without its input text, which nothing after the parse reads.
-Expected<JsonDocument> parse_input(Expected<InputFile>& input) {
+// The document without its input text, which nothing after the parse reads; the parse
+// takes its parser and tape from `scratch` (ParseScratch).
+Expected<JsonDocument> parse_input(Expected<InputFile>& input, ParseScratch& scratch) {
   if (!input) return std::move(input.errors());
+  ParseOptions options;
+  options.scratch = &scratch;
   Expected<JsonDocument> document =
-      parse_json_document(input->display_name, std::move(input->bytes));
+      parse_json_document(input->display_name, std::move(input->bytes), options);
   if (document) document->release_bytes();
   return document;
 }
@@ -463,17 +466,23 @@ CommandResult run_check(const CheckRequest& request) {
   std::optional<Expected<InputFile>> model_input;
   if (request.model_path) model_input = read_input(*request.model_path);
 
+  // The model's parser and tape go on to the meta's parse (ParseScratch).
+  ParseScratch scratch;
+  for (const Expected<InputFile>* input : {&meta_input, model_input ? &*model_input : nullptr}) {
+    if (input != nullptr && *input) scratch.expect_input((*input)->bytes.size());
+  }
   std::optional<Expected<JsonDocument>> model_doc;
   std::optional<Expected<ModelTree>> model;
   if (model_input) {
-    model_doc = parse_input(*model_input);
+    model_doc = parse_input(*model_input, scratch);
     // A decoded tree is only used when the meta could be read (its parse errors aside).
     if (*model_doc && meta_input) {
       model = decode_model_tree(**model_doc);
-      if (*model) (**model_doc).release_tree();  // the tree views only the strings
+      if (*model) (**model_doc).release_tree(scratch);  // the tree views only the strings
     }
   }
-  Expected<JsonDocument> meta = parse_input(meta_input);
+  Expected<JsonDocument> meta = parse_input(meta_input, scratch);
+  scratch.release_parse_memory();
 
   // The meta's load errors before the model's; read failures are all that is reported.
   Diagnostics io_errors;

@@ -536,18 +536,33 @@ CommandResult run_diff(const DiffRequest& request) {
   // diff compares the documents' values (validated by the decoder), never decoded params.
   MetaDecodeOptions no_params;
   no_params.keep_params = false;
+  // The first file's text, parser and tape go on to the second's read and parse
+  // (ParseScratch).
+  ParseScratch scratch;
+  scratch.expect_input(
+      std::max(regular_file_size(request.old_path), regular_file_size(request.new_path)));
+  ParseOptions options;
+  options.scratch = &scratch;
   for (const std::string* path : {&request.old_path, &request.new_path}) {
-    Expected<InputFile> input = read_input(*path);
+    const bool last = path == &request.new_path;
+    Expected<InputFile> input = read_input(*path, scratch.take_text());
     if (!input) {
       errors.insert(errors.end(), input.errors().begin(), input.errors().end());
       continue;
     }
-    Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
+    Expected<JsonDocument> doc =
+        parse_json_document(input->display_name, std::move(input->bytes), options);
+    if (last) scratch.release_parse_memory();
     if (!doc) {
       errors.insert(errors.end(), doc.errors().begin(), doc.errors().end());
       continue;
     }
-    doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
+    // The DOM holds its own strings; the text is not needed again.
+    if (last) {
+      doc->release_bytes();
+    } else {
+      doc->release_bytes(scratch);
+    }
     documents.push_back(std::move(*doc));
     Expected<FrozenMeta> meta = decode_meta(documents.back(), "diff", no_params);
     if (!meta) {
@@ -556,7 +571,11 @@ CommandResult run_diff(const DiffRequest& request) {
     }
     // The decoded meta views only the document's strings: its structure goes before the
     // next file is parsed.
-    documents.back().release_tree();
+    if (last) {
+      documents.back().release_tree();
+    } else {
+      documents.back().release_tree(scratch);
+    }
     metas[decoded++] = std::move(*meta);
   }
   if (!errors.empty()) return result;

@@ -22,12 +22,15 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The document without its input text, which nothing after the parse needs. `stage`
-// receives the size and the read and parse times.
+// The document without its input text, which nothing after the parse needs. Unless this
+// is the `last` parse, the text's memory and the parser go to `scratch` for the next read
+// and parse. (Kept for the output instead, the last text would raise the peak by its size
+// for the whole freeze: the output is written only at the end.) `stage` receives the size
+// and the read and parse times.
 Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage,
-                                     ParseOptions options = {}) {
+                                     ParseScratch& scratch, bool last, ParseOptions options = {}) {
   Clock::time_point start = Clock::now();
-  Expected<InputFile> input = read_input(path);
+  Expected<InputFile> input = read_input(path, scratch.take_text());
   stage.read_ms = ms_since(start);
   if (!input) {
     stage.name = path == "-" ? "<stdin>" : path;
@@ -37,11 +40,14 @@ Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Inpu
   stage.bytes = input->bytes.size();
   stage.read = true;
   start = Clock::now();
+  options.scratch = &scratch;
   Expected<JsonDocument> document =
       parse_json_document(input->display_name, std::move(input->bytes), options);
+  if (last) scratch.release_parse_memory();
   stage.parse_ms = ms_since(start);
   stage.parsed = static_cast<bool>(document);
-  if (document) document->release_bytes();
+  if (document && last) document->release_bytes();
+  if (document && !last) document->release_bytes(scratch);
   return document;
 }
 
@@ -60,15 +66,21 @@ ParseOptions decoder_checks_keys() {
   return options;
 }
 
-LoadedModel load_model(const std::string& path) {
+LoadedModel load_model(const std::string& path, ParseScratch& scratch, bool last) {
   LoadedModel model;
-  model.document = load_document(path, model.stage, decoder_checks_keys());
+  model.document = load_document(path, model.stage, scratch, last, decoder_checks_keys());
   if (*model.document) {
     const Clock::time_point start = Clock::now();
     model.tree = decode_model_tree(**model.document);
     model.stage.decode_ms = ms_since(start);
     // The decoded tree views only the document's strings.
-    if (*model.tree) (**model.document).release_tree();
+    if (*model.tree) {
+      if (last) {
+        (**model.document).release_tree();
+      } else {
+        (**model.document).release_tree(scratch);
+      }
+    }
   }
   return model;
 }
@@ -191,17 +203,23 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   // that dominate this work (docs/performance.md, "One core"). Errors are then examined in
   // the order a user reads them: every read and parse error first, so that each
   // unreadable or malformed file is reported in one run; then the decode errors.
+  // Each step hands the memory it is done with to the next (ParseScratch): the plan's
+  // text, parser and tape to the model's read and parse.
+  ParseScratch scratch;
+  scratch.expect_input(
+      std::max(regular_file_size(request.plan_path), regular_file_size(request.model_path)));
+  const bool has_base = request.base_path.has_value();
   Expected<JsonDocument> plan_doc =
-      load_document(request.plan_path, st.inputs[0], decoder_checks_keys());
+      load_document(request.plan_path, st.inputs[0], scratch, false, decoder_checks_keys());
   std::optional<Expected<PlanDump>> plan;
   Clock::time_point start = Clock::now();
   if (plan_doc) plan = decode_plan_dump(*plan_doc);
-  if (plan && *plan) plan_doc->release_tree();
+  if (plan && *plan) plan_doc->release_tree(scratch);
   st.inputs[0].decode_ms = ms_since(start);
-  LoadedModel model = load_model(request.model_path);
+  LoadedModel model = load_model(request.model_path, scratch, !has_base);
   st.inputs[1] = std::move(model.stage);
   std::optional<Expected<JsonDocument>> base_doc;
-  if (request.base_path) base_doc = load_document(*request.base_path, st.inputs[2]);
+  if (has_base) base_doc = load_document(*request.base_path, st.inputs[2], scratch, true);
   // The part of the freeze that needs no model, once the model's parse has handed back its
   // input text and structural index: run before it, its 11 MiB (DeepSeek-V3) would add to
   // that parse's peak. Timed as part of the plan's decode.

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "huge_pages.h"
 #include "hpfreeze/io.h"
+#include "huge_pages.h"
 #include "io_posix.h"
 
 namespace hpfreeze {
@@ -91,10 +91,11 @@ Expected<bool> check_stdin_open() {
   return true;
 }
 
-Expected<InputFile> read_input(const std::string& path) {
+Expected<InputFile> read_input(const std::string& path, std::string buffer) {
   // Before any open of ours: a closed stdin must never be refilled by one of our files.
   static const bool guarded [[maybe_unused]] = (guard_standard_descriptors(), true);
   InputFile input;
+  input.bytes = std::move(buffer);
   input.path = path;
   input.display_name = path == "-" ? "<stdin>" : path;
   const std::string& name = input.display_name;
@@ -130,6 +131,12 @@ Expected<InputFile> read_input(const std::string& path) {
   }
   if (result.err != 0) return io_error(name, "read failed", result.err);
   return input;
+}
+
+std::size_t regular_file_size(const std::string& path) {
+  struct stat st {};
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<std::size_t>(st.st_size);
 }
 
 Expected<std::string> read_stdin_chunk(std::size_t max_bytes) {

@@ -282,10 +282,20 @@ Diagnostic simdjson_failure(std::string name, std::size_t size, simdjson::error_
   return make_error(std::move(name), {}, simdjson::error_message(error));
 }
 
+// What one parse works with: a parser (new, or a ParseScratch's), a kept tape if any, and
+// the capacity to allocate for.
+struct ParseMemory {
+  std::unique_ptr<simdjson::dom::parser> parser;
+  std::unique_ptr<std::uint64_t[]> tape;
+  std::size_t tape_capacity = 0;
+  std::size_t expected_input = 0;
+};
+
 // The parsed document, or the errors; `bytes` gets its padding here.
 Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& display_name,
                                                                    std::string& bytes,
-                                                                   bool check_keys) {
+                                                                   bool check_keys,
+                                                                   ParseMemory& memory) {
   const std::size_t size = bytes.size();
   if (size > simdjson::SIMDJSON_MAXSIZE_BYTES) {
     return make_error(std::move(display_name), {}, "input larger than 4 GiB");
@@ -305,48 +315,68 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
   bytes.resize(size + simdjson::SIMDJSON_PADDING);
   bytes.resize(size);
 
-  auto parser = std::make_unique<simdjson::dom::parser>();
+  if (!memory.parser) memory.parser = std::make_unique<simdjson::dom::parser>();
+  simdjson::dom::parser& parser = *memory.parser;
+  const std::size_t least = std::max(size, std::size_t{simdjson::dom::MINIMAL_DOCUMENT_CAPACITY});
+  // Never below what the parser has: a smaller capacity would reallocate its index. A
+  // scratch's expected input makes the first of several parses allocate for the largest;
+  // when that much cannot be had (it is only a hint: a 4 GiB file that will be refused,
+  // too little memory), the parse allocates for its own input alone.
+  const std::size_t index_before = parser.capacity();
+  std::size_t capacity = std::max({least, memory.expected_input, index_before});
+  // The parse fills the DOM's tape and string buffer at once: for large inputs they get
+  // huge pages too (huge_pages.h), so the document is allocated here, before the parse
+  // would. For `capacity` input bytes simdjson holds capacity + 3 tape words (rounded up)
+  // and 5 * capacity / 3 string bytes (its document::allocate says why): these ranges lie
+  // inside its allocations. A kept tape of at least that capacity replaces the new one,
+  // which nothing has touched yet.
+  auto doc = std::make_unique<simdjson::dom::document>();
   // First with simdjson's depth limit at ours: a document it accepts then is certainly not
   // too deep (simdjson counts at least every container as a level), and needs no depth
   // check of its own. Only a document that reaches the limit is parsed again with one level
   // more (simdjson counts a scalar in the innermost container as a level too, see
   // DomChecker) and has its containers counted.
-  if (const auto error = parser->allocate(size, kMaxJsonDepth); error) {
-    return simdjson_failure(std::move(display_name), size, error);
+  simdjson::error_code allocated = parser.allocate(capacity, kMaxJsonDepth);
+  if (!allocated) allocated = doc->allocate(capacity);
+  if (allocated && capacity > least) {
+    capacity = least;
+    allocated = parser.allocate(capacity, kMaxJsonDepth);
+    if (!allocated) allocated = doc->allocate(capacity);
   }
-  // The parse fills the DOM's tape and string buffer at once: for large inputs they get
-  // huge pages too (huge_pages.h), so the document is allocated here, before the parse
-  // would. For `size` input bytes simdjson must hold at least size + 1 tape words and
-  // 5 * size / 3 string bytes (its document::allocate says why): these ranges lie inside
-  // its allocations.
-  if (size >= kLargeDocument) {
-    if (const auto error = parser->doc.allocate(size); error) {
-      return simdjson_failure(std::move(display_name), size, error);
-    }
-    advise_huge_pages(parser->doc.tape.get(), (size + 1) * sizeof(std::uint64_t));
-    advise_huge_pages(parser->doc.string_buf.get(), 5 * size / 3);
+  if (allocated) return simdjson_failure(std::move(display_name), size, allocated);
+  const bool fresh_index = capacity != index_before;
+  const bool large = capacity >= kLargeDocument;
+  if (memory.tape && memory.tape_capacity >= capacity) {
+    doc->tape = std::move(memory.tape);
+    memory.tape_capacity = 0;
+  } else if (large) {
+    advise_huge_pages(doc->tape.get(), (capacity + 1) * sizeof(std::uint64_t));
+  }
+  if (large) {
+    advise_huge_pages(doc->string_buf.get(), 5 * capacity / 3);
     // Stage 1's structural index too: a 32-bit offset per structural character, written
     // in order (set_capacity gives room for one per input byte). It was a third of the
     // page faults of a freeze. simdjson exposes its implementation "for benchmarking".
-    if (parser->implementation) {
-      advise_huge_pages(parser->implementation->structural_indexes.get(),
-                        size * sizeof(std::uint32_t));
+    if (fresh_index && parser.implementation) {
+      advise_huge_pages(parser.implementation->structural_indexes.get(),
+                        capacity * sizeof(std::uint32_t));
     }
   }
   element root;
-  simdjson::error_code error = parser->parse(bytes.data(), size, false).get(root);
+  simdjson::error_code error =
+      parser.parse_into_document(*doc, bytes.data(), size, false).get(root);
   const bool at_depth_limit = error == simdjson::DEPTH_ERROR;
   if (at_depth_limit) {
-    error = parser->allocate(size, kMaxJsonDepth + 1);
+    error = parser.allocate(capacity, kMaxJsonDepth + 1);
     if (error) return simdjson_failure(std::move(display_name), size, error);
-    error = parser->parse(bytes.data(), size, false).get(root);
+    error = parser.parse_into_document(*doc, bytes.data(), size, false).get(root);
   }
   if (error) {
     if (error == simdjson::MEMALLOC) return out_of_memory(std::move(display_name), size);
     return locate_syntax_error(display_name, bytes, simdjson::error_message(error));
   }
   if (!check_keys) {
-    if (at_depth_limit && too_deep(parser->doc)) {
+    if (at_depth_limit && too_deep(*doc)) {
       return locate_syntax_error(display_name, bytes, "nesting too deep");
     }
   } else if (auto problem = DomChecker().find(root)) {
@@ -355,9 +385,8 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
     }
     return locate_syntax_error(display_name, bytes, "nesting too deep");
   }
-  // Elements hold the address of the document they came from: none taken so far survives
-  // this move (the JsonDocument takes its root from the moved document).
-  return std::make_unique<simdjson::dom::document>(std::move(parser->doc));
+  // The document lives on the heap and never moves: elements hold its address.
+  return doc;
 }
 
 }  // namespace
@@ -365,9 +394,22 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
 Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
                                            ParseOptions options) {
   const std::size_t size = bytes.size();
+  ParseScratch* scratch = options.scratch;
   try {
+    ParseMemory memory;
+    if (scratch != nullptr) {
+      memory.parser = std::move(scratch->parser_);
+      memory.tape = std::move(scratch->tape_);
+      memory.tape_capacity = std::exchange(scratch->tape_capacity_, 0);
+      memory.expected_input = scratch->expected_input_;
+    }
     Expected<std::unique_ptr<simdjson::dom::document>> document =
-        parse_unguarded(display_name, bytes, options.check_duplicate_keys);
+        parse_unguarded(display_name, bytes, options.check_duplicate_keys, memory);
+    if (scratch != nullptr) {
+      scratch->parser_ = std::move(memory.parser);
+      scratch->tape_ = std::move(memory.tape);
+      scratch->tape_capacity_ = memory.tape_capacity;
+    }
     if (!document) return std::move(document.errors());
     return JsonDocument(std::move(display_name), std::move(bytes), std::move(*document),
                         options.check_duplicate_keys);
@@ -375,6 +417,23 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
     // The padding, the parser's index, the duplicate-key tables or the syntax scan.
     return out_of_memory(std::move(display_name), size);
   }
+}
+
+ParseScratch::ParseScratch() = default;
+ParseScratch::~ParseScratch() = default;
+
+void ParseScratch::release_parse_memory() {
+  parser_.reset();
+  tape_.reset();
+  tape_capacity_ = 0;
+}
+
+void JsonDocument::release_tree(ParseScratch& scratch) {
+  if (document_->tape && document_->capacity() > scratch.tape_capacity_) {
+    scratch.tape_ = std::move(document_->tape);
+    scratch.tape_capacity_ = document_->capacity();
+  }
+  release_tree();
 }
 
 std::optional<Diagnostic> find_duplicate_key(const JsonDocument& document) {

@@ -1,6 +1,7 @@
 // run_report: reading and decoding the two inputs, then the report, rendered, and its
 // findings for stderr. The arithmetic is in report_command.cc, the rendering in
 // report_render.cc.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,21 +21,31 @@ constexpr std::size_t kDefaultTextTop = 10;
 
 CommandResult run_report(const ReportRequest& request) {
   CommandResult result;
-  auto load = [](const std::string& path, ParseOptions options,
-                 Diagnostics& errors) -> std::optional<JsonDocument> {
-    Expected<InputFile> input = read_input(path);
+  // The model's text, parser and tape go on to the meta's read and parse (ParseScratch).
+  ParseScratch scratch;
+  scratch.expect_input(
+      std::max(regular_file_size(request.model_path), regular_file_size(request.meta_path)));
+  auto load = [&scratch](const std::string& path, ParseOptions options, bool last,
+                         Diagnostics& errors) -> std::optional<JsonDocument> {
+    Expected<InputFile> input = read_input(path, scratch.take_text());
     if (!input) {
       errors = std::move(input.errors());
       return std::nullopt;
     }
+    options.scratch = &scratch;
     Expected<JsonDocument> doc =
         parse_json_document(input->display_name, std::move(input->bytes), options);
+    if (last) scratch.release_parse_memory();
     if (!doc) {
       errors = std::move(doc.errors());
       return std::nullopt;
     }
     // The DOM holds its own strings; the text is not needed again.
-    doc->release_bytes();
+    if (last) {
+      doc->release_bytes();
+    } else {
+      doc->release_bytes(scratch);
+    }
     return std::move(*doc);
   };
   // One input at a time, each decoded and its tree released before the next is read, so
@@ -48,15 +59,16 @@ CommandResult run_report(const ReportRequest& request) {
   ParseOptions model_options;
   model_options.check_duplicate_keys = false;
   Diagnostics model_unread;
-  std::optional<JsonDocument> model_doc = load(request.model_path, model_options, model_unread);
+  std::optional<JsonDocument> model_doc =
+      load(request.model_path, model_options, false, model_unread);
   std::optional<Expected<ModelTree>> model;
   if (model_doc) {
     model = decode_model_tree(*model_doc);
     // The decoded tree views only the document's strings.
-    if (*model) model_doc->release_tree();
+    if (*model) model_doc->release_tree(scratch);
   }
   Diagnostics meta_unread;
-  std::optional<JsonDocument> meta_doc = load(request.meta_path, {}, meta_unread);
+  std::optional<JsonDocument> meta_doc = load(request.meta_path, {}, true, meta_unread);
   if (!meta_unread.empty() || !model_unread.empty()) {
     result.diagnostics = std::move(meta_unread);
     result.diagnostics.insert(result.diagnostics.end(), model_unread.begin(), model_unread.end());

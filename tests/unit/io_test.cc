@@ -139,6 +139,27 @@ TEST_F(ReadInputTest, RegularFileIsReadWholeWithPadding) {
   EXPECT_GE(input->bytes.capacity(), input->bytes.size() + kInputPadding);
 }
 
+// A buffer handed in is only memory: its contents go, its capacity is used when it is
+// enough, and a smaller one grows.
+TEST_F(ReadInputTest, GivenBufferIsReusedAndItsContentsDiscarded) {
+  const std::string expected = pattern(100'003);
+  spit(path("plan.json"), expected);
+  std::string large(300'000, 'x');
+  const char* const memory = large.data();
+  auto input = read_input(path("plan.json"), std::move(large));
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(input->bytes, expected);
+  EXPECT_EQ(input->bytes.data(), memory);
+  auto grown = read_input(path("plan.json"), std::string(10, 'y'));
+  ASSERT_TRUE(grown.ok());
+  EXPECT_EQ(grown->bytes, expected);
+  EXPECT_GE(grown->bytes.capacity(), grown->bytes.size() + kInputPadding);
+  EXPECT_EQ(regular_file_size(path("plan.json")), expected.size());
+  EXPECT_EQ(regular_file_size(path("missing.json")), 0u);
+  EXPECT_EQ(regular_file_size("-"), 0u);
+  EXPECT_EQ(regular_file_size(dir_), 0u);
+}
+
 TEST_F(ReadInputTest, EmptyFileStillHasPadding) {
   spit(path("empty.json"), "");
   auto input = read_input(path("empty.json"));

@@ -7,8 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -451,10 +451,8 @@ std::size_t mapped_bytes() {
     Expected<JsonDocument> result = parse_json_document("big.json", std::move(text));
     if (result) _exit(2);
     const Diagnostic& d = result.errors().front();
-    _exit(d.error_class == ErrorClass::kIo &&
-                  d.message == expected && d.file == "big.json"
-              ? 0
-              : 1);
+    _exit(d.error_class == ErrorClass::kIo && d.message == expected && d.file == "big.json" ? 0
+                                                                                            : 1);
   }
   int status = 0;
   waitpid(child, &status, 0);
@@ -534,6 +532,83 @@ TEST(ParseJsonDocument, ReleasedTreeKeepsItsStrings) {
   EXPECT_EQ(copied.find("name")->as_string(), "a long enough string");
   JsonDocument moved = std::move(*doc);
   EXPECT_EQ(value, "a long enough string");
+}
+
+// A document of about `bytes` bytes: an object of string members, each distinct.
+std::string big_document(std::size_t bytes, std::string_view tag) {
+  std::string text = "{";
+  for (std::size_t i = 0; text.size() < bytes; ++i) {
+    if (i > 0) text += ',';
+    text += "\"" + std::string(tag) + std::to_string(i) + "\": [\"value " + std::to_string(i) +
+            "\", " + std::to_string(i) + ", 1.5, null, true]";
+  }
+  return text + "}";
+}
+
+// One ParseScratch through several parses: each document is what a parse without it
+// gives, and the strings of a document whose tree and text went to the scratch stay valid
+// while the next parses reuse that memory.
+TEST(ParseScratch, LaterParsesReuseMemoryAndEarlierStringsSurvive) {
+  const std::string first = big_document(std::size_t{5} << 20, "a");   // huge-page path
+  const std::string second = big_document(std::size_t{6} << 20, "b");  // larger: the hint
+  const std::string third = big_document(std::size_t{9} << 20, "c");   // beyond the hint
+  const std::string small = R"({"x": ["y", 2]})";
+  ParseScratch scratch;
+  scratch.expect_input(second.size());
+  ParseOptions options;
+  options.check_duplicate_keys = false;
+  options.scratch = &scratch;
+
+  Expected<JsonDocument> a = parse_json_document("a.json", first, options);
+  ASSERT_TRUE(a.ok());
+  const Json a_json = json_from_dom(a->root());
+  a->release_bytes(scratch);
+  a->release_tree(scratch);
+  std::string buffer = scratch.take_text();
+  EXPECT_GE(buffer.capacity(), first.size());  // the released text came back
+  buffer.assign(second);
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"b.json", std::move(buffer)},
+                                   {"c.json", third},
+                                   {"s.json", small}}) {
+    Expected<JsonDocument> plain = parse_json_document(name, text);
+    Expected<JsonDocument> reused = parse_json_document(name, text, options);
+    ASSERT_TRUE(plain.ok() && reused.ok()) << name;
+    EXPECT_EQ(json_from_dom(reused->root()), json_from_dom(plain->root())) << name;
+    reused->release_tree(scratch);
+  }
+  // a's strings live in its own string buffer, which no later parse touched.
+  const Json& member = a_json.as_object().front().value;
+  EXPECT_EQ(a_json.as_object().front().key, "a0");
+  EXPECT_EQ(member.as_array().front().as_string(), "value 0");
+  EXPECT_EQ(a_json.as_object().size(),
+            json_from_dom(parse_json_document("a", first)->root()).as_object().size());
+}
+
+// The expected input is a hint: when that much memory cannot be had, or the size is more
+// than simdjson parses at all, each parse allocates for its own input. Errors come out as
+// without a scratch, and the scratch still serves the next parse.
+TEST(ParseScratch, AnImpossibleHintFallsBackAndErrorsAreUnchanged) {
+  ParseScratch scratch;
+  scratch.expect_input(std::numeric_limits<std::size_t>::max() / 4);
+  ParseOptions options;
+  options.scratch = &scratch;
+  Expected<JsonDocument> doc = parse_json_document("in.json", R"({"k": [1, 2]})", options);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(json_from_dom(doc->root()).find("k")->as_array().size(), 2u);
+  Expected<JsonDocument> bad = parse_json_document("in.json", "{\"k\": [1, 2}", options);
+  Expected<JsonDocument> bad_plain = parse_json_document("in.json", "{\"k\": [1, 2}");
+  ASSERT_FALSE(bad.ok());
+  ASSERT_FALSE(bad_plain.ok());
+  EXPECT_EQ(bad.errors().front().location_and_message(),
+            bad_plain.errors().front().location_and_message());
+  Expected<JsonDocument> repeated = parse_json_document("in.json", R"({"k": 1, "k": 2})", options);
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_EQ(repeated.errors().front().location_and_message(),
+            parse_json_document("in.json", R"({"k": 1, "k": 2})")
+                .errors()
+                .front()
+                .location_and_message());
+  EXPECT_TRUE(parse_json_document("in.json", "[true]", options).ok());
 }
 
 }  // namespace

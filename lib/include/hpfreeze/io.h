@@ -68,7 +68,13 @@ Expected<bool> check_stdin_open();
 // longer than kMaxStreamInputSize. A stream is read only up to the first control byte
 // other than tab, LF and CR: no JSON text may hold one, so the bytes up to and including
 // it already decide the parser's first error (a stream of zeros stops at once).
-Expected<InputFile> read_input(const std::string& path);
+// `buffer` is memory to read into: a buffer an earlier step is done with (its contents
+// are discarded), so that a large input lands in pages already there (ParseScratch).
+Expected<InputFile> read_input(const std::string& path, std::string buffer = {});
+
+// The size of the regular file at `path`; 0 for "-", a stream or a file that cannot be
+// looked at. A hint for sizing memory ahead (ParseScratch::expect_input), never a promise.
+std::size_t regular_file_size(const std::string& path);
 
 // Reads what stdin has next, at most max_bytes and at least one byte unless at its end
 // (an empty result). For line-by-line consumers that must not wait for the end.

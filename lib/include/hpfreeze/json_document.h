@@ -4,7 +4,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,14 +22,57 @@ namespace hpfreeze {
 // levels"); a document of exactly this depth is accepted.
 inline constexpr std::size_t kMaxJsonDepth = 1024;
 
+class JsonDocument;
+class ParseScratch;
+
 struct ParseOptions {
   // false: the parse leaves the duplicate-key check to a decoder that visits every object
   // anyway (one walk over the document instead of two); the document then says so in
   // keys_checked(), and find_duplicate_key() makes the full check. Everything else is
   // checked either way.
   bool check_duplicate_keys = true;
+  // Memory to take the parser and the tape from, instead of fresh memory (ParseScratch).
+  ParseScratch* scratch = nullptr;
 };
 
+// Memory that one step of a command hands on to the next instead of back to the system:
+// the parser (its structural index, 4 bytes per structural character), a released
+// document's tape and a released input text. Fresh memory costs the kernel a page fault
+// and a zeroed page per page touched, which was a third of a freeze's time on 100 MB of
+// dumps (docs/performance.md, "Fifth round"). A command that parses several documents in
+// turn passes one ParseScratch to each parse and release; what it holds between two steps
+// is what the next step would have allocated anyway, so the peak does not grow as long as
+// the next step is at least as large.
+class ParseScratch {
+ public:
+  ParseScratch();
+  ParseScratch(const ParseScratch&) = delete;
+  ParseScratch& operator=(const ParseScratch&) = delete;
+  ~ParseScratch();
+
+  // The largest input a parse with this scratch will see: the first parse allocates for it,
+  // so that a larger second input does not need all of its memory afresh.
+  void expect_input(std::size_t bytes) { expected_input_ = std::max(expected_input_, bytes); }
+  // A buffer to read the next input into or encode an output into: the largest text given
+  // back, or an empty string.
+  [[nodiscard]] std::string take_text() { return std::move(text_); }
+  void keep_text(std::string text) {
+    if (text.capacity() > text_.capacity()) text_ = std::move(text);
+  }
+  // Gives the parser and the kept tape back to the system, once no parse is to come.
+  void release_parse_memory();
+
+ private:
+  friend class JsonDocument;
+  friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
+                                                    ParseOptions options);
+
+  std::size_t expected_input_ = 0;
+  std::unique_ptr<simdjson::dom::parser> parser_;
+  std::unique_ptr<std::uint64_t[]> tape_;
+  std::size_t tape_capacity_ = 0;  // in input bytes, as simdjson::dom::document::capacity()
+  std::string text_;
+};
 
 // A parsed, validated JSON document. Move-only; string views taken from its elements (and
 // Json values built by json_from_dom) stay valid as long as the document lives, moves
@@ -48,6 +93,8 @@ class JsonDocument {
   // Frees the input text. The parsed document does not need it (its strings live in the
   // parser), so a caller done with bytes() can lower its peak memory by the input's size.
   void release_bytes() { std::string().swap(bytes_); }
+  // The same, handing the buffer to `scratch` for the next read or output.
+  void release_bytes(ParseScratch& scratch) { scratch.keep_text(std::move(bytes_)); }
   // False when parsed with ParseOptions::check_duplicate_keys off (until release_tree()).
   [[nodiscard]] bool keys_checked() const { return keys_checked_; }
   // Frees the document's structure (simdjson's tape, 8 to 16 bytes per value) and keeps
@@ -60,6 +107,8 @@ class JsonDocument {
     root_ = simdjson::dom::element();
     keys_checked_ = true;
   }
+  // The same, handing the tape to `scratch` for the next parse.
+  void release_tree(ParseScratch& scratch);
 
  private:
   friend Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
