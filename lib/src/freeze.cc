@@ -107,64 +107,109 @@ Json value_to_dict(const SpecValue& value, CanonicalStrings& canonical) {
   return std::visit(Visitor{canonical}, value.v);
 }
 
-// Byte `depth` of s as 0..255, or -1 past its end (so that a prefix sorts first).
-int byte_at(std::string_view s, std::size_t depth) {
-  return depth < s.size() ? static_cast<unsigned char>(s[depth]) : -1;
+// The eight bytes of s from `depth` on as a big-endian number (zeros past its end), so that
+// comparing numbers compares those bytes as unsigned bytes, code point order on UTF-8.
+std::uint64_t name_word(std::string_view s, std::size_t depth) {
+  std::uint64_t word = 0;
+  if (depth + 8 <= s.size()) {
+    std::memcpy(&word, s.data() + depth, 8);
+  } else if (depth < s.size()) {
+    std::memcpy(&word, s.data() + depth, s.size() - depth);
+  }
+  if constexpr (std::endian::native == std::endian::little) word = __builtin_bswap64(word);
+  return word;
 }
 
-int median_of_three(int a, int b, int c) {
-  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+// A name's sort key at one depth: its eight bytes there, then where it ends. Two names
+// with the same word there have the same bytes up to the end of the shorter one (it may
+// end early, padded with zeros like a real NUL), so the one that ends first sorts first:
+// `end` is how many of the eight bytes the name has, and 9 when it goes on past them (then
+// only the next depth can tell such names apart).
+struct NameKey {
+  std::uint64_t word;
+  std::uint32_t end;
+  std::uint32_t item;  // position in the range being sorted
+};
+
+bool key_less(const NameKey& a, const NameKey& b) {
+  return a.word != b.word ? a.word < b.word : a.end < b.end;
 }
 
-// Sorts items by name as std::string_view's operator< does (unsigned bytes), by multikey
-// quicksort (Bentley & Sedgewick). FQNs share long prefixes ("model.layers.12.mlp.experts."):
-// a comparison sort reads them again in every comparison, this reads each byte about once
-// per partition. All names in [first, last) agree on their first `depth` bytes; past
-// `levels` recursion levels (adversarial input) it falls back to std::sort. Not stable.
-template <class T, class NameOf>
-void sort_by_name(T* first, T* last, NameOf name_of, std::size_t depth, int levels) {
-  constexpr std::ptrdiff_t kSmall = 12;
-  const auto suffix_less = [&depth, &name_of](const T& a, const T& b) {
-    return compare_names(name_of(a).substr(depth), name_of(b).substr(depth)) < 0;
+// Sorts keys[0, n) by the names they stand for: by word and end at depth 0, then each run
+// of names that tie there and go on, at depth 8, and so on, without recursion. Before
+// keying a range, the bytes all its names share are skipped, eight at a time, so that
+// names agreeing on a long stretch cost one pass over it. Past `levels` rounds on one range
+// (adversarial names) the range is left to std::sort.
+template <class NameOf>
+void sort_keys(NameKey* keys, std::size_t n, const NameOf& name_of) {
+  struct Range {
+    std::size_t begin;
+    std::size_t size;
+    std::size_t depth;  // all names of the range agree on their first `depth` bytes
+    int level;
   };
-  while (last - first > kSmall) {
-    if (levels == 0) {
-      std::sort(first, last, suffix_less);
-      return;
+  const int levels = 2 * static_cast<int>(std::bit_width(n)) + 16;
+  std::vector<Range> todo{{0, n, 0, 0}};
+  while (!todo.empty()) {
+    const Range range = todo.back();
+    todo.pop_back();
+    NameKey* const k = keys + range.begin;
+    std::size_t depth = range.depth;
+    if (range.level > levels) {
+      std::sort(k, k + range.size, [&name_of, depth](const NameKey& a, const NameKey& b) {
+        const std::string_view x = name_of(a.item);
+        const std::string_view y = name_of(b.item);
+        return compare_names(x.substr(std::min(depth, x.size())),
+                             y.substr(std::min(depth, y.size()))) < 0;
+      });
+      continue;
     }
-    const std::ptrdiff_t n = last - first;
-    const int pivot =
-        median_of_three(byte_at(name_of(first[0]), depth), byte_at(name_of(first[n / 2]), depth),
-                        byte_at(name_of(last[-1]), depth));
-    T* lt = first;
-    T* gt = last;
-    for (T* i = first; i < gt;) {
-      const int c = byte_at(name_of(*i), depth);
-      if (c < pivot) {
-        std::swap(*lt++, *i++);
-      } else if (c > pivot) {
-        std::swap(*i, *--gt);
-      } else {
-        ++i;
+    const std::string_view first = name_of(k[0].item);
+    std::size_t shared = first.size() > depth ? first.size() - depth : 0;
+    for (std::size_t i = 1; i < range.size && shared >= 8; ++i) {
+      const std::string_view name = name_of(k[i].item);
+      std::size_t same = 0;
+      while (same + 8 <= shared && depth + same + 8 <= name.size() &&
+             std::memcmp(first.data() + depth + same, name.data() + depth + same, 8) == 0) {
+        same += 8;
       }
+      shared = std::min(shared, same);
     }
-    sort_by_name(first, lt, name_of, depth, levels - 1);
-    sort_by_name(gt, last, name_of, depth, levels - 1);
-    if (pivot < 0) return;  // [lt, gt) all end at `depth`: equal names
-    first = lt;
-    last = gt;
-    ++depth;
-  }
-  if (last - first < 2) return;  // first + 1 would leave the range (or offset a null pointer)
-  for (T* i = first + 1; i < last; ++i) {
-    for (T* j = i; j > first && suffix_less(*j, j[-1]); --j) std::swap(*j, j[-1]);
+    depth += shared / 8 * 8;
+    for (std::size_t i = 0; i < range.size; ++i) {
+      const std::string_view name = name_of(k[i].item);
+      k[i].word = name_word(name, depth);
+      k[i].end = static_cast<std::uint32_t>(
+          name.size() > depth + 8 ? 9 : (name.size() > depth ? name.size() - depth : 0));
+    }
+    std::sort(k, k + range.size, key_less);
+    for (std::size_t run = 0; run < range.size;) {
+      std::size_t end = run + 1;
+      while (end < range.size && k[end].word == k[run].word && k[end].end == k[run].end) ++end;
+      if (end - run > 1 && k[run].end == 9) {
+        todo.push_back({range.begin + run, end - run, depth + 8, range.level + 1});
+      }
+      run = end;
+    }
   }
 }
 
+// Sorts items by name as std::string_view's operator< does (unsigned bytes): FQNs share long
+// prefixes ("model.layers.12.mlp.experts."), which a comparison sort reads again in every
+// comparison. This sorts small keys (eight bytes of each name at a time) held in one array,
+// with no indirection per comparison, and goes deeper only for names that tie. Not stable.
 template <class T, class NameOf>
 void sort_by_name(T* first, T* last, NameOf name_of) {
   const auto n = static_cast<std::size_t>(last - first);
-  sort_by_name(first, last, name_of, 0, 2 * static_cast<int>(std::bit_width(n)) + 16);
+  if (n < 2) return;
+  std::vector<NameKey> keys(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i].item = static_cast<std::uint32_t>(i);
+  sort_keys(keys.data(), n,
+            [first, &name_of](std::uint32_t i) -> std::string_view { return name_of(first[i]); });
+  std::vector<T> sorted;
+  sorted.reserve(n);
+  for (const NameKey& k : keys) sorted.push_back(std::move(first[k.item]));
+  std::move(sorted.begin(), sorted.end(), first);
 }
 
 bool is_sharded(const ParamPlacements& param) {
@@ -261,7 +306,7 @@ std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringAre
 // The same list from the sorted tables. Each boundary's sharded params, joined, are a sorted
 // run ("b" for the name "" first, then "b." + names in order), but runs interleave (the
 // params of "m.layers.0" and of "m.layers.0.mlp"; "a.b-c.x" sorts before "a.b.x"): the
-// runs are merged pairwise, about log2(boundaries) passes instead of a sort.
+// runs are merged pairwise, about log2(runs) passes instead of a sort.
 std::vector<std::string_view> sharded_param_fqns(const FrozenParamPlan& plan, StringArena& arena) {
   std::vector<std::string_view> fqns;
   std::vector<std::size_t> runs;  // start of each run, then the end
@@ -274,6 +319,17 @@ std::vector<std::string_view> sharded_param_fqns(const FrozenParamPlan& plan, St
     }
   }
   runs.push_back(fqns.size());
+  // Adjacent runs already in order (most are: "m.layers.0.mlp" < "m.layers.1") are one:
+  // only the starts of runs that sort before the end of the run before them stay.
+  std::vector<std::size_t> starts{0};
+  for (std::size_t r = 1; r + 1 < runs.size(); ++r) {
+    const std::size_t i = runs[r];
+    if (i > starts.back() && i < fqns.size() && compare_names(fqns[i - 1], fqns[i]) > 0) {
+      starts.push_back(i);
+    }
+  }
+  starts.push_back(fqns.size());
+  runs.swap(starts);
   std::vector<std::string_view> merged(fqns.size());
   while (runs.size() > 2) {
     std::vector<std::size_t> next;
@@ -283,12 +339,14 @@ std::vector<std::string_view> sharded_param_fqns(const FrozenParamPlan& plan, St
       const auto at = [&](std::vector<std::string_view>& v, std::size_t i) {
         return v.begin() + static_cast<std::ptrdiff_t>(i);
       };
-      if (r + 2 < runs.size()) {
+      if (r + 2 < runs.size() && compare_names(fqns[runs[r + 1] - 1], fqns[runs[r + 1]]) > 0) {
         std::merge(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(fqns, runs[r + 1]),
                    at(fqns, runs[r + 2]), at(merged, runs[r]),
                    [](std::string_view a, std::string_view b) { return compare_names(a, b) < 0; });
       } else {
-        std::copy(at(fqns, runs[r]), at(fqns, runs[r + 1]), at(merged, runs[r]));
+        // The last run, or two in order.
+        const std::size_t end = runs[std::min(r + 2, runs.size() - 1)];
+        std::copy(at(fqns, runs[r]), at(fqns, end), at(merged, runs[r]));
       }
     }
     next.push_back(runs.back());

@@ -3,8 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "hpfreeze/encode.h"
 #include "hpfreeze/json_document.h"
@@ -267,6 +272,97 @@ TEST(MetaEncoding, ShardedParamsMergedAcrossBoundaries) {
                        "    \"zz\"\n  ],\n"),
             std::string::npos)
       << bytes;
+}
+
+// The params of each boundary and frozen_sharded_params come out in unsigned byte order
+// (Python's sort_keys on UTF-8) for names made to trip a sort keyed eight bytes at a time:
+// long shared prefixes, names that are prefixes of others, NUL and non-ASCII bytes,
+// duplicates across boundaries, and runs of tied words at every depth.
+TEST(FreezePasses, ParamsAndShardedFqnsSortedByUnsignedBytes) {
+  std::uint64_t state = 12345;
+  const auto next = [&state](std::uint64_t bound) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    return (state >> 33) % bound;
+  };
+  const std::string pieces[] = {"a",        "b",        ".",
+                                "-",        "0",        "1",
+                                "10",       "experts.", std::string(1, '\0'),
+                                "\xc3\xa9", "\x7f",     "shared.prefix.of.some.length."};
+  const auto json_string = [](const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+      if (c == '\0') {
+        out += "\\u0000";
+      } else if (c == '\x7f') {
+        out += "\\u007f";
+      } else {
+        out += c;
+      }
+    }
+    return out + "\"";
+  };
+  const std::vector<std::string> boundaries = {"", "a", "a.b", "a.b-c", "experts.1"};
+  std::string plan = R"j({"modules": {)j";
+  std::string model = R"j({"modules": {)j";
+  std::vector<std::string> expected_sharded;
+  std::vector<std::vector<std::string>> expected_params;
+  for (std::size_t b = 0; b < boundaries.size(); ++b) {
+    std::set<std::string> names;
+    while (names.size() < 300) {
+      std::string name;
+      for (std::uint64_t n = next(6); n > 0; --n) name += pieces[next(std::size(pieces))];
+      names.insert(name);
+    }
+    plan += (b > 0 ? ", " : "") + json_string(boundaries[b]) + R"j(: {"params": {)j";
+    model += (b > 0 ? ", " : "") + json_string(boundaries[b]) + R"j(: "M")j";
+    // Written in a shuffled order; the sort must not depend on it.
+    std::vector<std::string> order(names.begin(), names.end());
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next(i)]);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const bool sharded = next(3) != 0;
+      plan += (i > 0 ? ", " : "") + json_string(order[i]) +
+              (sharded ? R"j(: {"tp": "S(0)"})j" : R"j(: {"tp": "R"})j");
+      if (sharded) {
+        expected_sharded.push_back(boundaries[b].empty() || order[i].empty()
+                                       ? boundaries[b] + order[i]
+                                       : boundaries[b] + "." + order[i]);
+      }
+    }
+    plan += "}}";
+    expected_params.emplace_back(names.begin(), names.end());
+  }
+  plan += "}}";
+  model += "}}";
+  std::sort(expected_sharded.begin(), expected_sharded.end());
+  expected_sharded.erase(std::unique(expected_sharded.begin(), expected_sharded.end()),
+                         expected_sharded.end());
+
+  JsonDocument plan_doc = parse(plan);
+  JsonDocument model_doc = parse(model, "model.json");
+  Expected<PlanDump> decoded = decode_plan_dump(plan_doc);
+  ASSERT_TRUE(decoded.ok()) << decoded.errors().front().location_and_message();
+  Expected<ModelTree> tree = decode_model_tree(model_doc);
+  ASSERT_TRUE(tree.ok());
+  Expected<FreezeResult> r = freeze_plan(*decoded, *tree, {});
+  ASSERT_TRUE(r.ok()) << r.errors().front().location_and_message();
+  const FrozenParamPlan& frozen = r->frozen.param_plan;
+  std::vector<std::string> sorted_boundaries = boundaries;
+  std::sort(sorted_boundaries.begin(), sorted_boundaries.end());
+  ASSERT_EQ(frozen.boundaries.size(), boundaries.size());
+  for (std::size_t b = 0; b < frozen.boundaries.size(); ++b) {
+    const FrozenBoundary& boundary = frozen.boundaries[b];
+    EXPECT_EQ(boundary.fqn, sorted_boundaries[b]);
+    const auto original = static_cast<std::size_t>(
+        std::find(boundaries.begin(), boundaries.end(), sorted_boundaries[b]) - boundaries.begin());
+    std::vector<std::string> got;
+    for (std::size_t p = 0; p < boundary.param_count; ++p) {
+      got.emplace_back(frozen.params[boundary.first_param + p].name);
+    }
+    EXPECT_EQ(got, expected_params[original]) << "boundary '" << boundary.fqn << "'";
+  }
+  const std::vector<std::string> sharded(r->frozen.frozen_sharded_params.begin(),
+                                         r->frozen.frozen_sharded_params.end());
+  EXPECT_EQ(sharded, expected_sharded);
 }
 
 }  // namespace
