@@ -56,6 +56,14 @@ class MetaDecoder {
   MetaDecoder(FrozenMeta& meta, MetaDecodeOptions options)
       : meta_(meta), keep_params_(options.keep_params) {}
 
+  // The `params` of the param_plan entries that root holds as null, in document order, and
+  // how many axes they have in all (MetaDecodeOptions::params_in_tree).
+  void decode_params_from(std::vector<simdjson::dom::element> params, std::size_t axes) {
+    params_elements_ = std::move(params);
+    params_from_document_ = true;
+    axes_from_document_ = axes;
+  }
+
   void error(std::string pointer, std::string message) {
     errors_.add(make_error(meta_.file, std::move(pointer), std::move(message)));
   }
@@ -154,7 +162,9 @@ class MetaDecoder {
       return;
     }
     meta_.boundaries.reserve(v.as_object().size());
-    if (keep_params_) meta_.axes_.reserve(axis_bound(v.as_object()));
+    if (keep_params_) {
+      meta_.axes_.reserve(params_from_document_ ? axes_from_document_ : axis_bound(v.as_object()));
+    }
     for (const JsonMember& m : v.as_object()) {
       const std::string pointer = pointer_join("/param_plan", m.key);
       meta_.boundary_index_.emplace(m.key, meta_.boundaries.size());
@@ -178,7 +188,11 @@ class MetaDecoder {
           continue;
         }
         boundary.fields[*i] = &field.value;
-        if (*i == kParamsField) {
+        if (*i == kParamsField && params_from_document_) {
+          // Converted one entry at a time: the views it holds point into the document.
+          const Json params = json_from_dom(params_elements_.at(next_params_++));
+          decode_params(boundary, params, field_pointer);
+        } else if (*i == kParamsField) {
           decode_params(boundary, field.value, field_pointer);
         } else {
           check_field(kSpecFields[*i].kind, field.value, field_pointer);
@@ -312,15 +326,73 @@ class MetaDecoder {
 
   FrozenMeta& meta_;
   bool keep_params_ = true;
+  bool params_from_document_ = false;
+  std::vector<simdjson::dom::element> params_elements_;
+  std::size_t next_params_ = 0;
+  std::size_t axes_from_document_ = 0;
   ErrorList errors_;
 };
+
+// The document as a Json tree with each param_plan entry's `params` as null; the elements
+// left out go to `params` in document order, with at least as many axes in `axes` as the
+// decoder will store.
+Json root_without_params(simdjson::dom::element root, std::vector<simdjson::dom::element>& params,
+                         std::size_t& axes) {
+  simdjson::dom::object top;
+  if (root.get_object().get(top)) return json_from_dom(root);
+  const std::string_view params_key = kSpecFields[kParamsField].meta_key;
+  JsonObject out;
+  out.reserve(top.size());
+  for (auto it = top.begin(); it != top.end(); ++it) {
+    simdjson::dom::object plan;
+    if (it.key() != "param_plan" || it.value().get_object().get(plan)) {
+      out.push_back({it.key(), json_from_dom(it.value())});
+      continue;
+    }
+    JsonObject entries;
+    entries.reserve(plan.size());
+    for (auto entry = plan.begin(); entry != plan.end(); ++entry) {
+      simdjson::dom::object fields;
+      if (entry.value().get_object().get(fields)) {
+        entries.push_back({entry.key(), json_from_dom(entry.value())});
+        continue;
+      }
+      JsonObject kept;
+      kept.reserve(fields.size());
+      for (auto field = fields.begin(); field != fields.end(); ++field) {
+        if (field.key() != params_key) {
+          kept.push_back({field.key(), json_from_dom(field.value())});
+          continue;
+        }
+        kept.push_back({field.key(), Json(nullptr)});
+        params.push_back(field.value());
+        simdjson::dom::object by_param;
+        if (field.value().get_object().get(by_param)) continue;
+        for (auto param = by_param.begin(); param != by_param.end(); ++param) {
+          simdjson::dom::object by_axis;
+          if (!param.value().get_object().get(by_axis)) axes += by_axis.size();
+        }
+      }
+      entries.push_back({entry.key(), Json(std::move(kept))});
+    }
+    out.push_back({it.key(), Json(std::move(entries))});
+  }
+  return Json(std::move(out));
+}
 
 Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command,
                                  MetaDecodeOptions options) {
   FrozenMeta meta;
   meta.file = document.name();
-  meta.root = json_from_dom(document.root());
   MetaDecoder decoder(meta, options);
+  if (options.params_in_tree) {
+    meta.root = json_from_dom(document.root());
+  } else {
+    std::vector<simdjson::dom::element> params;
+    std::size_t axes = 0;
+    meta.root = root_without_params(document.root(), params, axes);
+    decoder.decode_params_from(std::move(params), axes);
+  }
   decoder.decode(command);
   if (decoder.failed()) return decoder.take_errors();
   return meta;

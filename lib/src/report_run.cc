@@ -88,7 +88,10 @@ CommandResult run_report(const ReportRequest& request) {
         (*model)->file, "", "the model tree has no 'parameters'; a report needs their shapes"));
     return result;
   }
-  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report");
+  // The report reads the decoded params only: the tree does not hold them too.
+  MetaDecodeOptions decode_options;
+  decode_options.params_in_tree = false;
+  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report", decode_options);
   if (!meta) {
     result.diagnostics = std::move(meta.errors());
     return result;

@@ -1,6 +1,7 @@
 // decode_meta and CoverageIndex: the typed meta every reader of codegen_meta.json shares.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -161,6 +162,62 @@ TEST(DecodeMeta, ParamsCheckedButNotKept) {
   EXPECT_EQ(
       lines[2],
       "meta.json: /param_plan/m/params/v: expected an object (axis -> placement), got an integer");
+}
+
+// Params decoded straight from the document (report's way) give the same decoded meta and
+// the same errors as through the tree, which then holds null for each entry's params.
+TEST(DecodeMeta, ParamsOutOfTheTreeDecodeTheSame) {
+  MetaDecodeOptions outside;
+  outside.params_in_tree = false;
+  const auto describe = [](const FrozenMeta& meta) {
+    std::string out;
+    for (const MetaBoundary& b : meta.boundaries) {
+      out += std::string(b.fqn) + "{";
+      for (const MetaParam& p : b.params) {
+        out += std::string(p.fqn) + (p.complete ? "" : "!") + "[";
+        for (const MetaAxisPlacement& a : p.axes) {
+          out += std::string(a.axis) + "=" + std::string(a.text) + ";";
+        }
+        out += "]";
+      }
+      out += "}";
+    }
+    for (const std::string_view s : meta.sharded_params()) out += " " + std::string(s);
+    return out;
+  };
+  const std::vector<std::string> texts = {
+      R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(0)", "ep": "R"}, "v": {"tp": "P(sum)"}},
+          "in_src": {"x": {"tp": "R"}}}, "n": {"params": null}, "o": {"params": {}},
+          "q": {"future": 1}, "": {"params": {"lm_head.weight": {"tp": "S(-1)"}}}},
+          "parallel_dims": {"tp_size": 2}})j",
+      R"j({"param_plan": {"m": {"params": {"w": {"tp": "S(x)", "cp": 1}, "v": 2}},
+          "n": {"params": [1]}, "p": 3, "o": {"ep_size": 1, "params": {"z": {}}}}})j",
+      R"j({"param_plan": [], "injections": []})j",
+      R"j([1, 2])j",
+  };
+  std::size_t decoded = 0;
+  for (const std::string& text : texts) {
+    JsonDocument doc = parse(text);
+    Expected<FrozenMeta> in_tree = decode_meta(doc, "report");
+    Expected<FrozenMeta> out_of_tree = decode_meta(doc, "report", outside);
+    ASSERT_EQ(in_tree.ok(), out_of_tree.ok()) << text;
+    if (!in_tree.ok()) {
+      std::vector<std::string> a;
+      std::vector<std::string> b;
+      for (const Diagnostic& d : in_tree.errors()) a.push_back(d.location_and_message());
+      for (const Diagnostic& d : out_of_tree.errors()) b.push_back(d.location_and_message());
+      EXPECT_EQ(a, b) << text;
+      continue;
+    }
+    ++decoded;
+    EXPECT_EQ(describe(*out_of_tree), describe(*in_tree)) << text;
+    const Json* m = out_of_tree->root.find("param_plan")->find("m");
+    ASSERT_NE(m, nullptr);
+    EXPECT_TRUE(m->find("params")->is_null());
+    EXPECT_NE(m->find("in_src"), nullptr);
+    EXPECT_EQ(*out_of_tree->root.find("parallel_dims")->find("tp_size"), Json(std::int64_t{2}));
+  }
+  EXPECT_EQ(decoded, 1u);  // the first text; the others are rejected
 }
 
 TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {

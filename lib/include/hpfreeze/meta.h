@@ -90,6 +90,11 @@ struct MetaDecodeOptions {
   // so does sharded_params()): for a reader that compares the document's values instead
   // (diff), which then holds no second copy of every param.
   bool keep_params = true;
+  // false: each param_plan entry's `params` is decoded straight from the document, one
+  // entry at a time, and holds null in FrozenMeta::root (MetaBoundary::fields points at that
+  // null): for a reader of the decoded params only (report), so that the tree never holds
+  // every param a second time. Errors are the same either way.
+  bool params_in_tree = true;
 };
 
 // Decodes `document` as a codegen_meta.json. `command` names the reader in the message
