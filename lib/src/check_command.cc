@@ -429,7 +429,11 @@ Diagnostics check_document(const JsonDocument& meta, JsonDocument* releasable,
                            const ModelTree* model, bool allow_uncovered) {
   Diagnostics findings;
   // check lists every finding in one run, so it goes on past the decoding errors.
-  std::optional<FrozenMeta> decoded = decode_meta_keep_going(meta, "check", findings);
+  // The checks read the decoded params only: the tree does not hold them too.
+  MetaDecodeOptions decode_options;
+  decode_options.params_in_tree = false;
+  std::optional<FrozenMeta> decoded =
+      decode_meta_keep_going(meta, "check", findings, decode_options);
   if (releasable != nullptr) releasable->release_tree();
   if (decoded) {
     for (Diagnostics more : {MetaChecker::check_schema(decoded->root, decoded->file),

@@ -333,6 +333,8 @@ class MetaDecoder {
   ErrorList errors_;
 };
 
+namespace {
+
 // The document as a Json tree with each param_plan entry's `params` as null; the elements
 // left out go to `params` in document order, with at least as many axes in `axes` as the
 // decoder will store.
@@ -380,30 +382,39 @@ Json root_without_params(simdjson::dom::element root, std::vector<simdjson::dom:
   return Json(std::move(out));
 }
 
+// meta.root from the document, with or without the params (MetaDecodeOptions).
+void build_root(const JsonDocument& document, MetaDecodeOptions options, FrozenMeta& meta,
+                MetaDecoder& decoder) {
+  if (options.params_in_tree) {
+    meta.root = json_from_dom(document.root());
+    return;
+  }
+  std::vector<simdjson::dom::element> params;
+  std::size_t axes = 0;
+  meta.root = root_without_params(document.root(), params, axes);
+  decoder.decode_params_from(std::move(params), axes);
+}
+
+}  // namespace
+
 Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view command,
                                  MetaDecodeOptions options) {
   FrozenMeta meta;
   meta.file = document.name();
   MetaDecoder decoder(meta, options);
-  if (options.params_in_tree) {
-    meta.root = json_from_dom(document.root());
-  } else {
-    std::vector<simdjson::dom::element> params;
-    std::size_t axes = 0;
-    meta.root = root_without_params(document.root(), params, axes);
-    decoder.decode_params_from(std::move(params), axes);
-  }
+  build_root(document, options, meta, decoder);
   decoder.decode(command);
   if (decoder.failed()) return decoder.take_errors();
   return meta;
 }
 
 std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
-                                                 std::string_view command, Diagnostics& errors) {
+                                                 std::string_view command, Diagnostics& errors,
+                                                 MetaDecodeOptions options) {
   FrozenMeta meta;
   meta.file = document.name();
-  meta.root = json_from_dom(document.root());
-  MetaDecoder decoder(meta, MetaDecodeOptions{});
+  MetaDecoder decoder(meta, options);
+  build_root(document, options, meta, decoder);
   const bool is_meta = decoder.decode(command);
   Diagnostics found = decoder.take_errors();
   errors.insert(errors.end(), std::make_move_iterator(found.begin()),

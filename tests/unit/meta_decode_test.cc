@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -198,6 +199,20 @@ TEST(DecodeMeta, ParamsOutOfTheTreeDecodeTheSame) {
   std::size_t decoded = 0;
   for (const std::string& text : texts) {
     JsonDocument doc = parse(text);
+    // check's keep-going decode: the same findings and the same parts decoded.
+    Diagnostics found_in;
+    Diagnostics found_out;
+    const std::optional<FrozenMeta> kept_in = decode_meta_keep_going(doc, "check", found_in);
+    const std::optional<FrozenMeta> kept_out =
+        decode_meta_keep_going(doc, "check", found_out, outside);
+    ASSERT_EQ(kept_in.has_value(), kept_out.has_value()) << text;
+    if (kept_in) {
+      EXPECT_EQ(describe(*kept_out), describe(*kept_in)) << text;
+    }
+    ASSERT_EQ(found_in.size(), found_out.size()) << text;
+    for (std::size_t i = 0; i < found_in.size(); ++i) {
+      EXPECT_EQ(found_out[i].location_and_message(), found_in[i].location_and_message());
+    }
     Expected<FrozenMeta> in_tree = decode_meta(doc, "report");
     Expected<FrozenMeta> out_of_tree = decode_meta(doc, "report", outside);
     ASSERT_EQ(in_tree.ok(), out_of_tree.ok()) << text;

@@ -92,7 +92,7 @@ struct MetaDecodeOptions {
   bool keep_params = true;
   // false: each param_plan entry's `params` is decoded straight from the document, one
   // entry at a time, and holds null in FrozenMeta::root (MetaBoundary::fields points at that
-  // null): for a reader of the decoded params only (report), so that the tree never holds
+  // null): for a reader of the decoded params only (check, report), so that the tree never holds
   // every param a second time. Errors are the same either way.
   bool params_in_tree = true;
 };
@@ -109,7 +109,8 @@ Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view 
 // appended to `errors` and the meta holds every part that did decode. nullopt when the
 // document is no meta at all (not an object, or another kind of file).
 std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
-                                                 std::string_view command, Diagnostics& errors);
+                                                 std::string_view command, Diagnostics& errors,
+                                                 MetaDecodeOptions options = {});
 
 // Upstream's preflight rule for a model parameter: it is covered when its FQN is a
 // planned parameter FQN or lies under one (key + "."). covers() is linear in the length
