@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <exception>
 #include <new>
 #include <optional>
 #include <vector>
@@ -421,6 +422,20 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
 
 ParseScratch::ParseScratch() = default;
 ParseScratch::~ParseScratch() = default;
+
+std::string ParseScratch::take_text() {
+  std::string text = std::move(text_);
+  const std::size_t room = expected_input_ + simdjson::SIMDJSON_PADDING;
+  if (expected_input_ > 0 && expected_input_ <= simdjson::SIMDJSON_MAXSIZE_BYTES &&
+      text.capacity() < room) {
+    try {
+      text.reserve(room);
+    } catch (const std::exception&) {
+      // A hint only: the read allocates what its input needs.
+    }
+  }
+  return text;
+}
 
 void ParseScratch::release_parse_memory() {
   parser_.reset();

@@ -53,9 +53,10 @@ class ParseScratch {
   // The largest input a parse with this scratch will see: the first parse allocates for it,
   // so that a larger second input does not need all of its memory afresh.
   void expect_input(std::size_t bytes) { expected_input_ = std::max(expected_input_, bytes); }
-  // A buffer to read the next input into or encode an output into: the largest text given
-  // back, or an empty string.
-  [[nodiscard]] std::string take_text() { return std::move(text_); }
+  // A buffer to read the next input into: the largest text given back (or a new string),
+  // with room for the expected input when that much can be had, so that a larger second
+  // input is not read into fresh memory. Only the pages a read fills count.
+  [[nodiscard]] std::string take_text();
   void keep_text(std::string text) {
     if (text.capacity() > text_.capacity()) text_ = std::move(text);
   }
