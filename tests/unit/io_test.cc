@@ -706,6 +706,8 @@ TEST_F(WriteFileTest, HardLinkIsBrokenByTheReplace) {
   EXPECT_EQ(slurp(path("meta.json")), "new");
   EXPECT_EQ(slurp(path("other.json")), "old");
   EXPECT_NE(lstat_of(path("meta.json")).st_ino, lstat_of(path("other.json")).st_ino);
+  // The old file, swapped out under the temporary name, is gone from the directory.
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"meta.json", "other.json"}));
 }
 
 TEST_F(WriteFileTest, ForeignLinkInAStickyDirectoryIsNotFollowedByRoot) {
