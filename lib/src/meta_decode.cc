@@ -335,8 +335,8 @@ class MetaDecoder {
 
 namespace {
 
-// The document as a Json tree with each param_plan entry's `params` as null; the elements
-// left out go to `params` in document order, with at least as many axes in `axes` as the
+// The document as a Json tree with each param_plan entry's `params` object as {}; the
+// elements left out go to `params` in document order, with at least as many axes in `axes` as the
 // decoder will store.
 Json root_without_params(simdjson::dom::element root, std::vector<simdjson::dom::element>& params,
                          std::size_t& axes) {
@@ -366,7 +366,10 @@ Json root_without_params(simdjson::dom::element root, std::vector<simdjson::dom:
           kept.push_back({field.key(), json_from_dom(field.value())});
           continue;
         }
-        kept.push_back({field.key(), Json(nullptr)});
+        // An empty object stands in for an object (readers still tell it from null); any
+        // other value is kept as it is, for the decoder to reject.
+        kept.push_back({field.key(), field.value().is_object() ? Json(JsonObject{})
+                                                               : json_from_dom(field.value())});
         params.push_back(field.value());
         simdjson::dom::object by_param;
         if (field.value().get_object().get(by_param)) continue;

@@ -334,7 +334,10 @@ CommandResult run_thaw(const ThawRequest& request) {
   doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
   std::optional<Expected<ThawedPlan>> thawed;
   {
-    Expected<FrozenMeta> meta = decode_meta(*doc, "thaw");
+    // thaw rebuilds the params from the decoded ones (params()): the tree does not hold them.
+    MetaDecodeOptions decode_options;
+    decode_options.params_in_tree = false;
+    Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", decode_options);
     if (!meta) {
       result.diagnostics = std::move(meta.errors());
       return result;

@@ -91,9 +91,10 @@ struct MetaDecodeOptions {
   // (diff), which then holds no second copy of every param.
   bool keep_params = true;
   // false: each param_plan entry's `params` is decoded straight from the document, one
-  // entry at a time, and holds null in FrozenMeta::root (MetaBoundary::fields points at that
-  // null): for a reader of the decoded params only (check, report), so that the tree never holds
-  // every param a second time. Errors are the same either way.
+  // entry at a time, and FrozenMeta::root holds an empty object in place of a params object
+  // (null and other values stay as they are; MetaBoundary::fields points at what root
+  // holds): for readers of the decoded params only (check, thaw, report), so that the tree
+  // never holds every param a second time. Errors are the same either way.
   bool params_in_tree = true;
 };
 
