@@ -7,10 +7,12 @@ differ. A third of the kills are drawn over the whole run, a third over its last
 a third are aimed at the write itself: the test waits until the process holds a file in
 the output directory open, then kills it within 3 ms.
 
-The temporary file is unnamed while written (O_TMPFILE) and gets a name only to be renamed
-over out.json: a kill landing between those two system calls leaves it, complete. The
-test removes and counts such files (about one in 300 runs here) and bounds them to 5% of
-the runs; any other leftover, or one that is not the complete new output, fails it.
+The temporary file is unnamed while written (O_TMPFILE) and gets a name only to take
+out.json's place: a kill landing between linking it and swapping it with out.json leaves
+it, complete, and one between the swap and removing the old file under the temporary name
+leaves the complete old output (docs/reliability.md). The test removes and counts such
+files (about one in 300 runs here) and bounds them to 5% of the runs; any other leftover,
+or one that is neither of those two, fails it.
 """
 import json
 import os
@@ -25,7 +27,9 @@ import unittest
 from hpf import BINARY, env
 
 RUNS = int(os.environ.get("HPFREEZE_KILL_RUNS", "300"))
-MODULES = 5000
+# Large enough that the write, from opening the temporary file to the swap, lasts a few ms:
+# the aimed third of the kills must see it open often enough (below).
+MODULES = 10000
 
 
 def plan_text(dim):
@@ -115,8 +119,12 @@ class KillDuringFreeze(unittest.TestCase):
                 previous = data
             sys.stderr.write("\nkill test: %d runs of ~%.0f ms; %s\n" % (
                 RUNS, duration * 1000, ", ".join("%s: %d" % kv for kv in counts.items())))
-            # The draws must have hit the write itself and both sides of the rename.
-            self.assertGreater(counts["killed while writing"], RUNS // 10)
+            # The draws must have hit the write itself and both sides of the rename. The
+            # write is a short window (a few ms since the name swap replaced the rename,
+            # which made ext4 write the data out first): on a loaded two-core machine the
+            # poll that aims at it sees it in about a quarter of its runs, here three in
+            # four.
+            self.assertGreater(counts["killed while writing"], RUNS // 20)
             self.assertGreater(counts["finished"] + counts["killed after the rename"], 0)
             self.assertLessEqual(counts["publish-window leftovers"], max(1, RUNS // 20))
 
