@@ -430,10 +430,8 @@ Diagnostics check_document(const JsonDocument& meta, JsonDocument* releasable,
   Diagnostics findings;
   // check lists every finding in one run, so it goes on past the decoding errors.
   // The checks read the decoded params only: the tree does not hold them too.
-  MetaDecodeOptions decode_options;
-  decode_options.params_in_tree = false;
   std::optional<FrozenMeta> decoded =
-      decode_meta_keep_going(meta, "check", findings, decode_options);
+      decode_meta_keep_going(meta, "check", findings, MetaDecodeOptions::decoded_params_only());
   if (releasable != nullptr) releasable->release_tree();
   if (decoded) {
     for (Diagnostics more : {MetaChecker::check_schema(decoded->root, decoded->file),
@@ -486,7 +484,7 @@ CommandResult run_check(const CheckRequest& request) {
     }
   }
   Expected<JsonDocument> meta = parse_input(meta_input, scratch);
-  scratch.release_parse_memory();
+  scratch.close();
 
   // The meta's load errors before the model's; read failures are all that is reported.
   Diagnostics io_errors;

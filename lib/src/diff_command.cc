@@ -552,17 +552,12 @@ CommandResult run_diff(const DiffRequest& request) {
     }
     Expected<JsonDocument> doc =
         parse_json_document(input->display_name, std::move(input->bytes), options);
-    if (last) scratch.release_parse_memory();
+    if (last) scratch.close();
     if (!doc) {
       errors.insert(errors.end(), doc.errors().begin(), doc.errors().end());
       continue;
     }
-    // The DOM holds its own strings; the text is not needed again.
-    if (last) {
-      doc->release_bytes();
-    } else {
-      doc->release_bytes(scratch);
-    }
+    doc->release_bytes(scratch);  // the DOM holds its own strings
     documents.push_back(std::move(*doc));
     Expected<FrozenMeta> meta = decode_meta(documents.back(), "diff", no_params);
     if (!meta) {
@@ -571,11 +566,7 @@ CommandResult run_diff(const DiffRequest& request) {
     }
     // The decoded meta views only the document's strings: its structure goes before the
     // next file is parsed.
-    if (last) {
-      documents.back().release_tree();
-    } else {
-      documents.back().release_tree(scratch);
-    }
+    documents.back().release_tree(scratch);
     metas[decoded++] = std::move(*meta);
   }
   if (!errors.empty()) return result;

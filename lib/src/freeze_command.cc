@@ -22,9 +22,10 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The document without its input text, which nothing after the parse needs. Unless this
-// is the `last` parse, the text's memory and the parser go to `scratch` for the next read
-// and parse. (Kept for the output instead, the last text would raise the peak by its size
+// The document without its input text, which nothing after the parse needs: the text's
+// memory and the parser go to `scratch` for the next read and parse, and after the `last`
+// parse the scratch is closed, so that this text and the tapes released later go back to
+// the system. (Kept for the output instead, the last text would raise the peak by its size
 // for the whole freeze: the output is written only at the end.) `stage` receives the size
 // and the read and parse times.
 Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage,
@@ -43,11 +44,10 @@ Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Inpu
   options.scratch = &scratch;
   Expected<JsonDocument> document =
       parse_json_document(input->display_name, std::move(input->bytes), options);
-  if (last) scratch.release_parse_memory();
+  if (last) scratch.close();
   stage.parse_ms = ms_since(start);
   stage.parsed = static_cast<bool>(document);
-  if (document && last) document->release_bytes();
-  if (document && !last) document->release_bytes(scratch);
+  if (document) document->release_bytes(scratch);
   return document;
 }
 
@@ -74,13 +74,7 @@ LoadedModel load_model(const std::string& path, ParseScratch& scratch, bool last
     model.tree = decode_model_tree(**model.document);
     model.stage.decode_ms = ms_since(start);
     // The decoded tree views only the document's strings.
-    if (*model.tree) {
-      if (last) {
-        (**model.document).release_tree();
-      } else {
-        (**model.document).release_tree(scratch);
-      }
-    }
+    if (*model.tree) (**model.document).release_tree(scratch);
   }
   return model;
 }

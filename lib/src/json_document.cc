@@ -395,7 +395,8 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
 Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
                                            ParseOptions options) {
   const std::size_t size = bytes.size();
-  ParseScratch* scratch = options.scratch;
+  ParseScratch* const scratch =
+      options.scratch != nullptr && !options.scratch->closed_ ? options.scratch : nullptr;
   try {
     ParseMemory memory;
     if (scratch != nullptr) {
@@ -425,6 +426,7 @@ ParseScratch::~ParseScratch() = default;
 
 std::string ParseScratch::take_text() {
   std::string text = std::move(text_);
+  if (closed_) return text;
   const std::size_t room = expected_input_ + simdjson::SIMDJSON_PADDING;
   if (expected_input_ > 0 && expected_input_ <= simdjson::SIMDJSON_MAXSIZE_BYTES &&
       text.capacity() < room) {
@@ -437,14 +439,16 @@ std::string ParseScratch::take_text() {
   return text;
 }
 
-void ParseScratch::release_parse_memory() {
+void ParseScratch::close() {
+  closed_ = true;
   parser_.reset();
   tape_.reset();
   tape_capacity_ = 0;
+  std::string().swap(text_);
 }
 
 void JsonDocument::release_tree(ParseScratch& scratch) {
-  if (document_->tape && document_->capacity() > scratch.tape_capacity_) {
+  if (!scratch.closed_ && document_->tape && document_->capacity() > scratch.tape_capacity_) {
     scratch.tape_ = std::move(document_->tape);
     scratch.tape_capacity_ = document_->capacity();
   }

@@ -35,17 +35,12 @@ CommandResult run_report(const ReportRequest& request) {
     options.scratch = &scratch;
     Expected<JsonDocument> doc =
         parse_json_document(input->display_name, std::move(input->bytes), options);
-    if (last) scratch.release_parse_memory();
+    if (last) scratch.close();
     if (!doc) {
       errors = std::move(doc.errors());
       return std::nullopt;
     }
-    // The DOM holds its own strings; the text is not needed again.
-    if (last) {
-      doc->release_bytes();
-    } else {
-      doc->release_bytes(scratch);
-    }
+    doc->release_bytes(scratch);  // the DOM holds its own strings
     return std::move(*doc);
   };
   // One input at a time, each decoded and its tree released before the next is read, so
@@ -89,9 +84,8 @@ CommandResult run_report(const ReportRequest& request) {
     return result;
   }
   // The report reads the decoded params only: the tree does not hold them too.
-  MetaDecodeOptions decode_options;
-  decode_options.params_in_tree = false;
-  Expected<FrozenMeta> meta = decode_meta(*meta_doc, "report", decode_options);
+  Expected<FrozenMeta> meta =
+      decode_meta(*meta_doc, "report", MetaDecodeOptions::decoded_params_only());
   if (!meta) {
     result.diagnostics = std::move(meta.errors());
     return result;

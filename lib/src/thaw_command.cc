@@ -335,9 +335,7 @@ CommandResult run_thaw(const ThawRequest& request) {
   std::optional<Expected<ThawedPlan>> thawed;
   {
     // thaw rebuilds the params from the decoded ones (params()): the tree does not hold them.
-    MetaDecodeOptions decode_options;
-    decode_options.params_in_tree = false;
-    Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", decode_options);
+    Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", MetaDecodeOptions::decoded_params_only());
     if (!meta) {
       result.diagnostics = std::move(meta.errors());
       return result;

@@ -576,6 +576,14 @@ TEST(ParseScratch, LaterParsesReuseMemoryAndEarlierStringsSurvive) {
     EXPECT_EQ(json_from_dom(reused->root()), json_from_dom(plain->root())) << name;
     reused->release_tree(scratch);
   }
+  // Closed: it holds nothing and keeps nothing handed to it, and a parse still works.
+  scratch.close();
+  scratch.keep_text(std::string(100'000, 'x'));
+  EXPECT_LT(scratch.take_text().capacity(), 100'000u);
+  Expected<JsonDocument> after = parse_json_document("s.json", small, options);
+  ASSERT_TRUE(after.ok());
+  after->release_tree(scratch);
+  EXPECT_TRUE(after->tree_released());
   // a's strings live in its own string buffer, which no later parse touched.
   const Json& member = a_json.as_object().front().value;
   EXPECT_EQ(a_json.as_object().front().key, "a0");

@@ -169,8 +169,8 @@ TEST(DecodeMeta, ParamsCheckedButNotKept) {
 // decoded meta and the same errors as through the tree, which then holds {} for each params
 // object and null where params is null.
 TEST(DecodeMeta, ParamsOutOfTheTreeDecodeTheSame) {
-  MetaDecodeOptions outside;
-  outside.params_in_tree = false;
+  const MetaDecodeOptions outside = MetaDecodeOptions::decoded_params_only();
+  ASSERT_FALSE(outside.params_in_tree);
   const auto describe = [](const FrozenMeta& meta) {
     std::string out;
     for (const MetaBoundary& b : meta.boundaries) {

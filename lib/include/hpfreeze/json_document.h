@@ -42,7 +42,9 @@ struct ParseOptions {
 // dumps (docs/performance.md, "Fifth round"). A command that parses several documents in
 // turn passes one ParseScratch to each parse and release; what it holds between two steps
 // is what the next step would have allocated anyway, so the peak does not grow as long as
-// the next step is at least as large.
+// the next step is at least as large. After the last parse, close() gives everything back,
+// and whatever is handed to a closed scratch goes back to the system at once: the steps
+// hand their memory on the same way whether or not another parse follows.
 class ParseScratch {
  public:
   ParseScratch();
@@ -58,10 +60,11 @@ class ParseScratch {
   // input is not read into fresh memory. Only the pages a read fills count.
   [[nodiscard]] std::string take_text();
   void keep_text(std::string text) {
-    if (text.capacity() > text_.capacity()) text_ = std::move(text);
+    if (!closed_ && text.capacity() > text_.capacity()) text_ = std::move(text);
   }
-  // Gives the parser and the kept tape back to the system, once no parse is to come.
-  void release_parse_memory();
+  // Once no parse is to come: gives the parser, the tape and the text back to the system,
+  // and keeps nothing handed in later. A parse with a closed scratch parses as without one.
+  void close();
 
  private:
   friend class JsonDocument;
@@ -73,6 +76,7 @@ class ParseScratch {
   std::unique_ptr<std::uint64_t[]> tape_;
   std::size_t tape_capacity_ = 0;  // in input bytes, as simdjson::dom::document::capacity()
   std::string text_;
+  bool closed_ = false;
 };
 
 // A parsed, validated JSON document. Move-only; string views taken from its elements (and

@@ -96,6 +96,13 @@ struct MetaDecodeOptions {
   // holds): for readers of the decoded params only (check, thaw, report), so that the tree
   // never holds every param a second time. Errors are the same either way.
   bool params_in_tree = true;
+
+  // The options of a reader of the decoded params only: params_in_tree off.
+  static MetaDecodeOptions decoded_params_only() {
+    MetaDecodeOptions options;
+    options.params_in_tree = false;
+    return options;
+  }
 };
 
 // Decodes `document` as a codegen_meta.json. `command` names the reader in the message
