@@ -54,13 +54,14 @@ std::optional<std::string_view> other_kind(const Json& root) {
 class MetaDecoder {
  public:
   MetaDecoder(FrozenMeta& meta, MetaDecodeOptions options)
-      : meta_(meta), keep_params_(options.keep_params) {}
+      : meta_(meta),
+        keep_params_(options.keep_params),
+        params_from_document_(!options.params_in_tree) {}
 
-  // The `params` of the param_plan entries that root holds as null, in document order, and
-  // how many axes they have in all (MetaDecodeOptions::params_in_tree).
+  // Without params_in_tree: the `params` of the param_plan entries, which root does not
+  // hold, in document order, and how many axes they have in all.
   void decode_params_from(std::vector<simdjson::dom::element> params, std::size_t axes) {
     params_elements_ = std::move(params);
-    params_from_document_ = true;
     axes_from_document_ = axes;
   }
 
@@ -336,8 +337,8 @@ class MetaDecoder {
 namespace {
 
 // The document as a Json tree with each param_plan entry's `params` object as {}; the
-// elements left out go to `params` in document order, with at least as many axes in `axes` as the
-// decoder will store.
+// elements left out go to `params` in document order, with at least as many axes in `axes`
+// as the decoder will store.
 Json root_without_params(simdjson::dom::element root, std::vector<simdjson::dom::element>& params,
                          std::size_t& axes) {
   simdjson::dom::object top;
