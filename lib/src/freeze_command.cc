@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/depfile.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
@@ -22,25 +23,33 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The document without its input text, which nothing after the parse needs: the text's
-// memory and the parser go to `scratch` for the next read and parse, and after the `last`
-// parse the scratch is closed, so that this text and the tapes released later go back to
-// the system. (Kept for the output instead, the last text would raise the peak by its size
-// for the whole freeze: the output is written only at the end.) `stage` receives the size
-// and the read and parse times.
-Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage,
-                                     ParseScratch& scratch, bool last, ParseOptions options = {}) {
-  Clock::time_point start = Clock::now();
-  Expected<InputFile> input = read_input(path, scratch.take_text());
+// Reads one input into `buffer` (memory a scratch handed on); `stage` receives the display
+// name, the size and the read time.
+Expected<InputFile> read_stage(const std::string& path, FreezeStages::Input& stage,
+                               std::string buffer) {
+  const Clock::time_point start = Clock::now();
+  Expected<InputFile> input = read_input(path, std::move(buffer));
   stage.read_ms = ms_since(start);
   if (!input) {
     stage.name = path == "-" ? "<stdin>" : path;
-    return std::move(input.errors());
+    return input;
   }
   stage.name = input->display_name;
   stage.bytes = input->bytes.size();
   stage.read = true;
-  start = Clock::now();
+  return input;
+}
+
+// The document without its input text, which nothing after the parse needs: the text's
+// memory and the parser go to `scratch` for the next read and parse, and after the `last`
+// parse the scratch is closed, so that this text and the tapes released later go back to
+// the system. (Kept for the output instead, the last text would raise the peak by its size
+// for the whole freeze: the output is written only at the end.) `stage` receives the
+// parse time.
+Expected<JsonDocument> parse_stage(Expected<InputFile> input, FreezeStages::Input& stage,
+                                   ParseScratch& scratch, bool last, ParseOptions options) {
+  if (!input) return std::move(input.errors());
+  const Clock::time_point start = Clock::now();
   options.scratch = &scratch;
   Expected<JsonDocument> document =
       parse_json_document(input->display_name, std::move(input->bytes), options);
@@ -51,12 +60,10 @@ Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Inpu
   return document;
 }
 
-// The model dump on its own: read and parsed, then decoded when that worked.
-struct LoadedModel {
-  std::optional<Expected<JsonDocument>> document;
-  std::optional<Expected<ModelTree>> tree;
-  FreezeStages::Input stage;
-};
+Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage,
+                                     ParseScratch& scratch, bool last, ParseOptions options = {}) {
+  return parse_stage(read_stage(path, stage, scratch.take_text()), stage, scratch, last, options);
+}
 
 // Both decoders check the keys of every object they walk or copy (plan_decode.cc,
 // model_decode.cc): the parse of either dump skips the separate duplicate-key walk.
@@ -64,19 +71,6 @@ ParseOptions decoder_checks_keys() {
   ParseOptions options;
   options.check_duplicate_keys = false;
   return options;
-}
-
-LoadedModel load_model(const std::string& path, ParseScratch& scratch, bool last) {
-  LoadedModel model;
-  model.document = load_document(path, model.stage, scratch, last, decoder_checks_keys());
-  if (*model.document) {
-    const Clock::time_point start = Clock::now();
-    model.tree = decode_model_tree(**model.document);
-    model.stage.decode_ms = ms_since(start);
-    // The decoded tree views only the document's strings.
-    if (*model.tree) (**model.document).release_tree(scratch);
-  }
-  return model;
 }
 
 // Which dump a file that its decoder rejected seems to be, from its top-level keys, for a
@@ -190,13 +184,16 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   st = FreezeStages{};
   st.inputs.resize(request.base_path ? 3 : 2);
   // One dump after the other, each parsed, decoded and released down to its strings
-  // before the next is read: peak memory is one parse (its input text, structural index
+  // before the next is parsed: peak memory is one parse (its input text, structural index
   // and tape) plus what earlier stages kept, the budget of docs/performance.md. Parsing
   // the model on a second thread beside the plan raised the peak by the plan's parse and
   // was slower even on two cores of a busy machine: it doubled the fresh pages (faults)
-  // that dominate this work (docs/performance.md, "One core"). Errors are then examined in
-  // the order a user reads them: every read and parse error first, so that each
-  // unreadable or malformed file is reported in one run; then the decode errors.
+  // that dominate this work (docs/performance.md, "One core"). What does run on a second
+  // thread (BackgroundTask) holds no memory the other step needs: the model's read beside
+  // the plan's decode, and the model-free part of the freeze beside the model's decode.
+  // Errors are then examined in the order a user reads them: every read and parse error
+  // first, so that each unreadable or malformed file is reported in one run; then the
+  // decode errors.
   // Each step hands the memory it is done with to the next (ParseScratch): the plan's
   // text, parser and tape to the model's read and parse.
   ParseScratch scratch;
@@ -206,21 +203,49 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   Expected<JsonDocument> plan_doc =
       load_document(request.plan_path, st.inputs[0], scratch, false, decoder_checks_keys());
   std::optional<Expected<PlanDump>> plan;
-  Clock::time_point start = Clock::now();
-  if (plan_doc) plan = decode_plan_dump(*plan_doc);
-  if (plan && *plan) plan_doc->release_tree(scratch);
-  st.inputs[0].decode_ms = ms_since(start);
-  LoadedModel model = load_model(request.model_path, scratch, !has_base);
-  st.inputs[1] = std::move(model.stage);
+  std::optional<Expected<JsonDocument>> model_doc;
+  {
+    // The model's text goes into the buffer the plan's parse handed back, while the plan
+    // is decoded: one dump's text is held at a time either way.
+    std::optional<Expected<InputFile>> model_input;
+    BackgroundTask model_read(
+        [&model_input, &request, &st, buffer = scratch.take_text()]() mutable {
+          model_input = read_stage(request.model_path, st.inputs[1], std::move(buffer));
+        });
+    const Clock::time_point start = Clock::now();
+    if (plan_doc) plan = decode_plan_dump(*plan_doc);
+    if (plan && *plan) plan_doc->release_tree(scratch);
+    st.inputs[0].decode_ms = ms_since(start);
+    model_read.wait();
+    model_doc = parse_stage(std::move(*model_input), st.inputs[1], scratch, !has_base,
+                            decoder_checks_keys());
+  }
+  // The part of the freeze that needs no model, beside the model's decode, once the
+  // model's parse has handed back its input text and structural index: run before that
+  // parse, its 51 MiB (at 100 MB) would add to the parse's peak. Timed as part of the
+  // plan's decode.
+  std::optional<PlanFreezer> freezer;
+  std::optional<Expected<ModelTree>> model_tree;
+  {
+    double freeze_ms = 0;
+    BackgroundTask plan_freeze([&freezer, &freeze_ms, &plan, &request] {
+      if (!plan || !*plan) return;
+      const Clock::time_point start = Clock::now();
+      freezer.emplace(**plan, request.options);
+      freeze_ms = ms_since(start);
+    });
+    if (*model_doc) {
+      const Clock::time_point start = Clock::now();
+      model_tree = decode_model_tree(**model_doc);
+      st.inputs[1].decode_ms = ms_since(start);
+      // The decoded tree views only the document's strings.
+      if (*model_tree) (**model_doc).release_tree(scratch);
+    }
+    plan_freeze.wait();
+    st.inputs[0].decode_ms += freeze_ms;
+  }
   std::optional<Expected<JsonDocument>> base_doc;
   if (has_base) base_doc = load_document(*request.base_path, st.inputs[2], scratch, true);
-  // The part of the freeze that needs no model, once the model's parse has handed back its
-  // input text and structural index: run before it, its 11 MiB (DeepSeek-V3) would add to
-  // that parse's peak. Timed as part of the plan's decode.
-  start = Clock::now();
-  std::optional<PlanFreezer> freezer;
-  if (plan && *plan) freezer.emplace(**plan, request.options);
-  st.inputs[0].decode_ms += ms_since(start);
 
   // A repeated key in a dump whose parse left it to the decoder: looked for only when
   // something failed, and reported where the parse would have reported it.
@@ -229,9 +254,9 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
     return find_duplicate_key(*doc);
   };
   Diagnostics errors;
-  const bool parse_failed = !plan_doc || !*model.document || (base_doc && !*base_doc);
+  const bool parse_failed = !plan_doc || !*model_doc || (base_doc && !*base_doc);
   for (const Expected<JsonDocument>* doc :
-       {&plan_doc, &*model.document, base_doc ? &*base_doc : nullptr}) {
+       {&plan_doc, &*model_doc, base_doc ? &*base_doc : nullptr}) {
     if (doc != nullptr && !*doc) {
       errors.insert(errors.end(), doc->errors().begin(), doc->errors().end());
     } else if (doc != nullptr && parse_failed) {
@@ -239,12 +264,12 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
     }
   }
   if (!errors.empty()) return errors;
-  if (!*plan || !*model.tree) {
+  if (!*plan || !*model_tree) {
     // Parse errors first, in file order, as a checked parse would have given them.
     if (std::optional<Diagnostic> repeated = repeated_key(plan_doc)) return *repeated;
-    if (std::optional<Diagnostic> repeated = repeated_key(*model.document)) return *repeated;
-    if (auto mixup = wrong_kind_error(*plan_doc, **model.document, !*plan)) return *mixup;
-    return std::move(!*plan ? (*plan).errors() : (*model.tree).errors());
+    if (std::optional<Diagnostic> repeated = repeated_key(*model_doc)) return *repeated;
+    if (auto mixup = wrong_kind_error(*plan_doc, **model_doc, !*plan)) return *mixup;
+    return std::move(!*plan ? (*plan).errors() : (*model_tree).errors());
   }
 
   // The plan's own meta is checked even when --base replaces it (docs/decisions.md).
@@ -254,6 +279,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
     if (!checked) return std::move(checked.errors());
     base = std::move(*checked);
   }
+  Clock::time_point start;
   if (base_doc) {
     start = Clock::now();
     Expected<Json> checked =
@@ -267,17 +293,17 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   for (const ModuleSpec& spec : (**plan).modules) {
     if (spec.params) st.planned_params += spec.params->size();
   }
-  st.model_modules = (**model.tree).modules.size();
-  st.model_parameters = (**model.tree).parameters.size();
+  st.model_modules = (**model_tree).modules.size();
+  st.model_parameters = (**model_tree).parameters.size();
 
   start = Clock::now();
-  Expected<FreezeResult> frozen = std::move(*freezer).finish(**model.tree);
+  Expected<FreezeResult> frozen = std::move(*freezer).finish(**model_tree);
   if (!frozen) return std::move(frozen.errors());
   // Memory goes back as soon as a stage is done with it (the input text went after
   // parsing): the peak is what the budget of docs/performance.md limits. The frozen plan
   // holds no view into the model dump, the meta none into the decoded plan.
-  model.tree.reset();
-  model.document.reset();
+  model_tree.reset();
+  model_doc.reset();
   st.sharded_params = frozen->frozen.frozen_sharded_params.size();
   const JsonObject defaults_and_base = meta_defaults_and_base(base ? &*base : nullptr);
   // The frozen plan views the plan's document (kept), not the decoded plan.

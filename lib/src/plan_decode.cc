@@ -2,12 +2,18 @@
 // per-kind rules of the freeze are checked here, so the freeze passes only see well-formed
 // values. The model tree has its own decoder (model_decode.cc).
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <exception>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dom_decode.h"
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
 
@@ -419,6 +425,20 @@ std::vector<std::string_view> string_array(element e, const Path& pointer) {
 
 }  // namespace
 
+void AxisStorage::absorb(AxisStorage&& other) {
+  if (other.blocks_.empty()) return;
+  // The last block stays last: allocate() goes on filling it.
+  blocks_.insert(blocks_.begin(), std::make_move_iterator(other.blocks_.begin()),
+                 std::make_move_iterator(other.blocks_.end()));
+  if (size_ == 0) {
+    used_ = other.used_;
+    size_ = other.size_;
+  }
+  other.blocks_.clear();
+  other.used_ = 0;
+  other.size_ = 0;
+}
+
 std::span<AxisPlacement> AxisStorage::allocate(std::size_t count) {
   constexpr std::size_t kBlock = 4096;
   if (count == 0) return {};
@@ -459,6 +479,78 @@ Json spec_value_to_plain_json(const SpecValue& value) {
   }
   return Json();
 }
+
+namespace {
+
+// The specs of `modules`, in document order, decoded on two threads where two CPUs are
+// there to run them: the modules are independent, and the document is only read. Each
+// thread claims the next module not yet claimed, so every module before the first that
+// fails has been decoded, and that first failure is the one thrown, as in one pass over
+// the modules; the first negative dim is likewise the one of the first module that has
+// one.
+void decode_modules(simdjson::dom::object module_object, const Path& modules_path, bool check_keys,
+                    PlanDump& plan) {
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::vector<std::pair<std::string_view, element>> entries;
+  entries.reserve(module_object.size());
+  for (auto it = module_object.begin(); it != module_object.end(); ++it) {
+    entries.emplace_back(it.key(), it.value());
+  }
+  plan.modules.resize(entries.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> first_failure{kNone};
+  struct Lane {
+    NegativeDims negative_dims;
+    std::size_t first_negative = kNone;  // the module of negative_dims.first_pointer
+    AxisStorage axis_storage;
+    std::size_t failed_at = kNone;
+    std::exception_ptr failure;
+  };
+  const auto run = [&](Lane& lane) {
+    Decoder decoder(&lane.negative_dims, &lane.axis_storage, check_keys);
+    for (;;) {
+      const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      // Modules after a failed one are not needed.
+      if (i >= entries.size() || i > first_failure.load(std::memory_order_relaxed)) return;
+      const auto& [fqn, spec] = entries[i];
+      try {
+        const std::size_t negative_before = lane.negative_dims.count;
+        plan.modules[i] = decoder.module_spec(fqn, spec, Path(modules_path, fqn));
+        if (negative_before == 0 && lane.negative_dims.count > 0) lane.first_negative = i;
+      } catch (...) {
+        lane.failed_at = i;
+        lane.failure = std::current_exception();
+        std::size_t seen = first_failure.load(std::memory_order_relaxed);
+        while (i < seen && !first_failure.compare_exchange_weak(seen, i)) {
+        }
+        return;
+      }
+    }
+  };
+  std::array<Lane, 2> lanes;
+  if (entries.size() > 1 && usable_cpus() > 1) {
+    BackgroundTask second([&run, &lanes] { run(lanes[1]); });
+    run(lanes[0]);
+    second.wait();  // with no second thread, finds every module claimed
+  } else {
+    run(lanes[0]);
+  }
+  const Lane* failed = nullptr;
+  const Lane* negative = nullptr;
+  for (Lane& lane : lanes) {
+    if (lane.failure && (failed == nullptr || lane.failed_at < failed->failed_at)) failed = &lane;
+    if (lane.first_negative != kNone &&
+        (negative == nullptr || lane.first_negative < negative->first_negative)) {
+      negative = &lane;
+    }
+    plan.negative_dims.count += lane.negative_dims.count;
+    plan.axis_storage.absorb(std::move(lane.axis_storage));
+  }
+  if (failed != nullptr) std::rethrow_exception(failed->failure);
+  if (negative != nullptr) plan.negative_dims.first_pointer = negative->negative_dims.first_pointer;
+}
+
+}  // namespace
 
 Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
   PlanDump plan;
@@ -505,13 +597,7 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
       }
     }
     const Path modules_path(root_path, "modules");
-    simdjson::dom::object module_object = required_modules(modules, modules_path);
-    plan.modules.reserve(module_object.size());
-    for (auto fqn_it = module_object.begin(); fqn_it != module_object.end(); ++fqn_it) {
-      const std::string_view fqn = fqn_it.key();
-      const element spec = fqn_it.value();
-      plan.modules.push_back(decoder.module_spec(fqn, spec, Path(modules_path, fqn)));
-    }
+    decode_modules(required_modules(modules, modules_path), modules_path, check_keys, plan);
     if (check_keys && RepeatCheck().any(plan.modules.size(),
                                         [&plan](std::size_t i) { return plan.modules[i].fqn; })) {
       fail_repeated_key();

@@ -287,6 +287,8 @@ DEBIAN_PACKAGES = {
     "CLI11": "libcli11-dev", "simdjson": "libsimdjson-dev", "RapidJSON": "rapidjson-dev",
     "spdlog": "libspdlog-dev", "GTest": "libgtest-dev", "benchmark": "libbenchmark-dev",
     "Python3": "python3",
+    # CMake's own FindThreads, satisfied by the C library that g++ pulls in (libc6-dev).
+    "Threads": "g++",
 }
 
 

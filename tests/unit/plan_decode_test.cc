@@ -2,13 +2,16 @@
 // diagnostics, and what the decoded structs hold.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
 #include <variant>
 
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "one_cpu.h"
 
 namespace hpfreeze {
 namespace {
@@ -304,6 +307,81 @@ TEST(DecodePlan, RepeatedKeysWhenTheParseDidNotCheck) {
                         "out_src": {"o": {"tp": "R"}}, "region_dispatch": {"r": 1, "s": 1}}},
                         "meta": {"k": 1}})j"),
             "<ok>");
+}
+
+// A plan of `count` modules, each with two params on three axes (the modules of a large
+// plan are decoded on two threads when two CPUs are usable). Modules from
+// `first_negative` on have a typed Shard with a negative dim; each module listed in `bad`
+// has a placement with an unknown type, named after the module.
+std::string many_modules(int count, int first_negative, const std::set<int>& bad = {}) {
+  std::string text = R"j({"mesh_dim_names": ["cp", "tp", "ep"], "modules": {)j";
+  for (int i = 0; i < count; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string dim = i >= first_negative ? "-1" : std::to_string(i % 3);
+    const std::string type = bad.count(i) != 0 ? "Bogus" + n : "Shard";
+    text += (i > 0 ? ", " : "") + std::string("\"m") + n + R"j(": {"params": {"w)j" + n +
+            R"j(": {"tp": {"$placement": ")j" + type + R"j(", "dim": )j" + dim +
+            R"j(}, "cp": "R", "ep": "S(1)"}, "b": {"ep": "P(max)", "tp": "SS(0,2)"}}})j";
+  }
+  return text + "}}";
+}
+
+// What a decoded plan holds, as text: modules, params, axes and the negative dims.
+std::string summary(const PlanDump& plan) {
+  std::string out =
+      std::to_string(plan.negative_dims.count) + " " + plan.negative_dims.first_pointer + "\n";
+  for (const ModuleSpec& spec : plan.modules) {
+    out += std::string(spec.fqn) + ":";
+    for (const ParamPlacements& param : *spec.params) {
+      out += " " + std::string(param.name) + "{";
+      for (const AxisPlacement& a : param.axes) {
+        out += std::string(a.axis) + "=" + to_canonical(a.placement) + ";";
+      }
+      out += "}";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string decode_summary(const JsonDocument& doc) {
+  Expected<PlanDump> plan = decode_plan_dump(doc);
+  return plan ? summary(*plan) : plan.errors().front().location_and_message();
+}
+
+TEST(DecodePlan, ModulesDecodedOnTwoThreadsHoldWhatOnePassHolds) {
+  const JsonDocument doc = parse(many_modules(600, 37));
+  std::string one_pass;
+  {
+    testing::OneCpu one_cpu;
+    ASSERT_TRUE(one_cpu.ok());
+    ASSERT_EQ(usable_cpus(), 1u);
+    one_pass = decode_summary(doc);
+  }
+  EXPECT_NE(one_pass.find("563 /modules/m37/params/w37/tp\n"), std::string::npos)
+      << one_pass.substr(0, 200);
+  EXPECT_NE(one_pass.find("\nm599: w599{tp=S(-1);cp=R;ep=S(1);} b{ep=P(max);tp=SS(0,2);}\n"),
+            std::string::npos);
+  // The threads race differently each time: every run must match the one pass.
+  for (int run = 0; run < 20; ++run) ASSERT_EQ(decode_summary(doc), one_pass) << "run " << run;
+}
+
+TEST(DecodePlan, FirstFailingModuleInDocumentOrderIsReported) {
+  const JsonDocument doc = parse(many_modules(600, 600, {123, 124, 300, 599}));
+  const std::string first =
+      "plan.json: /modules/m123/params/w123/tp: unknown placement type 'Bogus123' (expected "
+      "Shard, StridedShard, Replicate or Partial)";
+  {
+    testing::OneCpu one_cpu;
+    ASSERT_TRUE(one_cpu.ok());
+    EXPECT_EQ(decode_summary(doc), first);
+  }
+  for (int run = 0; run < 20; ++run) ASSERT_EQ(decode_summary(doc), first) << "run " << run;
+  // Only the last module is bad: every other one was decoded first.
+  const JsonDocument last = parse(many_modules(600, 600, {599}));
+  EXPECT_EQ(decode_summary(last),
+            "plan.json: /modules/m599/params/w599/tp: unknown placement type 'Bogus599' (expected "
+            "Shard, StridedShard, Replicate or Partial)");
 }
 
 }  // namespace

@@ -63,6 +63,8 @@ struct ParamPlacements {
 class AxisStorage {
  public:
   std::span<AxisPlacement> allocate(std::size_t count);
+  // Takes over the blocks of `other` (its spans stay valid), which is left empty.
+  void absorb(AxisStorage&& other);
 
  private:
   std::vector<std::unique_ptr<AxisPlacement[]>> blocks_;
