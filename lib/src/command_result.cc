@@ -27,6 +27,14 @@ void ErrorList::add(Diagnostic d) {
   if (errors_.size() < kMaxReportedErrors) errors_.push_back(std::move(d));
 }
 
+void ErrorList::append(ErrorList&& other) {
+  const std::size_t dropped = other.total_ - other.errors_.size();
+  for (Diagnostic& d : other.errors_) add(std::move(d));
+  total_ += dropped;
+  other.errors_.clear();
+  other.total_ = 0;
+}
+
 Diagnostics ErrorList::take(const std::string& file) {
   if (total_ > errors_.size()) {
     errors_.push_back(

@@ -522,7 +522,19 @@ PlanFreezer::PlanFreezer(const PlanDump& plan, const FreezeOptions& options)
 PlanFreezer::~PlanFreezer() = default;
 PlanFreezer::PlanFreezer(PlanFreezer&&) noexcept = default;
 
+ModelChecks check_against_model(const PlanDump& plan, const ModelTree& model,
+                                const FreezeOptions& options) {
+  ModelChecks checks;
+  if (options.verify && model.has_parameters) verify_against_model(plan, model, checks.errors);
+  return checks;
+}
+
 Expected<FreezeResult> PlanFreezer::finish(const ModelTree& model) && {
+  ModelChecks checks = check_against_model(plan_, model, options_);
+  return std::move(*this).finish(model, std::move(checks));
+}
+
+Expected<FreezeResult> PlanFreezer::finish(const ModelTree& model, ModelChecks checks) && {
   const PlanDump& plan = plan_;
   if (empty_) {
     return make_error(plan.file, "/modules",
@@ -559,7 +571,7 @@ Expected<FreezeResult> PlanFreezer::finish(const ModelTree& model) && {
                                   " is not in the model tree (" + model.file + ")"));
     }
   }
-  if (options_.verify && model.has_parameters) verify_against_model(plan, model, *errors_);
+  errors_->append(std::move(checks.errors));
   if (!errors_->empty()) return errors_->take(plan.file);
   frozen.boundary_classes = Json(std::move(boundary_classes));
   return std::move(result_);

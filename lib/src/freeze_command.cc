@@ -226,6 +226,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   // plan's decode.
   std::optional<PlanFreezer> freezer;
   std::optional<Expected<ModelTree>> model_tree;
+  std::optional<ModelChecks> model_checks;
   {
     double freeze_ms = 0;
     BackgroundTask plan_freeze([&freezer, &freeze_ms, &plan, &request] {
@@ -240,6 +241,10 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
       st.inputs[1].decode_ms = ms_since(start);
       // The decoded tree views only the document's strings.
       if (*model_tree) (**model_doc).release_tree(scratch);
+      // finish()'s checks against the model, while the freezer may still be building.
+      if (*model_tree && plan && *plan) {
+        model_checks = check_against_model(**plan, **model_tree, request.options);
+      }
     }
     plan_freeze.wait();
     st.inputs[0].decode_ms += freeze_ms;
@@ -297,7 +302,8 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   st.model_parameters = (**model_tree).parameters.size();
 
   start = Clock::now();
-  Expected<FreezeResult> frozen = std::move(*freezer).finish(**model_tree);
+  Expected<FreezeResult> frozen =
+      std::move(*freezer).finish(**model_tree, std::move(*model_checks));
   if (!frozen) return std::move(frozen.errors());
   // Memory goes back as soon as a stage is done with it (the input text went after
   // parsing): the peak is what the budget of docs/performance.md limits. The frozen plan

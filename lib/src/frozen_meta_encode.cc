@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/freeze.h"
 #include "huge_pages.h"
 #include "python_writer.h"
@@ -48,43 +49,46 @@ class ParamPlanWriter {
  public:
   ParamPlanWriter(OutputBuffer& out, const FrozenParamPlan& plan) : out_(out), plan_(plan) {}
 
-  // Size of the bytes written for ASCII names without escapes.
-  static std::size_t size(const FrozenParamPlan& plan) {
-    std::size_t size = container_overhead(1);
-    for (const FrozenBoundary& b : plan.boundaries) {
-      size += member_overhead(kBoundaryDepth) + b.fqn.size() + container_overhead(kBoundaryDepth);
-      for (const JsonMember& m : b.fields) {
-        size += member_overhead(kEntryDepth) + m.key.size() +
-                pyjson::python_json_size(m.value, kEntryDepth);
-      }
-      if (!b.has_params) continue;
-      size += member_overhead(kEntryDepth) + 6 + container_overhead(kEntryDepth);
-      for (std::size_t p = b.first_param; p < b.first_param + b.param_count; ++p) {
-        const FrozenParam& param = plan.params[p];
-        size += member_overhead(kParamDepth) + param.name.size() + container_overhead(kParamDepth);
-        for (std::size_t a = param.first_axis; a < param.first_axis + param.axis_count; ++a) {
-          size += member_overhead(kAxisDepth) + plan.axes[a].axis.size() +
-                  plan.axes[a].placement.size() + 2;
-        }
+  // Size of the bytes written for ASCII names without escapes: the brackets, and each
+  // boundary's member.
+  static constexpr std::size_t kBracketsSize = container_overhead(1);
+  static std::size_t boundary_size(const FrozenParamPlan& plan, const FrozenBoundary& b) {
+    std::size_t size =
+        member_overhead(kBoundaryDepth) + b.fqn.size() + container_overhead(kBoundaryDepth);
+    for (const JsonMember& m : b.fields) {
+      size += member_overhead(kEntryDepth) + m.key.size() +
+              pyjson::python_json_size(m.value, kEntryDepth);
+    }
+    if (!b.has_params) return size;
+    size += member_overhead(kEntryDepth) + 6 + container_overhead(kEntryDepth);
+    for (std::size_t p = b.first_param; p < b.first_param + b.param_count; ++p) {
+      const FrozenParam& param = plan.params[p];
+      size += member_overhead(kParamDepth) + param.name.size() + container_overhead(kParamDepth);
+      for (std::size_t a = param.first_axis; a < param.first_axis + param.axis_count; ++a) {
+        size += member_overhead(kAxisDepth) + plan.axes[a].axis.size() +
+                plan.axes[a].placement.size() + 2;
       }
     }
     return size;
   }
 
-  void write() {
-    if (plan_.boundaries.empty()) {
+  // The boundaries [begin, end) of the object, with its opening bracket when `begin` is
+  // the first and its closing one when `end` is the last: two writers can write the two
+  // halves of one object into two buffers.
+  void write(std::size_t begin, std::size_t end) {
+    const std::size_t count = plan_.boundaries.size();
+    if (count == 0) {
       write_raw(out_, "{}");
       return;
     }
-    open_bracket(out_, '{');
-    bool comma = false;
-    for (const FrozenBoundary& b : plan_.boundaries) {
-      write_newline(out_, kBoundaryDepth, comma);
-      comma = true;
+    if (begin == 0) open_bracket(out_, '{');
+    for (std::size_t i = begin; i < end; ++i) {
+      const FrozenBoundary& b = plan_.boundaries[i];
+      write_newline(out_, kBoundaryDepth, i > 0);
       write_key(out_, b.fqn);
       boundary(b);
     }
-    close_bracket(out_, '}', 1);
+    if (end == count) close_bracket(out_, '}', 1);
   }
 
  private:
@@ -183,6 +187,10 @@ struct TopMember {
   Kind kind = Kind::kJson;
 };
 
+// Below this estimate the meta is written on one thread: the second would cost about as
+// much to start as it saves.
+constexpr std::size_t kSplitFrom = std::size_t{4} << 20;
+
 void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& rest) {
   std::vector<TopMember> members;
   members.reserve(rest.size() + 7);
@@ -208,43 +216,93 @@ void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& 
     return compare_names(a.key, b.key) < 0;
   });
 
-  {
-    std::size_t size = container_overhead(0);
-    for (const TopMember& m : members) {
-      size += member_overhead(1) + m.key.size();
-      switch (m.kind) {
+  const FrozenParamPlan& plan = frozen.param_plan;
+  const std::size_t boundaries = plan.boundaries.size();
+  // The size estimate (ParamPlanWriter::boundary_size), whole and up to each member.
+  std::vector<std::size_t> boundary_sizes(boundaries);
+  std::vector<std::size_t> before(members.size() + 1, container_overhead(0));
+  std::size_t plan_member = members.size();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const TopMember& m = members[i];
+    std::size_t size = member_overhead(1) + m.key.size();
+    switch (m.kind) {
+      case TopMember::Kind::kJson:
+        size += pyjson::python_json_size(*m.value, 1);
+        break;
+      case TopMember::Kind::kParamPlan:
+        plan_member = i;
+        size += ParamPlanWriter::kBracketsSize;
+        for (std::size_t b = 0; b < boundaries; ++b) {
+          boundary_sizes[b] = ParamPlanWriter::boundary_size(plan, plan.boundaries[b]);
+          size += boundary_sizes[b];
+        }
+        break;
+      case TopMember::Kind::kShardedParams:
+        size += names_size(frozen.frozen_sharded_params);
+        break;
+    }
+    before[i + 1] = before[i] + size;
+  }
+  const std::size_t total = before.back();
+
+  const auto member_key = [&members](OutputBuffer& out, std::size_t i) {
+    write_newline(out, 1, i > 0);
+    write_key(out, members[i].key);
+  };
+  // Members [from, to), param_plan's boundaries [0, split) only.
+  const auto write_members = [&](OutputBuffer& out, std::size_t from, std::size_t to,
+                                 std::size_t split) {
+    for (std::size_t i = from; i < to; ++i) {
+      member_key(out, i);
+      switch (members[i].kind) {
         case TopMember::Kind::kJson:
-          size += pyjson::python_json_size(*m.value, 1);
+          pyjson::write_python_json(out, *members[i].value, 1);
           break;
         case TopMember::Kind::kParamPlan:
-          size += ParamPlanWriter::size(frozen.param_plan);
+          ParamPlanWriter(out, plan).write(0, split);
           break;
         case TopMember::Kind::kShardedParams:
-          size += names_size(frozen.frozen_sharded_params);
+          write_names(out, frozen.frozen_sharded_params);
           break;
       }
     }
-    bytes.reserve(size + pyjson::kReserveSlack);
-    advise_huge_pages(bytes);
+  };
+
+  // A large meta is written in two halves at once where a second CPU is there: the
+  // second thread from the param_plan boundary where about half the bytes lie before it,
+  // into its own buffer, appended to the first half's (the copy costs far less than the
+  // half it saves, and the encode's peak lies well below the freeze's).
+  std::size_t split = boundaries;
+  if (total >= kSplitFrom && plan_member < members.size() && usable_cpus() > 1) {
+    std::size_t head = before[plan_member] + member_overhead(1) + 1;
+    split = 0;
+    while (split < boundaries && head < total / 2) head += boundary_sizes[split++];
   }
-  OutputBuffer out(bytes);  // trims `bytes` to what was written when it goes
-  open_bracket(out, '{');
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    write_newline(out, 1, i > 0);
-    write_key(out, members[i].key);
-    switch (members[i].kind) {
-      case TopMember::Kind::kJson:
-        pyjson::write_python_json(out, *members[i].value, 1);
-        break;
-      case TopMember::Kind::kParamPlan:
-        ParamPlanWriter(out, frozen.param_plan).write();
-        break;
-      case TopMember::Kind::kShardedParams:
-        write_names(out, frozen.frozen_sharded_params);
-        break;
-    }
+  bytes.reserve(total + pyjson::kReserveSlack);
+  advise_huge_pages(bytes);
+  if (split == 0 || split == boundaries) {
+    OutputBuffer out(bytes);  // trims `bytes` to what was written when it goes
+    open_bracket(out, '{');
+    write_members(out, 0, members.size(), boundaries);
+    close_bracket(out, '}', 0);
+    return;
   }
-  close_bracket(out, '}', 0);
+  std::string tail;
+  BackgroundTask second_half([&] {
+    tail.reserve(total - before[plan_member] + pyjson::kReserveSlack);
+    advise_huge_pages(tail);
+    OutputBuffer out(tail);
+    ParamPlanWriter(out, plan).write(split, boundaries);
+    write_members(out, plan_member + 1, members.size(), boundaries);
+    close_bracket(out, '}', 0);
+  });
+  {
+    OutputBuffer out(bytes);
+    open_bracket(out, '{');
+    write_members(out, 0, plan_member + 1, split);
+  }
+  second_half.wait();
+  bytes += tail;
 }
 
 }  // namespace

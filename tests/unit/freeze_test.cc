@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "one_cpu.h"
 
 namespace hpfreeze {
 namespace {
@@ -363,6 +365,91 @@ TEST(FreezePasses, ParamsAndShardedFqnsSortedByUnsignedBytes) {
   const std::vector<std::string> sharded(r->frozen.frozen_sharded_params.begin(),
                                          r->frozen.frozen_sharded_params.end());
   EXPECT_EQ(sharded, expected_sharded);
+}
+
+// finish() with the model checks made beforehand (as freeze makes them beside the
+// freezer's construction) reports what finish() alone does, in the same order and with
+// the same cut: boundary errors first, then the checks', past the reporting limit.
+TEST(FreezePasses, ModelChecksMadeBeforehandGiveFinishsErrors) {
+  std::string params;
+  for (int i = 0; i < 120; ++i) {
+    params += "\"gone" + std::to_string(i) + "\": {\"tp\": \"R\"}, ";
+  }
+  const std::string plan_text = R"j({"modules": {"nope": {}, "b": {"params": {)j" + params +
+                                R"j("w": {"tp": "S(5)"}}}, "also_nope": {}},
+      "tied_pairs": [["b.w", "gone"]]})j";
+  JsonDocument plan_doc = parse(plan_text);
+  JsonDocument model_doc = parse(kModel, "model.json");
+  Expected<PlanDump> plan = decode_plan_dump(plan_doc);
+  Expected<ModelTree> model = decode_model_tree(model_doc);
+  ASSERT_TRUE(plan && model);
+  const auto messages = [](Expected<FreezeResult> r) {
+    std::vector<std::string> out;
+    if (r) return out;
+    for (const Diagnostic& d : r.errors()) out.push_back(d.location_and_message());
+    return out;
+  };
+  const std::vector<std::string> alone =
+      messages(PlanFreezer(*plan, FreezeOptions{}).finish(*model));
+  ASSERT_EQ(alone.size(), kMaxReportedErrors + 1);
+  EXPECT_EQ(alone[0],
+            "plan.json: /modules/nope: boundary module 'nope' is not in the model tree "
+            "(model.json)");
+  EXPECT_EQ(alone[1],
+            "plan.json: /modules/also_nope: boundary module 'also_nope' is not in the model "
+            "tree (model.json)");
+  EXPECT_EQ(alone[2],
+            "plan.json: /modules/b/params/gone0: parameter 'b.gone0' is not in the model "
+            "(model.json)");
+  // 2 boundaries, 120 missing params, 1 dim out of range, 1 tied parameter.
+  EXPECT_EQ(alone.back(), "plan.json: 24 more errors not shown");
+  ModelChecks checks = check_against_model(*plan, *model, FreezeOptions{});
+  EXPECT_EQ(messages(PlanFreezer(*plan, FreezeOptions{}).finish(*model, std::move(checks))), alone);
+}
+
+// Makes a plan whose meta is large enough (about 6 MB) to be written in two halves on two
+// threads, with escapes and non-ASCII names on both sides of any split, fields before and
+// after "params", and top-level members after param_plan.
+std::string large_plan(std::string& model) {
+  std::string modules;
+  model = R"j({"modules": {)j";
+  for (int m = 0; m < 300; ++m) {
+    const std::string fqn = "layers." + std::to_string(m) + (m % 7 == 0 ? ".\u00e9\\\"q" : "");
+    std::string params;
+    for (int p = 0; p < 150; ++p) {
+      params += (p > 0 ? ", " : "") + std::string("\"proj_") + std::to_string(p) +
+                (p % 11 == 0 ? "\\t\u4e2d" : "") +
+                R"j(.weight": {"tp": "S(0)", "ep": "R", "cp": {"$placement": "Partial"}})j";
+    }
+    modules += (m > 0 ? ", " : "") + std::string("\"") + fqn + R"j(": {"out_names": ["o"],
+        "tp_divide_attrs": ["n"], "params": {)j" +
+               params + "}}";
+    model += (m > 0 ? ", " : "") + std::string("\"") + fqn + R"j(": "Layer")j";
+  }
+  model += "}}";
+  return R"j({"mesh_dim_names": ["tp", "cp", "ep"], "meta": {"signature": "s", "zz": [1]},
+      "modules": {)j" +
+         modules + "}}";
+}
+
+TEST(MetaEncoding, LargeMetaWrittenInTwoHalvesHasTheTreesBytes) {
+  std::string model;
+  const std::string plan = large_plan(model);
+  const std::string tree = meta_bytes(plan, model, nullptr, true);
+  ASSERT_GT(tree.size(), std::size_t{5} << 20);
+  std::string one_thread;
+  {
+    testing::OneCpu one_cpu;
+    ASSERT_TRUE(one_cpu.ok());
+    ASSERT_EQ(usable_cpus(), 1u);
+    one_thread = meta_bytes(plan, model, nullptr, false);
+  }
+  EXPECT_TRUE(one_thread == tree);
+  for (int run = 0; run < 3; ++run) {
+    const std::string two_threads = meta_bytes(plan, model, nullptr, false);
+    ASSERT_EQ(two_threads.size(), tree.size());
+    EXPECT_TRUE(two_threads == tree) << "run " << run;
+  }
 }
 
 }  // namespace

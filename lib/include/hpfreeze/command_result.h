@@ -45,6 +45,8 @@ struct CommandResult {
 class ErrorList {
  public:
   void add(Diagnostic d);
+  // Adds the errors of `other` after these, as if each had been added here in its order.
+  void append(ErrorList&& other);
   [[nodiscard]] bool empty() const { return total_ == 0; }
   [[nodiscard]] std::size_t size() const { return total_; }
   Diagnostics take(const std::string& file);

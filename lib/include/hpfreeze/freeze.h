@@ -78,6 +78,16 @@ Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
 // dump is still being read; finish() adds what needs the model (boundary_classes, the
 // checks against its parameters). Same result and diagnostics as freeze_plan. `plan`
 // must outlive the freezer.
+// The checks of a plan against the model's parameters that finish() makes when
+// FreezeOptions::verify is set and the model lists its parameters: every planned
+// parameter is in the model, every dim is within its parameter's rank, every tied
+// parameter exists. Their errors, in that order.
+struct ModelChecks {
+  ErrorList errors;
+};
+ModelChecks check_against_model(const PlanDump& plan, const ModelTree& model,
+                                const FreezeOptions& options);
+
 class PlanFreezer {
  public:
   PlanFreezer(const PlanDump& plan, const FreezeOptions& options);
@@ -86,6 +96,9 @@ class PlanFreezer {
   ~PlanFreezer();
 
   Expected<FreezeResult> finish(const ModelTree& model) &&;
+  // The same, with the checks against the model's parameters already made (they need
+  // neither the freezer nor its tables, so they may run while it is being built).
+  Expected<FreezeResult> finish(const ModelTree& model, ModelChecks checks) &&;
 
  private:
   const PlanDump& plan_;
