@@ -41,7 +41,7 @@ std::size_t count_characters(std::string_view text) {
 
 }  // namespace
 
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
+std::string shape_text(std::span<const std::uint64_t> shape) {
   std::string out = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i != 0) out += ", ";

@@ -28,8 +28,13 @@ bool is_forbidden_control(char ch) {
 ReadResult read_to_end(int fd, std::uint64_t size_hint, std::uint64_t limit, bool stop_at_control,
                        std::string& buf) {
   const std::size_t expected = static_cast<std::size_t>(std::min(size_hint, limit - 1));
-  buf.clear();
-  buf.reserve(expected + kInputPadding);
+  // A buffer handed on by an earlier parse keeps its old bytes until the read overwrites
+  // them: only room beyond them is zero-filled by resize(). Too small, it is emptied
+  // first, so that growing it copies nothing.
+  if (buf.capacity() < expected + kInputPadding) {
+    buf.clear();
+    buf.reserve(expected + kInputPadding);
+  }
   advise_huge_pages(buf);
   buf.resize(expected + 1);
   std::size_t used = 0;

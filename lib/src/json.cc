@@ -50,7 +50,8 @@ bool same_object(const JsonObject& x, const JsonObject& y, SameStrings same_stri
   if (x.size() != y.size()) return false;
   if (x.size() < kIndexedObjectSize) {
     for (const JsonMember& m : x) {
-      auto it = std::find_if(y.begin(), y.end(), [&m](const JsonMember& n) { return n.key == m.key; });
+      auto it =
+          std::find_if(y.begin(), y.end(), [&m](const JsonMember& n) { return n.key == m.key; });
       if (it == y.end() || !same_json(m.value, it->value, same_strings)) return false;
     }
     return true;
@@ -108,14 +109,18 @@ std::string_view StringArena::copy(std::string_view s) {
 }
 
 char* StringArena::allocate(std::size_t n) {
-  constexpr std::size_t kBlockSize = 64 * 1024;
+  // Each block twice the last, up to a cap: a plan's joined names (megabytes at scale) lie
+  // in a few huge pages, a small meta's in one block.
+  constexpr std::size_t kFirstBlock = 64 * 1024;
+  constexpr std::size_t kLargestBlock = std::size_t{8} << 20;
   // A moved-from arena has no blocks left, whatever its counters say.
   if (blocks_.empty() || block_size_ - block_used_ < n) {
-    block_size_ = std::max(kBlockSize, n);
-    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
+    block_size_ =
+        std::max(n, blocks_.empty() ? kFirstBlock : std::min(2 * block_size_, kLargestBlock));
+    blocks_.emplace_back(block_size_);
     block_used_ = 0;
   }
-  char* p = blocks_.back().get() + block_used_;
+  char* p = reinterpret_cast<char*>(blocks_.back().get()) + block_used_;
   block_used_ += n;
   return p;
 }

@@ -55,8 +55,7 @@ const std::string_view* ModelTree::find_class(std::string_view fqn) const {
 }
 
 const ModelParameter* ModelTree::find_parameter(std::string_view fqn) const {
-  const auto i =
-      parameter_index().find(fqn, [this](std::size_t k) { return parameters[k].first; });
+  const auto i = parameter_index().find(fqn, [this](std::size_t k) { return parameters[k].first; });
   return i ? &parameters[*i].second : nullptr;
 }
 
@@ -64,8 +63,7 @@ const ModelParameter* ModelTree::find_parameter(std::string_view fqn, std::size_
   if (cursor < parameters.size() && parameters[cursor].first == fqn) {
     return &parameters[cursor++].second;
   }
-  const auto i =
-      parameter_index().find(fqn, [this](std::size_t k) { return parameters[k].first; });
+  const auto i = parameter_index().find(fqn, [this](std::size_t k) { return parameters[k].first; });
   if (!i) return nullptr;
   cursor = *i + 1;
   return &parameters[*i].second;
@@ -124,14 +122,15 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
               see(fields, 1);
               has_shape = true;
               simdjson::dom::array dims = expect_array(field_value, field_pointer);
-              parameter.shape.reserve(dims.size());
+              // In the tree's arena: no allocation per parameter.
+              const std::span<std::uint64_t> shape = model.dims.allocate(dims.size());
               std::size_t i = 0;
               for (element d : dims) {
-                const Path dim_pointer(field_pointer, i++);
+                const Path dim_pointer(field_pointer, i);
                 if (d.type() == element_type::UINT64) {
-                  parameter.shape.push_back(uint64_of(d));
+                  shape[i++] = uint64_of(d);
                 } else if (d.type() == element_type::INT64 && int64_of(d) >= 0) {
-                  parameter.shape.push_back(static_cast<std::uint64_t>(int64_of(d)));
+                  shape[i++] = static_cast<std::uint64_t>(int64_of(d));
                 } else if (d.type() == element_type::INT64) {
                   fail(dim_pointer,
                        "shape dimensions must be non-negative, got " + std::to_string(int64_of(d)));
@@ -139,6 +138,7 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
                   fail_type(dim_pointer, "a non-negative integer", d);
                 }
               }
+              parameter.shape = shape;
             } else if (is(field, "dtype")) {
               see(fields, 2);
               if (!field_value.is_null())

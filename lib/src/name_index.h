@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "huge_pages.h"
+
 namespace hpfreeze {
 
 // A fast, unseeded 64-bit hash of a name, eight bytes per step: names here are long
@@ -75,7 +77,17 @@ class NameIndex {
   template <class NameOf>
   bool build(std::size_t count, NameOf name_of) {
     bool unique = true;
-    slots_.assign(std::bit_ceil(count * 2 + 2), 0);
+    const std::size_t size = std::bit_ceil(count * 2 + 2);
+    if (slots_.capacity() >= size) {
+      slots_.assign(size, 0);
+    } else {
+      // Fresh room, in huge pages when the table is large (megabytes at 100,000+ names).
+      std::vector<std::uint64_t> slots;
+      slots.reserve(size);
+      advise_huge_pages(slots);
+      slots.resize(size, 0);
+      slots_ = std::move(slots);
+    }
     const std::size_t mask = slots_.size() - 1;
     // Names are hashed kAhead positions early and their slots prefetched: a large table
     // does not fit in cache, and each insertion would otherwise wait for memory.

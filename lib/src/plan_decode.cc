@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <exception>
 #include <limits>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -425,33 +428,6 @@ std::vector<std::string_view> string_array(element e, const Path& pointer) {
 
 }  // namespace
 
-void AxisStorage::absorb(AxisStorage&& other) {
-  if (other.blocks_.empty()) return;
-  // The last block stays last: allocate() goes on filling it.
-  blocks_.insert(blocks_.begin(), std::make_move_iterator(other.blocks_.begin()),
-                 std::make_move_iterator(other.blocks_.end()));
-  if (size_ == 0) {
-    used_ = other.used_;
-    size_ = other.size_;
-  }
-  other.blocks_.clear();
-  other.used_ = 0;
-  other.size_ = 0;
-}
-
-std::span<AxisPlacement> AxisStorage::allocate(std::size_t count) {
-  constexpr std::size_t kBlock = 4096;
-  if (count == 0) return {};
-  if (size_ - used_ < count) {
-    size_ = std::max(count, kBlock);
-    blocks_.push_back(std::make_unique<AxisPlacement[]>(size_));
-    used_ = 0;
-  }
-  const std::span<AxisPlacement> room(blocks_.back().get() + used_, count);
-  used_ += count;
-  return room;
-}
-
 std::string join_fqn(std::string_view boundary, std::string_view name) {
   if (boundary.empty()) return std::string(name);
   if (name.empty()) return std::string(boundary);
@@ -527,8 +503,24 @@ void decode_modules(simdjson::dom::object module_object, const Path& modules_pat
       }
     }
   };
+  // Room for every param's axes up front (one per mesh dim each, an estimate), shared
+  // out between the lanes: a few blocks in huge pages instead of many growing ones.
+  std::size_t axes = 0;
+  for (const auto& [fqn, spec] : entries) {
+    simdjson::dom::object params;
+    if (spec.is_object() && !object_of(spec).at_key("params").get_object().get(params)) {
+      axes += params.size();
+    }
+  }
+  axes *= std::max<std::size_t>(plan.mesh_dim_names.size(), 1);
   std::array<Lane, 2> lanes;
-  if (entries.size() > 1 && usable_cpus() > 1) {
+  const bool two_lanes = entries.size() > 1 && usable_cpus() > 1;
+  if (two_lanes) {
+    for (Lane& lane : lanes) lane.axis_storage.reserve(axes / 2 + axes / 8);
+  } else {
+    lanes[0].axis_storage.reserve(axes);
+  }
+  if (two_lanes) {
     BackgroundTask second([&run, &lanes] { run(lanes[1]); });
     run(lanes[0]);
     second.wait();  // with no second thread, finds every module claimed

@@ -367,9 +367,8 @@ class ReportBuilder {
   // Applies one axis's placement to `local` (rank 0's shape so far). A dim that does not
   // divide is an error and is then chunked with ceil, so the totals stay an upper bound.
   // False when the dim is out of range. The messages are built only when one is given.
-  bool apply(const PlannedParam& planned, const AxisPlan& a,
-             const std::vector<std::uint64_t>& shape, std::span<std::uint64_t> local,
-             bool& replicated) {
+  bool apply(const PlannedParam& planned, const AxisPlan& a, std::span<const std::uint64_t> shape,
+             std::span<std::uint64_t> local, bool& replicated) {
     const Placement& p = a.placement;
     if (!p.has_dim()) return true;
     auto pointer = [&] { return pointer_join(pointer_of(planned), a.axis); };

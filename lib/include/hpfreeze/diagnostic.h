@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <variant>
@@ -18,8 +19,8 @@ enum class ErrorClass { kRejected, kIo };
 
 struct Diagnostic {
   Severity severity = Severity::kError;
-  std::string file;     // display name of the input; empty when not about a file
-  std::string pointer;  // RFC 6901 JSON Pointer of the offending value; empty for none/root
+  std::string file;        // display name of the input; empty when not about a file
+  std::string pointer;     // RFC 6901 JSON Pointer of the offending value; empty for none/root
   std::size_t line = 0;    // 1-based; 0 when unknown
   std::size_t column = 0;  // 1-based byte column; 0 when unknown
   std::string message;     // lowercase, no final period
@@ -68,7 +69,7 @@ std::string pointer_join(std::string_view pointer, std::string_view token);
 std::string quote_for_diagnostic(std::string_view text);
 
 // "[4096, 128]": a tensor shape as messages and tables show it.
-std::string shape_text(const std::vector<std::uint64_t>& shape);
+std::string shape_text(std::span<const std::uint64_t> shape);
 
 // "1 placement", "3 placements".
 std::string plural(std::size_t count, std::string_view noun);
@@ -79,7 +80,6 @@ inline constexpr std::size_t kMaxDiagnosticText = 160;
 // `text` itself when it has at most `limit` bytes; else its head and tail (cut at UTF-8
 // character boundaries) around "...[N characters left out]...", so that one huge name
 // cannot flood a terminal or a CI log.
-std::string shorten_for_diagnostic(std::string_view text,
-                                   std::size_t limit = kMaxDiagnosticText);
+std::string shorten_for_diagnostic(std::string_view text, std::size_t limit = kMaxDiagnosticText);
 
 }  // namespace hpfreeze

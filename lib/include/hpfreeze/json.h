@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "hpfreeze/huge_block.h"
+
 namespace hpfreeze {
 
 struct Json;
@@ -95,7 +97,7 @@ class StringArena {
 
  private:
   std::deque<std::string> strings_;
-  std::vector<std::unique_ptr<char[]>> blocks_;
+  std::vector<HugeBlock> blocks_;
   std::size_t block_used_ = 0;
   std::size_t block_size_ = 0;
 };

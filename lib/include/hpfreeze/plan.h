@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hpfreeze/diagnostic.h"
+#include "hpfreeze/huge_block.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/placement.h"
 #include "hpfreeze/spec_fields.h"
@@ -57,20 +58,8 @@ struct ParamPlacements {
   std::span<AxisPlacement> axes;  // dump order; held by the PlanDump's AxisStorage
 };
 
-// Room for the axes of every param of a plan, in large blocks that never move: one
-// allocation per few thousand params instead of a vector per param. A param's axes are
-// contiguous. Moving the storage keeps every span valid.
-class AxisStorage {
- public:
-  std::span<AxisPlacement> allocate(std::size_t count);
-  // Takes over the blocks of `other` (its spans stay valid), which is left empty.
-  void absorb(AxisStorage&& other);
-
- private:
-  std::vector<std::unique_ptr<AxisPlacement[]>> blocks_;
-  std::size_t used_ = 0;  // in the last block
-  std::size_t size_ = 0;  // of the last block
-};
+// The axes of every param of a plan (a param's axes are contiguous).
+using AxisStorage = BlockArena<AxisPlacement>;
 
 struct ModuleField {
   std::size_t index;  // into kSpecFields
@@ -106,7 +95,7 @@ struct PlanDump {
 };
 
 struct ModelParameter {
-  std::vector<std::uint64_t> shape;
+  std::span<const std::uint64_t> shape;  // held by the ModelTree's dims
   std::optional<std::string_view> dtype;
   bool requires_grad = true;
 };
@@ -121,6 +110,7 @@ struct ModelTree {
   std::vector<std::pair<std::string_view, std::string_view>> modules;  // FQN -> class
   bool has_parameters = false;  // `parameters` present and not null
   std::vector<std::pair<std::string_view, ModelParameter>> parameters;
+  BlockArena<std::uint64_t> dims;  // every parameter's shape
 
   [[nodiscard]] const std::string_view* find_class(std::string_view fqn) const;
   [[nodiscard]] const ModelParameter* find_parameter(std::string_view fqn) const;
