@@ -11,11 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
+#include "name_index.h"
 
 namespace hpfreeze {
 namespace {
@@ -272,21 +274,39 @@ class MetaChecker {
   }
 
   void check_frozen_sharded_params() {
-    // One FQN may be planned twice (two boundaries, same joined name): sharded if any is.
+    // One FQN may be planned twice (two boundaries, same joined name): sharded if any is,
+    // and then named by the first sharded one. Findings are sorted at the end
+    // (check_document), so the order they are found in does not matter.
     struct Planned {
+      std::string_view fqn;
       const MetaBoundary* boundary;
       const MetaParam* param;
       bool sharded;
+      // A param with an undecodable leaf may be sharded or not: it is judged neither way.
+      bool uncertain;
+      bool repeat = false;  // a later plan of an FQN planned before
     };
-    std::map<std::string_view, Planned> recomputed;
-    // A param with an undecodable leaf may be sharded or not: it is judged neither way.
-    std::unordered_set<std::string_view> uncertain;
+    std::vector<Planned> planned;
     for (const MetaBoundary& b : meta_->boundaries) {
       for (const MetaParam& p : b.params) {
         const bool sharded = p.sharded();
-        if (!p.complete && !sharded) uncertain.insert(p.fqn);
-        auto [it, inserted] = recomputed.emplace(p.fqn, Planned{&b, &p, sharded});
-        if (!inserted && sharded && !it->second.sharded) it->second = Planned{&b, &p, sharded};
+        planned.push_back({p.fqn, &b, &p, sharded, !p.complete && !sharded});
+      }
+    }
+    const auto planned_name = [&planned](std::size_t i) { return planned[i].fqn; };
+    NameIndex planned_index;  // the first of equal names wins
+    if (!planned_index.build(planned.size(), planned_name)) {
+      for (std::size_t i = 0; i < planned.size(); ++i) {
+        const std::size_t first = *planned_index.find(planned[i].fqn, planned_name);
+        if (first == i) continue;
+        Planned& kept = planned[first];
+        if (planned[i].sharded && !kept.sharded) {
+          kept.boundary = planned[i].boundary;
+          kept.param = planned[i].param;
+          kept.sharded = true;
+        }
+        kept.uncertain = kept.uncertain || planned[i].uncertain;
+        planned[i].repeat = true;
       }
     }
     const std::vector<std::string_view>& listed = meta_->frozen_sharded_params;
@@ -294,24 +314,25 @@ class MetaChecker {
     if (raw != nullptr && (!raw->is_array() || listed.size() != raw->as_array().size())) {
       return;  // not all strings: a decoding error, and the indices would not match
     }
-    const std::unordered_set<std::string_view> listed_names(listed.begin(), listed.end());
-    for (const auto& [fqn, p] : recomputed) {
-      if (p.sharded && !listed_names.contains(fqn)) {
-        error("/frozen_sharded_params", "missing " + quote_for_diagnostic(fqn) +
-                                            ", which param_plan shards (" +
-                                            param_pointer(*p.boundary, *p.param) + ")");
-      }
+    const auto listed_name = [&listed](std::size_t i) { return listed[i]; };
+    NameIndex listed_index;
+    listed_index.build(listed.size(), listed_name);
+    for (const Planned& p : planned) {
+      if (p.repeat || !p.sharded || listed_index.find(p.fqn, listed_name)) continue;
+      error("/frozen_sharded_params", "missing " + quote_for_diagnostic(p.fqn) +
+                                          ", which param_plan shards (" +
+                                          param_pointer(*p.boundary, *p.param) + ")");
     }
     for (std::size_t i = 0; i < listed.size(); ++i) {
-      if (uncertain.contains(listed[i])) continue;
-      auto it = recomputed.find(listed[i]);
-      if (it == recomputed.end()) {
+      const std::optional<std::size_t> found = planned_index.find(listed[i], planned_name);
+      if (found && planned[*found].uncertain) continue;
+      if (!found) {
         error(index_pointer("/frozen_sharded_params", i),
               quote_for_diagnostic(listed[i]) + " is not a parameter of param_plan");
-      } else if (!it->second.sharded) {
+      } else if (!planned[*found].sharded) {
         error(index_pointer("/frozen_sharded_params", i),
               quote_for_diagnostic(listed[i]) + " is replicated on every axis in param_plan (" +
-                  param_pointer(*it->second.boundary, *it->second.param) + ")");
+                  param_pointer(*planned[*found].boundary, *planned[*found].param) + ")");
       }
     }
   }
@@ -464,26 +485,31 @@ CommandResult run_check(const CheckRequest& request) {
   // malformed input is reported in one run. Only the reading happens up front: the model
   // is parsed and decoded, and its structure freed, before the meta is parsed, so the two
   // parsed documents are never held whole together.
-  Expected<InputFile> meta_input = read_input(request.meta_path);
+  // The meta is read on a second thread (where there is a second CPU) while the model is
+  // read, parsed and decoded: both texts are held at once either way.
+  std::optional<Expected<InputFile>> meta_input;
+  BackgroundTask meta_read([&meta_input, &request] { meta_input = read_input(request.meta_path); });
   std::optional<Expected<InputFile>> model_input;
   if (request.model_path) model_input = read_input(*request.model_path);
 
   // The model's parser and tape go on to the meta's parse (ParseScratch).
   ParseScratch scratch;
-  for (const Expected<InputFile>* input : {&meta_input, model_input ? &*model_input : nullptr}) {
-    if (input != nullptr && *input) scratch.expect_input((*input)->bytes.size());
-  }
+  scratch.expect_input(std::max(regular_file_size(request.meta_path),
+                                request.model_path ? regular_file_size(*request.model_path) : 0));
   std::optional<Expected<JsonDocument>> model_doc;
   std::optional<Expected<ModelTree>> model;
   if (model_input) {
     model_doc = parse_input(*model_input, scratch);
-    // A decoded tree is only used when the meta could be read (its parse errors aside).
-    if (*model_doc && meta_input) {
+    // A decoded tree is only used when the meta could be read (its parse errors aside):
+    // decoded beside the meta's read, it is dropped if that read failed.
+    if (*model_doc) {
       model = decode_model_tree(**model_doc);
       if (*model) (**model_doc).release_tree(scratch);  // the tree views only the strings
     }
   }
-  Expected<JsonDocument> meta = parse_input(meta_input, scratch);
+  meta_read.wait();
+  if (model && !*meta_input) model.reset();
+  Expected<JsonDocument> meta = parse_input(*meta_input, scratch);
   scratch.close();
 
   // The meta's load errors before the model's; read failures are all that is reported.
