@@ -21,6 +21,7 @@ Expected<std::string> expand_lines(const std::string& plan_path) {
   document->release_bytes();  // the DOM holds its own strings; the text is not needed again
   Expected<PlanDump> plan = decode_plan_dump(*document);
   if (!plan) return std::move(plan.errors());
+  document->release_tree();  // the decoded plan views only the document's strings
   std::string out;
   for (const std::string& fqn : expand_sharded_params(*plan)) {
     // One name per line: a name holding a byte that diagnostics escape (a control
