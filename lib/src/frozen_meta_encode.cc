@@ -245,15 +245,12 @@ void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& 
   }
   const std::size_t total = before.back();
 
-  const auto member_key = [&members](OutputBuffer& out, std::size_t i) {
-    write_newline(out, 1, i > 0);
-    write_key(out, members[i].key);
-  };
   // Members [from, to), param_plan's boundaries [0, split) only.
   const auto write_members = [&](OutputBuffer& out, std::size_t from, std::size_t to,
                                  std::size_t split) {
     for (std::size_t i = from; i < to; ++i) {
-      member_key(out, i);
+      write_newline(out, 1, i > 0);
+      write_key(out, members[i].key);
       switch (members[i].kind) {
         case TopMember::Kind::kJson:
           pyjson::write_python_json(out, *members[i].value, 1);

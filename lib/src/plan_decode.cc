@@ -517,14 +517,11 @@ void decode_modules(simdjson::dom::object module_object, const Path& modules_pat
   const bool two_lanes = entries.size() > 1 && usable_cpus() > 1;
   if (two_lanes) {
     for (Lane& lane : lanes) lane.axis_storage.reserve(axes / 2 + axes / 8);
-  } else {
-    lanes[0].axis_storage.reserve(axes);
-  }
-  if (two_lanes) {
     BackgroundTask second([&run, &lanes] { run(lanes[1]); });
     run(lanes[0]);
     second.wait();  // with no second thread, finds every module claimed
   } else {
+    lanes[0].axis_storage.reserve(axes);
     run(lanes[0]);
   }
   const Lane* failed = nullptr;
