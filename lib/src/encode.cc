@@ -226,6 +226,10 @@ void write_python_json(OutputBuffer& out, const Json& value, std::size_t depth) 
   TreeEncoder<true, true>(out).encode(value, depth);
 }
 
+void write_plain_json(OutputBuffer& out, const Json& value, std::size_t depth) {
+  TreeEncoder<true, false>(out).encode(value, depth);
+}
+
 std::size_t python_json_size(const Json& value, std::size_t depth) {
   SizeEstimate<true> estimate{depth};
   return std::visit(estimate, value.v);

@@ -17,6 +17,10 @@
 namespace hpfreeze {
 namespace {
 
+using pyjson::close_bracket;
+using pyjson::container_overhead;
+using pyjson::member_overhead;
+using pyjson::open_bracket;
 using pyjson::OutputBuffer;
 using pyjson::write_key;
 using pyjson::write_newline;
@@ -27,23 +31,6 @@ constexpr std::size_t kBoundaryDepth = 2;
 constexpr std::size_t kEntryDepth = 3;
 constexpr std::size_t kParamDepth = 4;
 constexpr std::size_t kAxisDepth = 5;
-
-// Newline, indentation, quotes, ": " and the separator around a member at `depth` whose
-// key has no escapes.
-constexpr std::size_t member_overhead(std::size_t depth) { return 2 + 2 * depth + 4; }
-// "{", the closing newline, indentation and "}".
-constexpr std::size_t container_overhead(std::size_t depth) { return 3 + 2 * depth; }
-
-void open_bracket(OutputBuffer& out, char bracket) {
-  char* q = out.reserve(1);
-  *q = bracket;
-  out.commit(q + 1);
-}
-
-void close_bracket(OutputBuffer& out, char bracket, std::size_t depth) {
-  write_newline(out, depth, false);
-  open_bracket(out, bracket);
-}
 
 class ParamPlanWriter {
  public:

@@ -110,12 +110,34 @@ inline void write_raw(OutputBuffer& out, std::string_view text) {
   out.commit(q + text.size());
 }
 
+inline void open_bracket(OutputBuffer& out, char bracket) {
+  char* q = out.reserve(1);
+  *q = bracket;
+  out.commit(q + 1);
+}
+
+// The newline and indentation before a non-empty container's closing bracket, and the
+// bracket.
+inline void close_bracket(OutputBuffer& out, char bracket, std::size_t depth) {
+  write_newline(out, depth, false);
+  open_bracket(out, bracket);
+}
+
+// For size estimates: the newline, indentation, quotes, ": " and separator around a
+// member at `depth` whose key has no escapes.
+constexpr std::size_t member_overhead(std::size_t depth) { return 2 + 2 * depth + 4; }
+// "{", the closing newline, indentation and "}".
+constexpr std::size_t container_overhead(std::size_t depth) { return 3 + 2 * depth; }
+
 // encode_python_json's bytes for `value` written as if nested `depth` levels deep (the
 // indentation of its inner lines), for writers that lay out the outer levels themselves.
 void write_python_json(OutputBuffer& out, const Json& value, std::size_t depth);
+// The same for encode_plain_json (members in insertion order).
+void write_plain_json(OutputBuffer& out, const Json& value, std::size_t depth);
 
-// At least the bytes write_python_json writes for `value` at `depth` when it holds only
-// ASCII without escapes (exact then, but for numbers, counted at their widest).
+// At least the bytes write_python_json (or write_plain_json) writes for `value` at `depth`
+// when it holds only ASCII without escapes (exact then, but for numbers, counted at their
+// widest).
 std::size_t python_json_size(const Json& value, std::size_t depth);
 
 }  // namespace hpfreeze::pyjson

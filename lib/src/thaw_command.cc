@@ -9,12 +9,14 @@
 #include <utility>
 #include <vector>
 
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/spec_fields.h"
+#include "thaw_draft.h"
 
 namespace hpfreeze {
 namespace {
@@ -22,13 +24,6 @@ namespace {
 bool is_tag_key(std::string_view key) {
   return key == "$placement" || key == "$target" || key == "$callable";
 }
-
-// One plan-dump module being assembled: the fields by kSpecFields index.
-struct ModuleDraft {
-  std::string_view fqn;
-  std::array<std::optional<Json>, kSpecFields.size()> fields;
-  bool has_injection = false;
-};
 
 class Thawer {
  public:
@@ -101,27 +96,12 @@ class Thawer {
   Diagnostics warnings_;
 };
 
-// params: param -> axis -> placement, each leaf in dump form.
-Json params(const MetaBoundary& b, const Json& raw) {
-  if (raw.is_null()) return raw;
-  JsonObject out;
-  out.reserve(b.params.size());
-  for (const MetaParam& p : b.params) {
-    JsonObject axes;
-    axes.reserve(p.axes.size());
-    for (const MetaAxisPlacement& a : p.axes)
-      axes.push_back({a.axis, placement_to_dump(a.placement)});
-    out.push_back({p.name, Json(std::move(axes))});
-  }
-  return Json(std::move(out));
-}
-
-// Warns when the meta's frozen_sharded_params is not what freeze will recompute.
-void check_frozen_sharded_params(Thawer& t, const FrozenMeta& meta) {
-  if (meta.root.find("frozen_sharded_params") == nullptr) return;
+// The warning when the meta's frozen_sharded_params is not what freeze will recompute.
+std::optional<std::string> frozen_sharded_params_mismatch(const FrozenMeta& meta) {
+  if (meta.root.find("frozen_sharded_params") == nullptr) return std::nullopt;
   const std::vector<std::string_view> computed = meta.sharded_params();
   const std::vector<std::string_view>& names = meta.frozen_sharded_params;
-  if (names == computed) return;
+  if (names == computed) return std::nullopt;
   std::vector<std::string_view> listed_set = names;
   std::sort(listed_set.begin(), listed_set.end());
   listed_set.erase(std::unique(listed_set.begin(), listed_set.end()), listed_set.end());
@@ -135,9 +115,8 @@ void check_frozen_sharded_params(Thawer& t, const FrozenMeta& meta) {
       missing.empty() && extra.empty()
           ? "order or duplicates differ"
           : std::to_string(missing.size()) + " missing, " + std::to_string(extra.size()) + " extra";
-  t.warning("/frozen_sharded_params", "does not match the parameters sharded in param_plan (" +
-                                          detail +
-                                          "); freezing the thawed plan writes the recomputed list");
+  return "does not match the parameters sharded in param_plan (" + detail +
+         "); freezing the thawed plan writes the recomputed list";
 }
 
 Json model_dump(Thawer& t, const FrozenMeta& meta, const std::vector<ModuleDraft>& drafts) {
@@ -163,6 +142,19 @@ Json model_dump(Thawer& t, const FrozenMeta& meta, const std::vector<ModuleDraft
   }
   return Json(JsonObject{{"format", "hpfreeze.model/v1"}, {"modules", Json(std::move(modules))}});
 }
+
+// Below this many listed names, the check of frozen_sharded_params runs where it is
+// needed rather than on a second thread beside the drafting.
+constexpr std::size_t kCheckBesideFrom = 10000;
+
+// The plan dump (tree-free where params are concerned), the model tree and the warnings.
+struct Thawed {
+  ThawDraft draft;
+  std::optional<Json> model;
+  Diagnostics warnings;
+};
+
+Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& options);
 
 }  // namespace
 
@@ -194,7 +186,16 @@ Json thaw_value(const Json& value) {
   return value;
 }
 
-Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& options) {
+namespace {
+
+Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& options) {
+  // The sort of every sharded name is the longest step: on a large meta it runs beside
+  // the drafting, which does not need it.
+  std::optional<std::string> mismatch;
+  auto check_sharded = [&mismatch, &meta] { mismatch = frozen_sharded_params_mismatch(meta); };
+  std::optional<BackgroundTask<decltype(check_sharded)>> beside;
+  if (meta.frozen_sharded_params.size() >= kCheckBesideFrom) beside.emplace(check_sharded);
+
   Thawer t(meta.file);
   std::vector<ModuleDraft> drafts;
   std::unordered_map<std::string_view, std::size_t> index;
@@ -207,9 +208,12 @@ Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& option
     t.unknown_fields(b.unknown, pointer, "param_plan");
     for (std::size_t i = 0; i < kSpecFields.size(); ++i) {
       if (b.fields[i] == nullptr) continue;
-      draft.fields[i] = i == kParamsField ? params(b, *b.fields[i])
-                                          : t.field(kSpecFields[i].kind, *b.fields[i],
-                                                    pointer_join(pointer, kSpecFields[i].meta_key));
+      if (i == kParamsField && !b.fields[i]->is_null()) {
+        draft.params = &b;  // from the decoded params, not the tree
+      } else {
+        draft.fields[i] = t.field(kSpecFields[i].kind, *b.fields[i],
+                                  pointer_join(pointer, kSpecFields[i].meta_key));
+      }
     }
   }
 
@@ -248,7 +252,12 @@ Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& option
   std::optional<Json> model;
   if (options.model) model = model_dump(t, meta, drafts);
   if (t.failed()) return t.take_errors();
-  check_frozen_sharded_params(t, meta);
+  if (beside) {
+    beside->wait();
+  } else {
+    check_sharded();
+  }
+  if (mismatch) t.warning("/frozen_sharded_params", std::move(*mismatch));
 
   // Injection-bearing modules keep the slots they have in param_plan order but are
   // refilled in injection order; the others stay where they are.
@@ -257,54 +266,92 @@ Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& option
   for (std::size_t slot = 0, k = 0; slot < order.size(); ++slot) {
     if (drafts[slot].has_injection) order[slot] = injection_order[k++];
   }
-  JsonObject modules;
-  modules.reserve(drafts.size());
-  for (std::size_t i : order) {
-    JsonObject spec;
-    for (std::size_t f = 0; f < kSpecFields.size(); ++f) {
-      // `order` names every draft once: its fields move instead of being copied again.
-      if (drafts[i].fields[f]) {
-        spec.push_back({kSpecFields[f].attribute, std::move(*drafts[i].fields[f])});
-      }
-    }
-    modules.push_back({drafts[i].fqn, Json(std::move(spec))});
-  }
+  Thawed result;
+  // `order` names every draft once: each moves instead of being copied again.
+  result.draft.modules.reserve(drafts.size());
+  for (std::size_t i : order) result.draft.modules.push_back(std::move(drafts[i]));
 
   JsonObject identity;
   for (const JsonMember* m : meta.identity) identity.push_back(*m);
-  JsonObject plan{{"format", "hpfreeze.plan/v1"}};
+  JsonObject& head = result.draft.head;
+  head.push_back({"format", "hpfreeze.plan/v1"});
   for (std::string_view key : {"mesh_dim_names", "tied_pairs", "special_handlers"}) {
-    if (const Json* v = meta.root.find(key)) plan.push_back({key, *v});
+    if (const Json* v = meta.root.find(key)) head.push_back({key, *v});
   }
-  plan.push_back({"meta", Json(std::move(identity))});
-  plan.push_back({"modules", Json(std::move(modules))});
-
-  ThawedPlan result;
-  result.plan = Json(std::move(plan));
+  head.push_back({"meta", Json(std::move(identity))});
   result.model = std::move(model);
   result.warnings = t.take_warnings();
   return result;
 }
 
+}  // namespace
+
+Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& options) {
+  Expected<Thawed> thawed = thaw_to_draft(meta, options);
+  if (!thawed) return std::move(thawed.errors());
+  ThawDraft& draft = thawed->draft;
+  JsonObject modules;
+  modules.reserve(draft.modules.size());
+  for (ModuleDraft& m : draft.modules) {
+    JsonObject spec;
+    for (std::size_t f = 0; f < kSpecFields.size(); ++f) {
+      if (f == kParamsField && m.params != nullptr) {
+        spec.push_back({kSpecFields[f].attribute, thawed_params(*m.params)});
+      } else if (m.fields[f]) {
+        spec.push_back({kSpecFields[f].attribute, std::move(*m.fields[f])});
+      }
+    }
+    modules.push_back({m.fqn, Json(std::move(spec))});
+  }
+  JsonObject plan = std::move(draft.head);
+  plan.push_back({"modules", Json(std::move(modules))});
+  ThawedPlan result;
+  result.plan = Json(std::move(plan));
+  result.model = std::move(thawed->model);
+  result.warnings = std::move(thawed->warnings);
+  return result;
+}
+
+Expected<ThawedBytes> thaw_meta_to_bytes(const FrozenMeta& meta, const ThawOptions& options) {
+  Expected<Thawed> thawed = thaw_to_draft(meta, options);
+  if (!thawed) return std::move(thawed.errors());
+  ThawedBytes result;
+  result.plan = encode_thawed_plan(thawed->draft);
+  result.plan += '\n';  // the encoder reserves room beyond the last token
+  if (thawed->model) {
+    result.model = encode_plain_json(*thawed->model);
+    *result.model += '\n';
+  }
+  result.warnings = std::move(thawed->warnings);
+  return result;
+}
+
 namespace {
 
-// The only place thaw writes: both outputs are rendered before either is written.
-// Both outputs are rendered before either is written, then written both or neither (io.h),
-// and never one file under two names.
-// Each tree is dropped once encoded, so that it and its bytes are not held together with
-// the next one's.
-void write_thawed(const ThawRequest& request, ThawedPlan&& thawed, CommandResult& result) {
-  std::string plan_bytes = encode_plain_json(thawed.plan);
-  plan_bytes += '\n';  // the encoder reserves room beyond the last token
-  thawed.plan = Json();
-  std::string model_bytes;
-  if (thawed.model) {
-    model_bytes = encode_plain_json(*thawed.model);
-    model_bytes += '\n';
-    thawed.model.reset();
+// The meta at `path` read, decoded and thawed into bytes; the document and the meta are
+// gone when it returns, so that only the bytes are held while they are written.
+Expected<ThawedBytes> read_and_thaw(const ThawRequest& request) {
+  Expected<InputFile> input = read_input(request.meta_path);
+  if (!input) return std::move(input.errors());
+  Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
+  if (!doc) return std::move(doc.errors());
+  doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
+  // thaw rebuilds the params from the decoded ones: the tree does not hold them.
+  Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", MetaDecodeOptions::decoded_params_only());
+  if (!meta) return std::move(meta.errors());
+  doc->release_tree();  // the meta views only the document's strings
+  ThawOptions options;
+  options.model = request.model_path.has_value();
+  return thaw_meta_to_bytes(*meta, options);
+}
+
+// The only place thaw writes: both outputs are rendered before either is written, then
+// written both or neither (io.h), and never one file under two names.
+void write_thawed(const ThawRequest& request, const ThawedBytes& thawed, CommandResult& result) {
+  std::vector<OutputFile> outputs{{"-o", request.plan_path, thawed.plan, {}}};
+  if (request.model_path && thawed.model) {
+    outputs.push_back({"--model-out", *request.model_path, *thawed.model, {}});
   }
-  std::vector<OutputFile> outputs{{"-o", request.plan_path, plan_bytes, {}}};
-  if (request.model_path) outputs.push_back({"--model-out", *request.model_path, model_bytes, {}});
   // -o may replace the meta it was read from (an in-place update), --model-out may not.
   const InputPath meta_input{"the input meta", request.meta_path, "-o"};
   Diagnostics clashes =
@@ -321,36 +368,13 @@ void write_thawed(const ThawRequest& request, ThawedPlan&& thawed, CommandResult
 
 CommandResult run_thaw(const ThawRequest& request) {
   CommandResult result;
-  Expected<InputFile> input = read_input(request.meta_path);
-  if (!input) {
-    result.diagnostics = std::move(input.errors());
+  Expected<ThawedBytes> thawed = read_and_thaw(request);
+  if (!thawed) {
+    result.diagnostics = std::move(thawed.errors());
     return result;
   }
-  Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
-  if (!doc) {
-    result.diagnostics = std::move(doc.errors());
-    return result;
-  }
-  doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
-  std::optional<Expected<ThawedPlan>> thawed;
-  {
-    // thaw rebuilds the params from the decoded ones (params()): the tree does not hold them.
-    Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", MetaDecodeOptions::decoded_params_only());
-    if (!meta) {
-      result.diagnostics = std::move(meta.errors());
-      return result;
-    }
-    doc->release_tree();  // the meta views only the document's strings
-    ThawOptions options;
-    options.model = request.model_path.has_value();
-    thawed = thaw_meta(*meta, options);
-  }  // the thawed plan views the document's strings, not the meta: it goes before encoding
-  if (!*thawed) {
-    result.diagnostics = std::move(thawed->errors());
-    return result;
-  }
-  result.diagnostics = std::move((*thawed)->warnings);
-  write_thawed(request, std::move(**thawed), result);
+  result.diagnostics = std::move(thawed->warnings);
+  write_thawed(request, *thawed, result);
   return result;
 }
 

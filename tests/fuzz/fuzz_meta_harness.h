@@ -191,8 +191,16 @@ inline std::optional<std::string> thaw_and_freeze(const FrozenMeta& meta, std::s
     return std::nullopt;
   }
   warned = !thawed->warnings.empty();
-  Expected<JsonDocument> plan_doc =
-      parse_json_document("plan.json", encode_plain_json(thawed->plan));
+  // What run_thaw writes, built without the tree, is the tree's encoding.
+  std::string plan_text = encode_plain_json(thawed->plan);
+  Expected<ThawedBytes> bytes = thaw_meta_to_bytes(meta, options);
+  if (!bytes || bytes->plan != plan_text + "\n" ||
+      bytes->model != encode_plain_json(*thawed->model) + "\n" ||
+      bytes->warnings.size() != thawed->warnings.size()) {
+    failure = "thaw_meta_to_bytes differs from thaw_meta's tree";
+    return std::nullopt;
+  }
+  Expected<JsonDocument> plan_doc = parse_json_document("plan.json", std::move(plan_text));
   Expected<JsonDocument> model_doc =
       parse_json_document("model.json", encode_plain_json(*thawed->model));
   if (!plan_doc || !model_doc) {

@@ -14,6 +14,7 @@
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "one_cpu.h"
 
 namespace hpfreeze {
 namespace {
@@ -27,6 +28,12 @@ JsonDocument parse(std::string text, std::string name = "meta.json") {
 std::string thawed_value(std::string text) {
   JsonDocument doc = parse(std::move(text));
   return encode_compact_json(thaw_value(json_from_dom(doc.root())));
+}
+
+std::vector<std::string> messages(const Diagnostics& diagnostics) {
+  std::vector<std::string> out;
+  for (const Diagnostic& d : diagnostics) out.push_back(d.location_and_message());
+  return out;
 }
 
 struct Outcome {
@@ -46,9 +53,21 @@ Outcome thaw(std::string text, bool model = false) {
     return out;
   }
   Expected<ThawedPlan> r = thaw_meta(*meta, options);
+  // run_thaw's writer, which builds no tree, must give the tree's bytes and findings.
+  Expected<ThawedBytes> bytes = thaw_meta_to_bytes(*meta, options);
+  EXPECT_EQ(r.ok(), bytes.ok());
   if (!r) {
     for (const Diagnostic& d : r.errors()) out.plan += d.location_and_message() + "\n";
+    if (!bytes) {
+      EXPECT_EQ(messages(bytes.errors()), messages(r.errors()));
+    }
     return out;
+  }
+  if (bytes) {
+    EXPECT_EQ(bytes->plan, encode_plain_json(r->plan) + "\n");
+    EXPECT_EQ(bytes->model, r->model ? std::optional(encode_plain_json(*r->model) + "\n")
+                                     : std::nullopt);
+    EXPECT_EQ(messages(bytes->warnings), messages(r->warnings));
   }
   out.plan = encode_compact_json(r->plan);
   if (r->model) out.model = encode_compact_json(*r->model);
@@ -345,6 +364,10 @@ std::string round_trip(const std::string& meta_bytes) {
   if (!meta) return "decode meta: " + meta.errors().front().location_and_message();
   Expected<ThawedPlan> thawed = thaw_meta(*meta, options);
   if (!thawed) return "thaw: " + thawed.errors().front().location_and_message();
+  Expected<ThawedBytes> bytes = thaw_meta_to_bytes(*meta, options);
+  if (!bytes || bytes->plan != encode_plain_json(thawed->plan) + "\n") {
+    return "thaw_meta_to_bytes differs from the tree's encoding";
+  }
   JsonDocument plan_doc = parse(encode_plain_json(thawed->plan), "plan.json");
   JsonDocument model_doc = parse(encode_plain_json(*thawed->model), "model.json");
   Expected<PlanDump> plan = decode_plan_dump(plan_doc);
@@ -377,6 +400,75 @@ TEST(ThawRoundTrip, EveryGoldenMetaComesBackByteForByte) {
     ++count;
   }
   EXPECT_GT(count, 10u);
+}
+
+// A meta large enough (about 9 MB as a plan dump) to be written in two halves on two
+// threads, with escapes and non-ASCII names on both sides of any split, modules with
+// fields and injections, null, empty and axis-less params, and a frozen_sharded_params
+// long enough to be checked on the second thread (and wrong, so that it warns).
+std::string large_meta() {
+  std::string plan;
+  std::string sharded;
+  std::string classes;
+  for (int m = 0; m < 300; ++m) {
+    const std::string fqn = "layers." + std::to_string(m) + (m % 7 == 0 ? ".\u00e9\\\"q" : "");
+    classes += (m > 0 ? ", " : "") + std::string("\"") + fqn + R"j(": "Layer")j";
+    std::string entry = R"j("out_names": ["o"], "tp_divide_attrs": ["n"])j";
+    if (m % 50 == 3) {
+      plan += (m > 0 ? ", " : "") + std::string("\"") + fqn + "\": {" + entry +
+              (m % 100 == 3 ? R"j(, "params": null})j" : R"j(, "params": {}})j");
+      continue;
+    }
+    std::string params;
+    for (int p = 0; p < 150; ++p) {
+      const std::string name = "proj_" + std::to_string(p) + (p % 11 == 0 ? "\\t\u4e2d" : "");
+      params += (p > 0 ? ", " : "") + std::string("\"") + name + "\": " +
+                (p == 149 ? "{}" : R"j({"cp": "P(max)", "ep": "R", "tp": "SS(0,2)"})j");
+      if (p != 149 && (m + p) % 97 != 0) {
+        sharded += (sharded.empty() ? "" : ", ") + std::string("\"") + fqn + "." + name + "\"";
+      }
+    }
+    plan += (m > 0 ? ", " : "") + std::string("\"") + fqn + "\": {" + entry +
+            (m % 2 == 0 ? ", \"is_boundary\": true" : "") + ", \"params\": {" + params + "}}";
+  }
+  return R"j({"boundary_classes": {)j" + classes + R"j(}, "covered": {"sharding_plan": true},
+      "frozen_sharded_params": [)j" + sharded + R"j(],
+      "injections": [{"match": "layers.1", "ep_size": 2}, {"match": "layers.0.\u00e9\"q",
+                      "ep_stack": {"ep": [0]}}],
+      "mesh_dim_names": ["tp", "cp", "ep"], "param_plan": {)j" + plan + R"j(},
+      "special_handlers": {"layers.2.proj_1": "h"}, "tied_pairs": [], "zz": [1]})j";
+}
+
+TEST(ThawMeta, LargePlanWrittenInTwoHalvesHasTheTreesBytes) {
+  JsonDocument doc = parse(large_meta());
+  Expected<FrozenMeta> meta = decode_meta(doc, "thaw", MetaDecodeOptions::decoded_params_only());
+  ASSERT_TRUE(meta.ok()) << meta.errors().front().location_and_message();
+  ASSERT_GE(meta->frozen_sharded_params.size(), 10000u);
+  ThawOptions options;
+  options.model = true;
+  Expected<ThawedPlan> tree = thaw_meta(*meta, options);
+  ASSERT_TRUE(tree.ok());
+  const std::string expected = encode_plain_json(tree->plan) + "\n";
+  ASSERT_GT(expected.size(), std::size_t{8} << 20);
+  ASSERT_EQ(tree->warnings.size(), 1u) << tree->warnings.front().location_and_message();
+  EXPECT_NE(tree->warnings.front().message.find("448 missing"), std::string::npos)
+      << tree->warnings.front().message;
+  {
+    testing::OneCpu one_cpu;
+    ASSERT_TRUE(one_cpu.ok());
+    Expected<ThawedBytes> one_thread = thaw_meta_to_bytes(*meta, options);
+    ASSERT_TRUE(one_thread.ok());
+    EXPECT_TRUE(one_thread->plan == expected);
+    EXPECT_EQ(messages(one_thread->warnings), messages(tree->warnings));
+  }
+  for (int run = 0; run < 3; ++run) {
+    Expected<ThawedBytes> two_threads = thaw_meta_to_bytes(*meta, options);
+    ASSERT_TRUE(two_threads.ok());
+    ASSERT_EQ(two_threads->plan.size(), expected.size());
+    EXPECT_TRUE(two_threads->plan == expected) << "run " << run;
+    EXPECT_EQ(two_threads->model, encode_plain_json(*tree->model) + "\n");
+    EXPECT_EQ(messages(two_threads->warnings), messages(tree->warnings));
+  }
 }
 
 class RunThaw : public ::testing::Test {

@@ -41,6 +41,16 @@ struct ThawedPlan {
 // outlive `meta` itself.
 Expected<ThawedPlan> thaw_meta(const FrozenMeta& meta, const ThawOptions& options);
 
+// thaw_meta's outputs as run_thaw writes them: encode_plain_json of each plus a newline.
+// The plan's bytes are written straight from the meta's decoded params, without the tree
+// of every placement, so `meta` must still be there (the bytes view nothing).
+struct ThawedBytes {
+  std::string plan;
+  std::optional<std::string> model;
+  Diagnostics warnings;
+};
+Expected<ThawedBytes> thaw_meta_to_bytes(const FrozenMeta& meta, const ThawOptions& options);
+
 struct ThawRequest {
   std::string meta_path;                  // "-" for stdin
   std::string plan_path = "-";            // "-" for stdout
