@@ -228,6 +228,26 @@ TEST(Diff, FrozenShardedParamsAsMultiset) {
             "- /frozen_sharded_params: \"a\"\n");
 }
 
+TEST(Diff, FrozenShardedParamsSharedEndsCancelOut) {
+  // The members both lists hold at the same place from either end are not counted; what
+  // lies between still compares as a multiset, duplicates included.
+  const auto fsp = [](const char* names) {
+    return std::string(R"j({"frozen_sharded_params": [)j") + names + "]}";
+  };
+  EXPECT_EQ(diff_text(fsp(R"j("a", "b", "c", "b", "z")j"), fsp(R"j("a", "b", "b", "c", "z")j")),
+            "");
+  EXPECT_EQ(diff_text(fsp(R"j("a", "b", "c", "y", "z")j"), fsp(R"j("a", "c", "b", "b", "z")j")),
+            "- /frozen_sharded_params: \"y\"\n"
+            "+ /frozen_sharded_params: \"b\"\n");
+  EXPECT_EQ(diff_text(fsp(R"j("a", "b")j"), fsp(R"j("a", "b", "a", "b")j")),
+            "+ /frozen_sharded_params: \"a\"\n"
+            "+ /frozen_sharded_params: \"b\"\n");
+  EXPECT_EQ(diff_text(fsp(R"j("m", "a", "b")j"), fsp(R"j("a", "b")j")),
+            "- /frozen_sharded_params: \"m\"\n");
+  EXPECT_EQ(diff_text(fsp(R"j("a", "a")j"), fsp(R"j("a", "a")j")), "");
+  EXPECT_EQ(diff_text(fsp(""), fsp(R"j("a")j")), "+ /frozen_sharded_params: \"a\"\n");
+}
+
 TEST(Diff, TiedPairsOrderInsensitiveButEachPairOrdered) {
   EXPECT_EQ(diff_text(R"j({"tied_pairs": [["e.w", "h.w"], ["a", "b"]]})j",
                       R"j({"tied_pairs": [["a", "b"], ["e.w", "h.w"]]})j"),
