@@ -74,7 +74,7 @@ class Thawer {
   Json field(FieldKind kind, const Json& v, const std::string& pointer) {
     switch (kind) {
       case FieldKind::kPlacementMap:
-        return v;  // from the decoded params, see params()
+        return v;  // only a null params comes here: an object is written from the decoded params
       case FieldKind::kNamedPlacements:
       case FieldKind::kValueToDict:
         return thaw_value(v);
@@ -143,8 +143,8 @@ Json model_dump(Thawer& t, const FrozenMeta& meta, const std::vector<ModuleDraft
   return Json(JsonObject{{"format", "hpfreeze.model/v1"}, {"modules", Json(std::move(modules))}});
 }
 
-// Below this many listed names, the check of frozen_sharded_params runs where it is
-// needed rather than on a second thread beside the drafting.
+// Below this many names (listed or planned), the check of frozen_sharded_params runs
+// where it is needed rather than on a second thread beside the drafting.
 constexpr std::size_t kCheckBesideFrom = 10000;
 
 // The plan dump (tree-free where params are concerned), the model tree and the warnings.
@@ -189,12 +189,14 @@ Json thaw_value(const Json& value) {
 namespace {
 
 Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& options) {
-  // The sort of every sharded name is the longest step: on a large meta it runs beside
-  // the drafting, which does not need it.
+  // The check sorts every sharded name (and the listed ones): on a large meta it runs
+  // beside the drafting, which does not need it.
   std::optional<std::string> mismatch;
   auto check_sharded = [&mismatch, &meta] { mismatch = frozen_sharded_params_mismatch(meta); };
   std::optional<BackgroundTask<decltype(check_sharded)>> beside;
-  if (meta.frozen_sharded_params.size() >= kCheckBesideFrom) beside.emplace(check_sharded);
+  std::size_t names = meta.frozen_sharded_params.size();
+  for (const MetaBoundary& b : meta.boundaries) names += b.params.size();
+  if (names >= kCheckBesideFrom) beside.emplace(check_sharded);
 
   Thawer t(meta.file);
   std::vector<ModuleDraft> drafts;
@@ -318,6 +320,7 @@ Expected<ThawedBytes> thaw_meta_to_bytes(const FrozenMeta& meta, const ThawOptio
   ThawedBytes result;
   result.plan = encode_thawed_plan(thawed->draft);
   result.plan += '\n';  // the encoder reserves room beyond the last token
+  thawed->draft = ThawDraft();  // not held while the model is encoded
   if (thawed->model) {
     result.model = encode_plain_json(*thawed->model);
     *result.model += '\n';

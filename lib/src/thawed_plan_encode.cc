@@ -218,9 +218,11 @@ std::string encode_thawed_plan(const ThawDraft& draft) {
   bytes.reserve(total + pyjson::kReserveSlack);
   advise_huge_pages(bytes);
   if (split == 0 || split == count) {
-    OutputBuffer out(bytes);  // trims `bytes` to what was written when it goes
-    writer.head(out);
-    writer.modules(out, 0, count);
+    {
+      OutputBuffer out(bytes);  // trims `bytes` to what was written when it goes
+      writer.head(out);
+      writer.modules(out, 0, count);
+    }
     return bytes;
   }
   std::string tail;
