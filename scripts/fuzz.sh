@@ -2,11 +2,12 @@
 # Builds and runs the libFuzzer targets of tests/fuzz (placement, freeze, model, encode, and
 # the meta readers check, thaw, report, diff, expand).
 #
-#   scripts/fuzz.sh [-t SECONDS] [-b BUILD_DIR] [TARGET...]
+#   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-b BUILD_DIR] [TARGET...]
 #
 # -t  run time per target (default 600; CI's smoke run uses 45)
+# -j  targets run at once (default 1; CI uses 2, one per core), each in one process
 # -b  build directory (default build-fuzz), configured with clang and -DHPFREEZE_FUZZ=ON
-# Targets run one after another, each in one process (no -jobs: the machine is shared).
+# The summary lists the targets in the order given, whatever order they finish in.
 # Seeds come fresh from testdata/ each run (golden cases, placements, real-world metas,
 # testdata/fuzz/seeds and testdata/fuzz/regressions); what the fuzzer learns is kept in
 # BUILD_DIR/fuzz/<target>/corpus and reused by the next run. A crash or sanitizer report
@@ -17,10 +18,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=600
+jobs=1
 build=$root/build-fuzz
-while getopts "t:b:h" opt; do
+while getopts "t:j:b:h" opt; do
   case $opt in
     t) seconds=$OPTARG ;;
+    j) jobs=$OPTARG ;;
     b) build=$OPTARG ;;
     *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
@@ -89,39 +92,59 @@ EOF
 # every new recursion pattern (RSS +1 GB in 10 min on fuzz_encode) until -rss_limit_mb
 # reports a false out-of-memory. UBSan reports are fatal (the code is built so).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=8:quarantine_size_mb=64}
-status=0
 summary=()
-for target in "${targets[@]}"; do
-  work=$build/fuzz/$target
+# Runs one target; its summary line goes to BUILD/fuzz/<target>/summary.
+run_target() {
+  local target=$1
+  local work=$build/fuzz/$target
   mkdir -p "$work/corpus"
   make_seeds "$target" "$work/seeds"
   echo "== fuzz_$target: $seconds s, $(find "$work/corpus" -type f | wc -l) corpus units," \
     "$(find "$work/seeds" -type f | wc -l) seeds" >&2
-  log=$work/last-run.log
+  local log=$work/last-run.log
   # The meta readers take inputs up to 1 MiB (and `#scale N` recipes, see
   # tests/fuzz/fuzz_meta_harness.h), so that work that grows faster than the input shows up
   # as a timeout or an out-of-memory; the other targets keep 64 KiB.
-  max_len=65536
+  local max_len=65536
   case $target in check | thaw | report | diff | expand) max_len=1048576 ;; esac
-  set +e
+  local rc=0
   # shellcheck disable=SC2086
   "$build/tests/fuzz/fuzz_$target" "$work/corpus" "$work/seeds" \
     -dict="$root/testdata/fuzz/hpfreeze.dict" -max_total_time="$seconds" -max_len=$max_len \
     -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" \
-    ${FUZZ_ARGS:-} >"$log" 2>&1
-  rc=$?
-  set -e
+    ${FUZZ_ARGS:-} >"$log" 2>&1 || rc=$?
+  local done_line execs artifact
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   if [ $rc -ne 0 ]; then
-    status=1
-    tail -n 60 "$log" >&2
     artifact=$(ls -t "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* \
       2>/dev/null | head -1 || true)
-    summary+=("fuzz_$target: FAILED (exit $rc), input: ${artifact:-none}, log: $log")
+    echo "fuzz_$target: FAILED (exit $rc), input: ${artifact:-none}, log: $log" >"$work/summary"
   else
-    summary+=("fuzz_$target: ok, ${execs:-?} executions; ${done_line:-no final stats}")
+    echo "fuzz_$target: ok, ${execs:-?} executions; ${done_line:-no final stats}" \
+      >"$work/summary"
   fi
+}
+
+running=0
+for target in "${targets[@]}"; do
+  rm -f "$build/fuzz/$target/summary"
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$target" &
+  running=$((running + 1))
+done
+wait
+status=0
+for target in "${targets[@]}"; do
+  line=$(cat "$build/fuzz/$target/summary" 2>/dev/null || echo "fuzz_$target: FAILED (no summary)")
+  if [[ $line != "fuzz_$target: ok"* ]]; then
+    status=1
+    tail -n 60 "$build/fuzz/$target/last-run.log" >&2 2>/dev/null || true
+  fi
+  summary+=("$line")
 done
 printf '%s\n' "${summary[@]}"
 exit $status
