@@ -9,9 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/background_task.h"
 #include "hpfreeze/freeze.h"
-#include "huge_pages.h"
 #include "python_writer.h"
 
 namespace hpfreeze {
@@ -174,10 +172,6 @@ struct TopMember {
   Kind kind = Kind::kJson;
 };
 
-// Below this estimate the meta is written on one thread: the second would cost about as
-// much to start as it saves.
-constexpr std::size_t kSplitFrom = std::size_t{4} << 20;
-
 void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& rest) {
   std::vector<TopMember> members;
   members.reserve(rest.size() + 7);
@@ -252,41 +246,24 @@ void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& 
     }
   };
 
-  // A large meta is written in two halves at once where a second CPU is there: the
-  // second thread from the param_plan boundary where about half the bytes lie before it,
-  // into its own buffer, appended to the first half's (the copy costs far less than the
-  // half it saves, and the encode's peak lies well below the freeze's).
-  std::size_t split = boundaries;
-  if (total >= kSplitFrom && plan_member < members.size() && usable_cpus() > 1) {
-    std::size_t head = before[plan_member] + member_overhead(1) + 1;
-    split = 0;
-    while (split < boundaries && head < total / 2) head += boundary_sizes[split++];
-  }
-  bytes.reserve(total + pyjson::kReserveSlack);
-  advise_huge_pages(bytes);
-  if (split == 0 || split == boundaries) {
-    OutputBuffer out(bytes);  // trims `bytes` to what was written when it goes
-    open_bracket(out, '{');
-    write_members(out, 0, members.size(), boundaries);
-    close_bracket(out, '}', 0);
-    return;
-  }
-  std::string tail;
-  BackgroundTask second_half([&] {
-    tail.reserve(total - before[plan_member] + pyjson::kReserveSlack);
-    advise_huge_pages(tail);
-    OutputBuffer out(tail);
-    ParamPlanWriter(out, plan).write(split, boundaries);
-    write_members(out, plan_member + 1, members.size(), boundaries);
-    close_bracket(out, '}', 0);
-  });
-  {
-    OutputBuffer out(bytes);
-    open_bracket(out, '{');
-    write_members(out, 0, plan_member + 1, split);
-  }
-  second_half.wait();
-  bytes += tail;
+  // A large meta is written in two halves at once, split at the param_plan boundary with
+  // about half the bytes before it.
+  pyjson::write_in_halves(
+      bytes, total, before[plan_member] + member_overhead(1) + 1, boundary_sizes,
+      [&](OutputBuffer& out) {
+        open_bracket(out, '{');
+        write_members(out, 0, members.size(), boundaries);
+        close_bracket(out, '}', 0);
+      },
+      [&](OutputBuffer& out, std::size_t split) {
+        open_bracket(out, '{');
+        write_members(out, 0, plan_member + 1, split);
+      },
+      [&](OutputBuffer& out, std::size_t split) {
+        ParamPlanWriter(out, plan).write(split, boundaries);
+        write_members(out, plan_member + 1, members.size(), boundaries);
+        close_bracket(out, '}', 0);
+      });
 }
 
 }  // namespace

@@ -10,7 +10,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "hpfreeze/background_task.h"
+#include "huge_pages.h"
 #include "name_index.h"
 
 namespace hpfreeze {
@@ -139,5 +142,47 @@ void write_plain_json(OutputBuffer& out, const Json& value, std::size_t depth);
 // when it holds only ASCII without escapes (exact then, but for numbers, counted at their
 // widest).
 std::size_t python_json_size(const Json& value, std::size_t depth);
+
+// Below this estimate an output is written on one thread: the second would cost about as
+// much to start as it saves.
+constexpr std::size_t kSplitFrom = std::size_t{4} << 20;
+
+// Writes into `bytes` (reserved once for `total`, an estimate) an output whose middle is a
+// run of items of estimated `sizes`, the first starting `head` bytes in. Where the estimate
+// is kSplitFrom or more and a second CPU is there, it is written in two halves at once:
+// first(out, split) up to the item `split` with about half the bytes before it, and
+// second(out, split) the rest, on a second thread into its own buffer, appended afterwards
+// (the copy costs far less than the half it saves). Otherwise whole(out) writes it all.
+template <class Whole, class First, class Second>
+void write_in_halves(std::string& bytes, std::size_t total, std::size_t head,
+                     const std::vector<std::size_t>& sizes, Whole whole, First first,
+                     Second second) {
+  std::size_t split = sizes.size();
+  std::size_t before = head;
+  if (total >= kSplitFrom && usable_cpus() > 1) {
+    split = 0;
+    while (split < sizes.size() && before < total / 2) before += sizes[split++];
+  }
+  bytes.reserve(total + kReserveSlack);
+  advise_huge_pages(bytes);
+  if (split == 0 || split == sizes.size()) {
+    OutputBuffer out(bytes);  // trims `bytes` to what was written when it goes
+    whole(out);
+    return;
+  }
+  std::string tail;
+  BackgroundTask second_half([&] {
+    tail.reserve(total - before + kReserveSlack);
+    advise_huge_pages(tail);
+    OutputBuffer out(tail);
+    second(out, split);
+  });
+  {
+    OutputBuffer out(bytes);
+    first(out, split);
+  }
+  second_half.wait();
+  bytes += tail;
+}
 
 }  // namespace hpfreeze::pyjson

@@ -9,9 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/background_task.h"
 #include "hpfreeze/placement.h"
-#include "huge_pages.h"
 #include "python_writer.h"
 #include "thaw_draft.h"
 
@@ -184,10 +182,6 @@ class ThawedPlanWriter {
   const PlacementBytes& placements_;
 };
 
-// Below this estimate the dump is written on one thread: the second would cost about as
-// much to start as it saves.
-constexpr std::size_t kSplitFrom = std::size_t{4} << 20;
-
 }  // namespace
 
 std::string encode_thawed_plan(const ThawDraft& draft) {
@@ -205,42 +199,20 @@ std::string encode_thawed_plan(const ThawDraft& draft) {
   }
   const ThawedPlanWriter writer(draft, placements);
 
-  // A large dump is written in two halves at once where a second CPU is there: the
-  // second thread from the module where about half the bytes lie before it, into its own
-  // buffer, appended to the first half's (as encode_meta does).
-  std::size_t split = count;
-  if (total >= kSplitFrom && usable_cpus() > 1) {
-    std::size_t before = head;
-    split = 0;
-    while (split < count && before < total / 2) before += sizes[split++];
-  }
+  // A large dump is written in two halves at once, split at the module with about half
+  // the bytes before it.
   std::string bytes;
-  bytes.reserve(total + pyjson::kReserveSlack);
-  advise_huge_pages(bytes);
-  if (split == 0 || split == count) {
-    {
-      OutputBuffer out(bytes);  // trims `bytes` to what was written when it goes
-      writer.head(out);
-      writer.modules(out, 0, count);
-    }
-    return bytes;
-  }
-  std::string tail;
-  BackgroundTask second_half([&] {
-    std::size_t size = 0;
-    for (std::size_t i = split; i < count; ++i) size += sizes[i];
-    tail.reserve(size + container_overhead(1) + container_overhead(0) + pyjson::kReserveSlack);
-    advise_huge_pages(tail);
-    OutputBuffer out(tail);
-    writer.modules(out, split, count);
-  });
-  {
-    OutputBuffer out(bytes);
-    writer.head(out);
-    writer.modules(out, 0, split);
-  }
-  second_half.wait();
-  bytes += tail;
+  pyjson::write_in_halves(
+      bytes, total, head, sizes,
+      [&](OutputBuffer& out) {
+        writer.head(out);
+        writer.modules(out, 0, count);
+      },
+      [&](OutputBuffer& out, std::size_t split) {
+        writer.head(out);
+        writer.modules(out, 0, split);
+      },
+      [&](OutputBuffer& out, std::size_t split) { writer.modules(out, split, count); });
   return bytes;
 }
 
