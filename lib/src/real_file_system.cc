@@ -223,7 +223,7 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
         if (followed < 0) return ENOENT;
         fill_from_stat(fst, out);
         out->route = OutputTarget::Route::kInPlace;
-        out->kind = FileKind::kOther;
+        if (out->kind != FileKind::kDirectory) out->kind = FileKind::kOther;
         return 0;
       }
       std::string text;

@@ -288,9 +288,12 @@ def private_mount_prefix():
     if os.geteuid() != 0:
         return None, "a private mount namespace needs root"
     cmd = [unshare, "-m", "--propagation", "private"]
-    r = subprocess.run(cmd + ["true"], capture_output=True, timeout=60)
+    with tempfile.TemporaryDirectory() as probe:
+        r = subprocess.run(cmd + ["mount", "-t", "tmpfs", "-o", "size=4k", "none", probe],
+                           capture_output=True, timeout=60)
     if r.returncode != 0:
-        return None, "unshare -m fails here: %s" % r.stderr.decode().strip()
+        return None, "cannot mount in a private mount namespace here: %s" % (
+            r.stderr.decode().strip())
     return cmd, None
 
 
@@ -305,6 +308,8 @@ class IfChangedWithoutWriteAccess(FaultTest):
 
     def holding(self, name, data, mode):
         out = self.path(name)
+        if os.path.exists(out):
+            os.chmod(out, 0o644)  # a 0444 file of an earlier step binds its owner too
         with open(out, "wb") as f:
             f.write(data)
         os.chmod(out, mode)

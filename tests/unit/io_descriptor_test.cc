@@ -262,6 +262,20 @@ TEST_F(InPlaceSameFileTest, ADescriptorOpenOnAnInputOrAnotherOutputIsRefused) {
   EXPECT_EQ(slurp(out), "old meta");
 }
 
+TEST_F(InPlaceSameFileTest, AFifoIsOneFileUnderAnyName) {
+  // Written in place like a descriptor: two writers, or a reader of it, would interleave.
+  const std::string fifo = path("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("pipe", path("link").c_str()), 0);
+  const std::vector<OutputFile> outs = {OutputFile{"-o", fifo, "", {}},
+                                        OutputFile{"--depfile", path("link"), "", {}}};
+  expect_one_io_error(check_distinct_paths(real_file_system(), outs, {}), path("link"),
+                      "-o and --depfile name the same file");
+  const std::vector<InputPath> ins = {{"--plan", dir_ + "/./pipe", "-o"}};
+  expect_one_io_error(check_distinct_paths(real_file_system(), std::span(outs.data(), 1), ins),
+                      fifo, "-o and --plan name the same file");
+}
+
 TEST_F(InPlaceSameFileTest, CharacterDevicesAndSocketsMayBeShared) {
   expect_child_succeeds([&]() -> std::string {
     const int null = ::open("/dev/null", O_RDWR);
