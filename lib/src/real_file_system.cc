@@ -78,8 +78,18 @@ int read_link_at(int dir, const std::string& name, std::string* text) {
 
 enum class DescriptorDir { kNone, kOurs, kForeign };
 
-// Whose descriptors dir lists, by its real path: "/proc/PID/fd" or "/proc/PID/task/TID/fd"
-// are a process's (PID ours, or one of our threads), anything else is no one's.
+// The last component of path, taken off it ("/a/b" → "b", path "/a").
+std::string_view take_last(std::string_view& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  const std::string_view last = path.substr(slash + 1);
+  path = path.substr(0, slash);
+  return last;
+}
+
+// Whose descriptors dir lists, by its real path: "PROC/PID/fd" or "PROC/PID/task/TID/fd"
+// on a proc file system mounted at PROC are a process's (PID ours as that /proc counts
+// it, or one of our threads); anything else is no one's.
 DescriptorDir descriptor_dir(int dir) {
   struct statfs fs {};
   if (::fstatfs(dir, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC) return DescriptorDir::kNone;
@@ -87,23 +97,20 @@ DescriptorDir descriptor_dir(int dir) {
   if (read_link_at(AT_FDCWD, std::string(kProcFd) + std::to_string(dir), &real) != 0) {
     return DescriptorDir::kNone;
   }
-  std::string_view rest = real;
-  constexpr std::string_view kProc = "/proc/";
-  if (!rest.starts_with(kProc)) return DescriptorDir::kNone;
-  rest.remove_prefix(kProc.size());
-  const std::string_view pid = rest.substr(0, rest.find('/'));
-  rest.remove_prefix(pid.size());
-  constexpr std::string_view kTask = "/task/", kFd = "/fd";
-  if (rest.starts_with(kTask) && rest.ends_with(kFd) && rest.size() > kTask.size() + kFd.size()) {
-    const std::string_view tid = rest.substr(kTask.size(), rest.size() - kTask.size() - kFd.size());
-    if (canonical_number(tid) >= 0) rest = kFd;
+  std::string_view proc = real;
+  if (take_last(proc) != "fd") return DescriptorDir::kNone;
+  std::string_view pid = take_last(proc);
+  if (proc.ends_with("/task") && canonical_number(pid) >= 0) {
+    proc.remove_suffix(std::string_view("/task").size());
+    pid = take_last(proc);
   }
-  if (canonical_number(pid) < 0 || rest != kFd) return DescriptorDir::kNone;
-  // Our pid as this /proc counts it ("self"), which need not be getpid() in a container.
+  if (canonical_number(pid) < 0) return DescriptorDir::kNone;
+  // Not getpid(): that /proc may count the pids of another namespace (a container).
+  const std::string self = std::string(proc) + "/self";
   std::string own;
-  if (read_link_at(AT_FDCWD, "/proc/self", &own) != 0) own = std::to_string(::getpid());
+  if (read_link_at(AT_FDCWD, self, &own) != 0) own = std::to_string(::getpid());
   if (pid == own) return DescriptorDir::kOurs;
-  const std::string thread = "/proc/self/task/" + std::string(pid);
+  const std::string thread = self + "/task/" + std::string(pid);
   return ::faccessat(AT_FDCWD, thread.c_str(), F_OK, 0) == 0 ? DescriptorDir::kOurs
                                                              : DescriptorDir::kForeign;
 }

@@ -52,6 +52,28 @@ std::string one_error(const Diagnostics& errors, const std::string& file,
          file + ": " + message + "'";
 }
 
+// Unshares the mount namespace of this (child) process and makes every mount in it
+// private, so that nothing it mounts is seen outside it.
+bool enter_private_mount_namespace() {
+  return ::unshare(CLONE_NEWNS) == 0 &&
+         ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+}
+
+// Whether this process may make a private mount namespace and mount a file system of this
+// type on `where` in it (a child tries; nothing outside the child sees the mount).
+bool can_mount_privately(const std::string& where, const char* type = "tmpfs") {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const bool ok =
+        enter_private_mount_namespace() && ::mount("none", where.c_str(), type, 0, nullptr) == 0;
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  return pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
 using DescriptorNameTest = TempDirTest;
 
 TEST_F(DescriptorNameTest, OnlyCanonicalNumbersNameADescriptor) {
@@ -131,6 +153,30 @@ TEST_F(DescriptorNameTest, OurOtherThreadsDescriptorDirectoriesAreOurs) {
   });
   EXPECT_EQ(slurp(log), "earlier\nline\nline\nline\nline\n");
   EXPECT_EQ(entries(dir_), std::vector<std::string>{"build.log"});
+}
+
+TEST_F(DescriptorNameTest, AProcMountedElsewhereLeadsToOurDescriptorsToo) {
+  const std::string proc = path("proc");
+  ASSERT_EQ(::mkdir(proc.c_str(), 0755), 0);
+  if (!can_mount_privately(proc, "proc")) {
+    GTEST_SKIP() << "needs a private mount namespace (root, or CAP_SYS_ADMIN) for a second "
+                    "/proc";
+  }
+  const std::string log = path("build.log");
+  spit(log, "earlier\n");
+  with_stdout_appending_to(log, [&]() -> std::string {
+    if (!enter_private_mount_namespace() || ::mount("none", proc.c_str(), "proc", 0, nullptr)) {
+      return "mount";
+    }
+    const std::string pid = std::to_string(::getpid());
+    for (const std::string& name :
+         {proc + "/self/fd/1", proc + "/" + pid + "/task/" + pid + "/fd/1"}) {
+      auto result = write_output(name, "line\n", {});
+      if (!result.ok()) return name + ": " + result.errors()[0].message;
+    }
+    return "";
+  });
+  EXPECT_EQ(slurp(log), "earlier\nline\nline\n");
 }
 
 TEST_F(DescriptorNameTest, AnotherProcessesDescriptorsAreRefused) {
@@ -382,22 +428,6 @@ TEST_F(IfChangedAccessTest, ReadOnlyFileOrDirectoryHoldingTheBytesIsLeftAlone) {
   EXPECT_EQ(entries(path("ro-dir")), std::vector<std::string>{"meta.json"});
 }
 
-// Whether this process may make a private mount namespace and mount a tmpfs on `where` in
-// it (a child tries; nothing outside the child sees the mount).
-bool can_mount_privately(const std::string& where) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const bool ok = ::unshare(CLONE_NEWNS) == 0 &&
-                    ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-                    ::mount("none", where.c_str(), "tmpfs", 0, "size=64k") == 0;
-    ::_exit(ok ? 0 : 1);
-  }
-  int status = 0;
-  return pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
-}
-
 TEST_F(IfChangedAccessTest, ReadOnlyFileSystemHoldingTheBytesIsLeftAloneElseNamed) {
   const std::string mount_point = path("ro");
   ASSERT_EQ(::mkdir(mount_point.c_str(), 0755), 0);
@@ -406,9 +436,7 @@ TEST_F(IfChangedAccessTest, ReadOnlyFileSystemHoldingTheBytesIsLeftAloneElseName
                     "file system";
   }
   expect_child_succeeds([&]() -> std::string {
-    // Private to this child: the mounts vanish with it, nothing outside sees them.
-    if (::unshare(CLONE_NEWNS) != 0 ||
-        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+    if (!enter_private_mount_namespace() ||
         ::mount("none", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
       return "mount";
     }
