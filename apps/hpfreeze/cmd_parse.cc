@@ -40,6 +40,11 @@ Runner declare_parse(CLI::App& app) {
       if (!parse_and_print(inputs)) return kExitTrouble;
       return rejected ? kExitRejected : kExitOk;
     }
+    const InputPath stdin_input{"stdin", "-", {}};
+    if (Diagnostics clash = check_stdout_apart(std::span(&stdin_input, 1)); !clash.empty()) {
+      report(clash);
+      return kExitTrouble;
+    }
     LineSplitter lines("<stdin>");
     for (;;) {
       Expected<std::string> chunk = read_stdin_chunk(64 * 1024);

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstddef>
 #include <exception>
 #include <new>
@@ -304,6 +305,10 @@ Outcome run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace hpfreeze::cli;
+  // Past `ulimit -f` a write fails with EFBIG and is reported like any failed write, instead
+  // of the process dying with no word (SIGXFSZ's default). SIGPIPE keeps its default: a
+  // reader that went away ends the process quietly, as it ends coreutils.
+  ::signal(SIGXFSZ, SIG_IGN);
   try {
     return exit_status(run(argc, argv));
   } catch (const std::bad_alloc&) {

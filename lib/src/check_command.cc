@@ -481,6 +481,10 @@ Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool al
 
 CommandResult run_check(const CheckRequest& request) {
   CommandResult result;
+  std::vector<InputPath> inputs{{"META", request.meta_path, {}}};
+  if (request.model_path) inputs.push_back({"--model", *request.model_path, {}});
+  result.diagnostics = check_stdout_apart(inputs);
+  if (!result.diagnostics.empty()) return result;
   // Both files are read and parsed before anything is checked, so every unreadable or
   // malformed input is reported in one run. Only the reading happens up front: the model
   // is parsed and decoded, and its structure freed, before the meta is parsed, so the two

@@ -542,6 +542,9 @@ CommandResult run_diff(const DiffRequest& request) {
     result.diagnostics = std::move(ignored.errors());
     return result;
   }
+  const InputPath inputs[] = {{"OLD", request.old_path, {}}, {"NEW", request.new_path, {}}};
+  result.diagnostics = check_stdout_apart(inputs);
+  if (!result.diagnostics.empty()) return result;
   // Both files are read and decoded before either error is returned, so one run names both.
   Diagnostics& errors = result.diagnostics;
   std::vector<JsonDocument> documents;

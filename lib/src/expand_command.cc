@@ -42,6 +42,9 @@ Expected<std::string> expand_lines(const std::string& plan_path) {
 
 CommandResult run_expand(const std::string& plan_path) {
   CommandResult result;
+  const InputPath input{"PLAN", plan_path, {}};
+  result.diagnostics = check_stdout_apart(std::span(&input, 1));
+  if (!result.diagnostics.empty()) return result;
   Expected<std::string> lines = expand_lines(plan_path);
   if (lines) {
     result.output = std::move(*lines);

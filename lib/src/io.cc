@@ -26,56 +26,58 @@ Diagnostic stdout_error(int err) {
   return make_io_error("", "cannot write to stdout: " + describe_errno(err));
 }
 
-// What two outputs (or an output and an input) are compared by; empty when the file
-// is not one that two writers could clobber (a device, a FIFO).
+// What two outputs (or an output and an input) are compared by.
 struct PathKey {
-  enum class Kind { kNone, kFile, kNewEntry, kDescriptor } kind = Kind::kNone;
-  FileIdentity identity;  // kFile: the file; kNewEntry: its directory
-  std::string name;       // kNewEntry
-  int descriptor = -1;    // kDescriptor
-  bool operator==(const PathKey&) const = default;
+  int descriptor = -1;               // one of our descriptors, written to as it is
+  std::optional<FileIdentity> file;  // an existing file, unless shareable (/dev/null)
+  std::optional<FileIdentity> dir;   // with name: an entry not there yet
+  std::string name;
+  bool replaced = false;  // replaced atomically, so it may stand in for an input it reads
+  [[nodiscard]] bool same_as(const PathKey& other) const {
+    return (descriptor >= 0 && descriptor == other.descriptor) || (file && file == other.file) ||
+           (dir && dir == other.dir && name == other.name);
+  }
 };
 
 PathKey key_of(const OutputTarget& t) {
   PathKey key;
-  if (t.route == OutputTarget::Route::kDescriptor) {
-    key.kind = PathKey::Kind::kDescriptor;
-    key.descriptor = t.descriptor;
-  } else if (t.route == OutputTarget::Route::kReplace && t.kind == FileKind::kRegular) {
-    key.kind = PathKey::Kind::kFile;
-    key.identity = t.identity;
-  } else if (t.route == OutputTarget::Route::kReplace && t.kind == FileKind::kMissing) {
-    key.kind = PathKey::Kind::kNewEntry;
-    key.identity = t.dir_identity;
-    key.name = t.name;
+  if (t.route == OutputTarget::Route::kDescriptor) key.descriptor = t.descriptor;
+  key.replaced = t.route == OutputTarget::Route::kReplace;
+  if (t.kind == FileKind::kMissing) {
+    if (key.replaced) key.dir = t.dir_identity, key.name = t.name;
+  } else if (t.kind != FileKind::kDirectory && !t.shareable) {
+    key.file = t.identity;
   }
   return key;
 }
 
-// Resolves an output; "-" is stdout without asking the file system.
+// Resolves an output; "-" is stdout.
 int resolve(FileSystem& fs, const std::string& path, OutputTarget* target) {
-  if (path == "-") {
-    *target = OutputTarget{};
-    target->route = OutputTarget::Route::kDescriptor;
-    target->descriptor = STDOUT_FILENO;
-    return 0;
-  }
+  if (path == "-") return fs.resolve_descriptor(STDOUT_FILENO, target);
   if (path.empty()) return ENOENT;
   // A trailing slash names a directory even when nothing exists there yet (as open(2)).
   if (path.back() == '/') return EISDIR;
   return fs.resolve_output(path, target);
 }
 
+// Whether resolve asked fs to open something that fs.release must close.
+bool resolved_by_fs(const std::string& path) { return !path.empty() && path.back() != '/'; }
+
+// "-" is named as diagnostics name stdin ("<stdin>").
+std::string display_name(const std::string& path) { return path == "-" ? "<stdout>" : path; }
+
 Diagnostic resolve_error(const std::string& path, int err) {
+  if (path == "-") return stdout_error(err);
   if (err == EISDIR) return make_io_error(path, "is a directory");
   if (err == EAGAIN) return make_io_error(path, "cannot write: a symbolic link changed meanwhile");
+  if (err == EXDEV) return make_io_error(path, "cannot write: a descriptor of another process");
   return io_error(path, "cannot write", err);
 }
 
 Diagnostic same_file_error(const std::string& path, const std::string& flag,
                            const std::string& other_flag) {
-  return make_io_error(path, (flag.empty() ? std::string("the output") : flag) + " and " +
-                                 other_flag + " name the same file");
+  return make_io_error(display_name(path), (flag.empty() ? std::string("the output") : flag) +
+                                               " and " + other_flag + " name the same file");
 }
 
 // One output on its way: where it goes and what has been done so far.
@@ -164,13 +166,9 @@ class Batch {
   std::optional<Diagnostic> resolve_slot(Slot& s) {
     const std::string& path = s.out->path;
     const int err = resolve(fs_, path, &s.target);
-    s.resolved = path != "-" && !path.empty() && path.back() != '/';
+    s.resolved = resolved_by_fs(path);
     if (err != 0) return resolve_error(path, err);
     if (s.target.kind == FileKind::kDirectory) return make_io_error(path, "is a directory");
-    if (s.target.route == OutputTarget::Route::kReplace && s.target.kind == FileKind::kRegular &&
-        !s.target.writable) {
-      return io_error(path, "cannot write", EACCES);
-    }
     return std::nullopt;
   }
 
@@ -186,6 +184,8 @@ class Batch {
         return std::nullopt;
       }
     }
+    // Only now: a file that already holds the bytes needs no write access (--if-changed).
+    if (exists && t.write_error != 0) return io_error(out.path, "cannot write", t.write_error);
     TempFile temp;
     if (const int err = fs_.create_temp(t, &temp)) return io_error(out.path, "cannot write", err);
     s.temp = temp;
@@ -239,29 +239,40 @@ Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> out
     OutputTarget target;
     // A path that cannot be resolved is reported when it is written.
     const int err = resolve(fs, out.path, &target);
-    if (out.path != "-" && !out.path.empty() && out.path.back() != '/') fs.release(target);
+    if (resolved_by_fs(out.path)) fs.release(target);
     keys.push_back(err == 0 ? key_of(target) : PathKey{});
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    if (keys[i].kind == PathKey::Kind::kNone) continue;
     for (std::size_t j = 0; j < i; ++j) {
-      if (keys[j] == keys[i]) {
+      if (keys[j].same_as(keys[i])) {
         errors.push_back(same_file_error(outputs[i].path, outputs[j].flag, outputs[i].flag));
         break;
       }
     }
   }
   for (const InputPath& in : inputs) {
+    PathKey input;
+    bool shareable = false;
     FileIdentity id;
-    bool regular = false;
-    if (fs.identify_input(in.path, &id, &regular) != 0 || !regular) continue;
+    if (fs.identify_input(in.path, &id, &shareable) != 0 || shareable) continue;
+    input.file = id;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
-      if (keys[i].kind != PathKey::Kind::kFile || keys[i].identity != id) continue;
-      if (!in.may_be_replaced_by.empty() && in.may_be_replaced_by == outputs[i].flag) continue;
+      if (!keys[i].same_as(input)) continue;
+      // Inputs are read whole first, so a new file may take an input's name; a write in
+      // place would change the input's own bytes.
+      if (keys[i].replaced && !in.may_be_replaced_by.empty() &&
+          in.may_be_replaced_by == outputs[i].flag) {
+        continue;
+      }
       errors.push_back(same_file_error(outputs[i].path, outputs[i].flag, in.flag));
     }
   }
   return errors;
+}
+
+Diagnostics check_stdout_apart(std::span<const InputPath> inputs) {
+  const OutputFile stdout_output{"", "-", {}, {}};
+  return check_distinct_paths(real_file_system(), std::span(&stdout_output, 1), inputs);
 }
 
 Expected<std::vector<WriteOutcome>> write_outputs(FileSystem& fs,

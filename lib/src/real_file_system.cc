@@ -24,26 +24,18 @@ namespace {
 constexpr int kMaxSymlinkHops = 40;
 // Keeps ".<base>.tmp.XXXXXX" within NAME_MAX (255) for long output names.
 constexpr std::size_t kMaxTempBaseName = 200;
-// An unnamed temporary file is known by this path of a descriptor kept open for it.
+// Our descriptors by path: an unnamed temporary file is reached through one kept open for
+// it, and an open directory's real path is read from its one.
 constexpr std::string_view kProcFd = "/proc/self/fd/";
 
-// The descriptor number that path names, when it is a name of one of this process's own
-// descriptors; else -1. Such names are written to the descriptor itself.
-int own_descriptor(std::string_view path) {
-  if (path == "/dev/stdin") return STDIN_FILENO;
-  if (path == "/dev/stdout") return STDOUT_FILENO;
-  if (path == "/dev/stderr") return STDERR_FILENO;
-  const std::string own_pid = "/proc/" + std::to_string(::getpid()) + "/fd/";
-  for (std::string_view prefix :
-       {std::string_view("/dev/fd/"), kProcFd, std::string_view("/proc/thread-self/fd/"),
-        std::string_view(own_pid)}) {
-    if (!path.starts_with(prefix)) continue;
-    const char* const end = path.data() + path.size();
-    int fd = -1;
-    const auto [stop, ec] = std::from_chars(path.data() + prefix.size(), end, fd);
-    return ec == std::errc() && stop == end && fd >= 0 ? fd : -1;
-  }
-  return -1;
+// The number text spells in canonical decimal ("0", "17"; not "01", "+1", " 1"), the only
+// spelling under which the kernel lists descriptors and processes; else -1.
+int canonical_number(std::string_view text) {
+  if (text.empty() || (text.size() > 1 && text.front() == '0')) return -1;
+  const char* const end = text.data() + text.size();
+  int n = -1;
+  const auto [stop, ec] = std::from_chars(text.data(), end, n);
+  return ec == std::errc() && stop == end && n >= 0 ? n : -1;
 }
 
 // "dir/base" → {"dir", "base"}; a bare name lives in ".".
@@ -84,6 +76,45 @@ int read_link_at(int dir, const std::string& name, std::string* text) {
   }
 }
 
+enum class DescriptorDir { kNone, kOurs, kForeign };
+
+// The last component of path, taken off it ("/a/b" → "b", path "/a").
+std::string_view take_last(std::string_view& path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  const std::string_view last = path.substr(slash + 1);
+  path = path.substr(0, slash);
+  return last;
+}
+
+// Whose descriptors dir lists, by its real path: "PROC/PID/fd" or "PROC/PID/task/TID/fd"
+// on a proc file system mounted at PROC are a process's (PID ours as that /proc counts
+// it, or one of our threads); anything else is no one's.
+DescriptorDir descriptor_dir(int dir) {
+  struct statfs fs {};
+  if (::fstatfs(dir, &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC) return DescriptorDir::kNone;
+  std::string real;
+  if (read_link_at(AT_FDCWD, std::string(kProcFd) + std::to_string(dir), &real) != 0) {
+    return DescriptorDir::kNone;
+  }
+  std::string_view proc = real;
+  if (take_last(proc) != "fd") return DescriptorDir::kNone;
+  std::string_view pid = take_last(proc);
+  if (proc.ends_with("/task") && canonical_number(pid) >= 0) {
+    proc.remove_suffix(std::string_view("/task").size());
+    pid = take_last(proc);
+  }
+  if (canonical_number(pid) < 0) return DescriptorDir::kNone;
+  // Not getpid(): that /proc may count the pids of another namespace (a container).
+  const std::string self = std::string(proc) + "/self";
+  std::string own;
+  if (read_link_at(AT_FDCWD, self, &own) != 0) own = std::to_string(::getpid());
+  if (pid == own) return DescriptorDir::kOurs;
+  const std::string thread = self + "/task/" + std::string(pid);
+  return ::faccessat(AT_FDCWD, thread.c_str(), F_OK, 0) == 0 ? DescriptorDir::kOurs
+                                                             : DescriptorDir::kForeign;
+}
+
 // ".<base>.<kind>.XXXXXX" with random letters.
 std::string random_name(const std::string& base, std::string_view kind) {
   std::string name = ".";
@@ -120,6 +151,7 @@ int link_under_random_name(const std::string& base, std::string_view kind, std::
 
 void fill_from_stat(const struct stat& st, OutputTarget* out) {
   out->identity = identity_of(st);
+  out->shareable = S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
   out->mode = static_cast<unsigned>(st.st_mode) & 07777u;
   out->uid = st.st_uid;
   out->gid = st.st_gid;
@@ -129,27 +161,29 @@ void fill_from_stat(const struct stat& st, OutputTarget* out) {
                                     : FileKind::kOther;
 }
 
-int descriptor_target(int fd, OutputTarget* out) {
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags == -1 || (flags & O_PATH) != 0) return EBADF;  // closed, or our placeholder
-  out->route = OutputTarget::Route::kDescriptor;
-  out->descriptor = fd;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0) fill_from_stat(st, out);
-  return 0;
-}
-
 }  // namespace
 
-RealFileSystem::RealFileSystem() {
+RealFileSystem::RealFileSystem(TempFiles temp_files) : temp_files_(temp_files) {
   const mode_t mask = ::umask(0);
   ::umask(mask);
   new_file_mode_ = 0666u & ~static_cast<unsigned>(mask);
 }
 
+int RealFileSystem::resolve_descriptor(int fd, OutputTarget* out) {
+  *out = OutputTarget{};
+  const int flags = ::fcntl(fd, F_GETFL);
+  // Closed, our placeholder (O_PATH), or read-only: found now, before any output is written.
+  if (flags == -1 || (flags & O_PATH) != 0 || (flags & O_ACCMODE) == O_RDONLY) return EBADF;
+  out->route = OutputTarget::Route::kDescriptor;
+  out->descriptor = fd;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return errno;
+  fill_from_stat(st, out);
+  return 0;
+}
+
 int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
   *out = OutputTarget{};
-  if (const int fd = own_descriptor(path); fd >= 0) return descriptor_target(fd, out);
   std::string current = path;
   bool kernel_resolved = false;
   FileIdentity kernel_identity;
@@ -169,6 +203,12 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
     out->dir = dir;
     out->name = base;
     out->dir_identity = identity_of(st);
+    if (const DescriptorDir owner = descriptor_dir(dir); owner != DescriptorDir::kNone) {
+      release(*out);
+      if (owner == DescriptorDir::kForeign) return EXDEV;
+      const int fd = canonical_number(base);
+      return fd < 0 ? ENOENT : resolve_descriptor(fd, out);  // the kernel lists only "N"
+    }
     if (::fstatat(dir, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT) return errno;
       out->kind = FileKind::kMissing;
@@ -179,22 +219,23 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
       // may be followed at all; a dangling link passes that check and then says ENOENT.
       const int followed = posix::openat_retrying(dir, base.c_str(), O_PATH | O_CLOEXEC);
       if (followed < 0 && errno != ENOENT) return errno;
+      struct stat fst {};
       if (followed >= 0) {
-        struct stat fst {};
         const int rc = ::fstat(followed, &fst);
         ::close(followed);
         if (rc == 0 && !kernel_resolved) kernel_identity = identity_of(fst);
         kernel_resolved = kernel_resolved || rc == 0;
       }
       if (on_pseudo_file_system(dir)) {  // a /proc magic link is no path to follow
+        if (followed < 0) return ENOENT;
+        fill_from_stat(fst, out);
         out->route = OutputTarget::Route::kInPlace;
-        out->kind = FileKind::kOther;
+        if (out->kind != FileKind::kDirectory) out->kind = FileKind::kOther;
         return 0;
       }
       std::string text;
       if (const int err = read_link_at(dir, base, &text)) return err;
       release(*out);
-      if (const int fd = own_descriptor(text); fd >= 0) return descriptor_target(fd, out);
       current = join_link_target(dir_path, text);
       continue;
     }
@@ -204,8 +245,9 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
     if (out->kind == FileKind::kOther || on_pseudo_file_system(dir)) {
       out->route = OutputTarget::Route::kInPlace;
     } else if (out->kind == FileKind::kRegular) {
-      // As for `>`: root may replace a read-only file, anyone else may not.
-      out->writable = ::faccessat(dir, base.c_str(), W_OK, AT_EACCESS) == 0;
+      // As for `>`: root may replace a read-only file, anyone else may not; on a read-only
+      // file system no one may (EROFS).
+      if (::faccessat(dir, base.c_str(), W_OK, AT_EACCESS) != 0) out->write_error = errno;
     }
     return 0;
   }
@@ -218,12 +260,12 @@ void RealFileSystem::release(OutputTarget& target) {
   target.dir = -1;
 }
 
-int RealFileSystem::identify_input(const std::string& path, FileIdentity* id, bool* regular) {
+int RealFileSystem::identify_input(const std::string& path, FileIdentity* id, bool* shareable) {
   struct stat st {};
   const int rc = path == "-" ? ::fstat(STDIN_FILENO, &st) : ::stat(path.c_str(), &st);
   if (rc != 0) return errno;
   *id = identity_of(st);
-  *regular = S_ISREG(st.st_mode);
+  *shareable = S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
   return 0;
 }
 
@@ -243,7 +285,9 @@ int RealFileSystem::create_temp(const OutputTarget& target, TempFile* temp) {
   // Unnamed (O_TMPFILE) where the file system allows it, so that a process killed while
   // writing leaves nothing behind; it is given a name just before the rename. Without
   // O_TMPFILE or /proc, a named file from the start.
-  const int fd = ::openat(target.dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  const int fd = temp_files_ == TempFiles::kNamed
+                     ? -1
+                     : ::openat(target.dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
   if (fd >= 0) {
     const int kept = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (kept >= 0 && ::access((std::string(kProcFd) + std::to_string(kept)).c_str(), F_OK) == 0) {
@@ -325,10 +369,9 @@ int RealFileSystem::commit_temp(TempFile& temp, const OutputTarget& target) {
       return err;
     }
   }
-  const bool swapped = target.kind == FileKind::kRegular &&
-                       replace_by_exchange(target.dir, temp.name, target.name);
-  if (!swapped &&
-      ::renameat(target.dir, temp.name.c_str(), target.dir, target.name.c_str()) != 0) {
+  const bool swapped =
+      target.kind == FileKind::kRegular && replace_by_exchange(target.dir, temp.name, target.name);
+  if (!swapped && ::renameat(target.dir, temp.name.c_str(), target.dir, target.name.c_str()) != 0) {
     return errno;
   }
   temp.name.clear();

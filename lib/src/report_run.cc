@@ -21,6 +21,9 @@ constexpr std::size_t kDefaultTextTop = 10;
 
 CommandResult run_report(const ReportRequest& request) {
   CommandResult result;
+  const InputPath inputs[] = {{"META", request.meta_path, {}}, {"--model", request.model_path, {}}};
+  result.diagnostics = check_stdout_apart(inputs);
+  if (!result.diagnostics.empty()) return result;
   // The model's text, parser and tape go on to the meta's read and parse (ParseScratch).
   ParseScratch scratch;
   scratch.expect_input(

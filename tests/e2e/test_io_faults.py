@@ -17,7 +17,7 @@ import tempfile
 import threading
 import unittest
 
-from hpf import BINARY, TempDirTest, case, env, read
+from hpf import BINARY, TempDirTest, case, env, read, sanitized_binary
 
 TINY = {name: case("tiny-base", name) for name in ("plan.json", "model.json", "base.json")}
 NOBODY = 65534
@@ -62,7 +62,9 @@ def readable_copy(path):
     return _READABLE_COPIES[path]
 
 
-class IoFaults(TempDirTest):
+class FaultTest(TempDirTest):
+    """Runs of freeze in a directory unprivileged runs can reach, with what they check."""
+
     def setUp(self):
         super().setUp()
         os.chmod(self.dir, 0o755)  # reachable by the unprivileged runs
@@ -114,6 +116,8 @@ class IoFaults(TempDirTest):
             self.skipTest(reason)
         return prefix
 
+
+class IoFaults(FaultTest):
     # -- inputs ----------------------------------------------------------------------------
     def test_input_missing(self):
         out = self.existing_output()
@@ -273,6 +277,162 @@ class IoFaults(TempDirTest):
         self.assertEqual(r.stdout, b'{\n  "bound')
         # Killed quietly by SIGPIPE (128 + 13): no error message, no partial complaint.
         self.assertEqual(r.stderr, b"status=%d\n" % (128 + signal.SIGPIPE))
+
+
+def private_mount_prefix():
+    """Command prefix running a shell in a private mount namespace, or None (with a reason):
+    its mounts are seen by nothing outside it and vanish with it."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return None, "unshare is missing"
+    if os.geteuid() != 0:
+        return None, "a private mount namespace needs root"
+    cmd = [unshare, "-m", "--propagation", "private"]
+    with tempfile.TemporaryDirectory() as probe:
+        r = subprocess.run(cmd + ["mount", "-t", "tmpfs", "-o", "size=4k", "none", probe],
+                           capture_output=True, timeout=60)
+    if r.returncode != 0:
+        return None, "cannot mount in a private mount namespace here: %s" % (
+            r.stderr.decode().strip())
+    return cmd, None
+
+
+class IfChangedWithoutWriteAccess(FaultTest):
+    """--if-changed needs no write access when the bytes are already there; a refused write
+    names its real reason."""
+
+    def unchanged(self, out, r):
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+        st = os.stat(out)
+        self.assertEqual((st.st_ino, st.st_mtime_ns), self.identity, out)
+
+    def holding(self, name, data, mode):
+        out = self.path(name)
+        if os.path.exists(out):
+            os.chmod(out, 0o644)  # a 0444 file of an earlier step binds its owner too
+        with open(out, "wb") as f:
+            f.write(data)
+        os.chmod(out, mode)
+        st = os.stat(out)
+        self.identity = (st.st_ino, st.st_mtime_ns)
+        return out
+
+    def test_read_only_file_holding_the_bytes_is_left_alone(self):
+        prefix = self.unprivileged()
+        os.chmod(self.dir, 0o777)  # only the file's mode is in the way
+        out = self.holding("out.json", EXPECTED_NO_BASE, 0o444)
+        self.unchanged(out, self.freeze("-o", out, "--if-changed", prefix=prefix))
+        refused = "hpfreeze: error: %s: cannot write: Permission denied" % out
+        self.assert_io_error(self.freeze("-o", out, prefix=prefix), refused)
+        out = self.holding("out.json", b"old bytes", 0o444)
+        self.assert_io_error(self.freeze("-o", out, "--if-changed", prefix=prefix), refused)
+        self.assertEqual(read(out), b"old bytes")
+        self.assert_only("out.json")
+
+    def test_directory_without_write_permission_holding_the_bytes_is_left_alone(self):
+        prefix = self.unprivileged()
+        ro = self.path("ro")
+        os.mkdir(ro)
+        out = self.holding(os.path.join("ro", "out.json"), EXPECTED_NO_BASE, 0o666)
+        os.chmod(ro, 0o555)
+        self.unchanged(out, self.freeze("-o", out, "--if-changed", prefix=prefix))
+        os.chmod(ro, 0o755)
+        out = self.holding(os.path.join("ro", "out.json"), b"old bytes", 0o666)
+        os.chmod(ro, 0o555)
+        self.assert_io_error(self.freeze("-o", out, "--if-changed", prefix=prefix),
+                             "hpfreeze: error: %s: cannot write: Permission denied" % out)
+        self.assertEqual(read(out), b"old bytes")
+        self.assert_only("out.json", directory=ro)
+
+    def test_read_only_file_system(self):
+        prefix, reason = private_mount_prefix()
+        if prefix is None:
+            self.skipTest(reason)
+        ro = self.path("ro")
+        os.mkdir(ro)
+
+        def freeze_on_read_only(*args):
+            # The directory is bound read-only onto itself, in a namespace of this run only.
+            script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && '
+                      'exec "$@"')
+            cmd = [BINARY, "freeze", "--plan", TINY["plan.json"], "--model", TINY["model.json"],
+                   *args]
+            return subprocess.run(prefix + ["bash", "-c", script, "bash", ro, *cmd],
+                                  capture_output=True, timeout=60, env=env())
+
+        out = self.holding(os.path.join("ro", "out.json"), EXPECTED_NO_BASE, 0o644)
+        self.unchanged(out, freeze_on_read_only("-o", out, "--if-changed"))
+        refused = "hpfreeze: error: %s: cannot write: Read-only file system"
+        self.assert_io_error(freeze_on_read_only("-o", out), refused % out)
+        other = self.holding(os.path.join("ro", "other.json"), b"old bytes", 0o644)
+        self.assert_io_error(freeze_on_read_only("-o", other, "--if-changed"), refused % other)
+        new = os.path.join(ro, "new.json")
+        self.assert_io_error(freeze_on_read_only("-o", new), refused % new)
+        self.assertEqual(read(other), b"old bytes")
+        self.assert_only("out.json", "other.json", directory=ro)
+
+
+class FileSizeLimit(FaultTest):
+    """Past `ulimit -f` a write fails like any other (EFBIG): exit 2, one line, the old
+    output intact, no temporary file; never death by SIGXFSZ."""
+
+    def big_inputs(self):
+        # An output of about 40 KB, so that a limit of 1 block (1024 bytes) stops it midway.
+        n = 400
+        plan, model = self.path("plan.json"), self.path("model.json")
+        with open(plan, "w") as f:
+            f.write('{"modules": {%s}}' % ",".join('"m%d": {}' % i for i in range(n)))
+        with open(model, "w") as f:
+            f.write('{"modules": {%s}}' % ",".join('"m%d": "M"' % i for i in range(n)))
+        return plan, model
+
+    def limited(self, script, *args, prefix=()):
+        return subprocess.run([*prefix, "bash", "-c", "ulimit -f 1; " + script, BINARY, *args],
+                              capture_output=True, timeout=60, env=env(), cwd=self.dir)
+
+    def test_a_write_past_the_limit_is_an_error_not_a_signal(self):
+        plan, model = self.big_inputs()
+        too_large = "cannot write: File too large"
+        out = self.existing_output()
+        r = self.limited('exec "$0" freeze --plan "$1" --model "$2" -o out.json', plan, model)
+        self.assert_io_error(r, "hpfreeze: error: out.json: " + too_large)
+        self.assertEqual(read(out), b"old bytes")
+        # Both outputs or neither: thaw's second output cannot be written, the first stays.
+        meta = self.path("meta.json")
+        self.assertEqual(self.freeze("-o", meta, plan=plan, model=model).returncode, 0)
+        r = self.limited('exec "$0" thaw meta.json -o out.json --model-out m.json')
+        self.assert_io_error(r, "hpfreeze: error: out.json: " + too_large)
+        self.assertEqual(read(out), b"old bytes")
+        # Stdout on a file: the same, named as stdout.
+        r = self.limited('exec "$0" freeze --plan "$1" --model "$2" > stdout.json', plan, model)
+        self.assert_io_error(r, "hpfreeze: error: cannot write to stdout: File too large")
+        self.assert_only("out.json", "plan.json", "model.json", "meta.json", "stdout.json")
+
+    def test_the_named_temporary_file_is_removed_too(self):
+        # Without /proc the unnamed temporary file cannot be linked in: the writer names it
+        # from the start. /proc is hidden by a tmpfs in a mount namespace of this run only.
+        prefix, reason = private_mount_prefix()
+        if prefix is None:
+            self.skipTest(reason)
+        if sanitized_binary():
+            # io_descriptor_test (FileSizeLimitTest) covers the named path under ASan.
+            self.skipTest("a sanitized binary cannot start without /proc (/proc/self/maps)")
+        plan, model = self.big_inputs()
+        out = self.existing_output()
+        script = ('mount -t tmpfs -o size=64k none /proc && cd "$3" && ulimit -f 1 && '
+                  'exec "$0" freeze --plan "$1" --model "$2" -o out.json')
+        r = subprocess.run([*prefix, "bash", "-c", script, BINARY, plan, model, self.dir],
+                           capture_output=True, timeout=60, env=env())
+        self.assert_io_error(r, "hpfreeze: error: out.json: cannot write: File too large")
+        self.assertEqual(read(out), b"old bytes")
+        self.assert_only("out.json", "plan.json", "model.json")
+        # The same run without the limit works: the named path writes whole files.
+        script = script.replace("ulimit -f 1 && ", "")
+        r = subprocess.run([*prefix, "bash", "-c", script, BINARY, plan, model, self.dir],
+                           capture_output=True, timeout=60, env=env())
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(read(out)[:2], b"{\n")
+        self.assert_only("out.json", "plan.json", "model.json")
 
 
 class OutputsAndStdin(TempDirTest):

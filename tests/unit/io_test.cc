@@ -1,7 +1,6 @@
 #include "hpfreeze/io.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,107 +20,12 @@
 #include <tuple>
 #include <vector>
 
+#include "io_test_support.h"
+
 namespace hpfreeze {
 namespace {
 
-namespace fs = std::filesystem;
-
-// ---------------------------------------------------------------------------------------
-// Helpers
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void spit(const std::string& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
-
-// Bytes that differ at every position, so truncation or reordering shows.
-std::string pattern(std::size_t n) {
-  std::string s(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) s[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
-  return s;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-struct stat lstat_of(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
-  return st;
-}
-
-class ScopedUmask {
- public:
-  explicit ScopedUmask(mode_t mask) : old_(::umask(mask)) {}
-  ScopedUmask(const ScopedUmask&) = delete;
-  ScopedUmask& operator=(const ScopedUmask&) = delete;
-  ~ScopedUmask() { ::umask(old_); }
-
- private:
-  mode_t old_;
-};
-
-class TempDirTest : public testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = testing::TempDir() + "hpfreeze_io_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr) << std::strerror(errno);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    for (const auto& e : fs::recursive_directory_iterator(dir_, ec)) {
-      if (e.is_directory(ec)) fs::permissions(e.path(), fs::perms::owner_all, ec);
-    }
-    fs::permissions(dir_, fs::perms::owner_all, ec);
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
-};
-
-// Runs body in a forked child, whose fd table it may rewire freely, and expects a clean
-// exit. body returns an empty string on success, else what went wrong.
-template <class Body>
-void expect_child_succeeds(Body body) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0) << std::strerror(errno);
-  if (pid == 0) {
-    const std::string problem = body();
-    if (!problem.empty()) {
-      const std::string line = "child: " + problem + "\n";
-      (void)!::write(2, line.data(), line.size());
-    }
-    ::_exit(problem.empty() ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << "child died, status " << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-}
-
-void expect_one_io_error(const Diagnostics& errors, const std::string& file,
-                         const std::string& message) {
-  ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].file, file);
-  EXPECT_EQ(errors[0].message, message);
-  EXPECT_EQ(errors[0].pointer, "");
-  EXPECT_EQ(errors[0].line, 0u);
-  EXPECT_EQ(errors[0].severity, Severity::kError);
-  EXPECT_EQ(errors[0].error_class, ErrorClass::kIo);
-}
+using namespace io_testing;
 
 // ---------------------------------------------------------------------------------------
 // read_input
@@ -664,17 +568,6 @@ TEST_F(WriteFileTest, ReplacedFileKeepsItsModeAndOwner) {
   }
 }
 
-// Runs body as user nobody in a child (root only: the caller must skip otherwise).
-template <class Body>
-void as_nobody(Body body) {
-  expect_child_succeeds([&]() -> std::string {
-    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) {
-      return "cannot become nobody";
-    }
-    return body();
-  });
-}
-
 TEST_F(WriteFileTest, ReadOnlyFileIsRefusedToItsNonRootOwner) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
   ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
@@ -796,7 +689,7 @@ class FakeFileSystem final : public FileSystem {
     bool symlink = false;
     unsigned mode = 0644;
     std::uint32_t uid = 0, gid = 0;
-    bool writable = true;
+    int write_error = 0;  // what opening it for writing fails with
     std::uint64_t inode = 0;
     int version = 0;  // bumped on every change, so "untouched" is checkable
   };
@@ -816,6 +709,8 @@ class FakeFileSystem final : public FileSystem {
 
   std::map<std::string, Node> nodes;
   std::vector<std::string> log;
+  // Descriptors open on a node (by its path), as `1<>plan.json` opens stdout.
+  std::map<int, std::string> descriptor_files;
 
   Node& add(const std::string& p, Node node) {
     node.inode = ++inode_counter_;
@@ -887,7 +782,8 @@ class FakeFileSystem final : public FileSystem {
       out->mode = node.mode;
       out->uid = node.uid;
       out->gid = node.gid;
-      out->writable = node.writable;
+      out->write_error = node.write_error;
+      out->shareable = node.kind == FileKind::kOther;  // the fake's devices are terminals
       if (node.kind == FileKind::kOther) out->route = OutputTarget::Route::kInPlace;
       return 0;
     }
@@ -900,11 +796,25 @@ class FakeFileSystem final : public FileSystem {
     }
     target.dir = -1;
   }
-  int identify_input(const std::string& path, FileIdentity* id, bool* regular) override {
+  int resolve_descriptor(int fd, OutputTarget* out) override {
+    *out = OutputTarget{};
+    out->route = OutputTarget::Route::kDescriptor;
+    out->descriptor = fd;
+    out->kind = FileKind::kOther;
+    out->shareable = true;  // a terminal, unless open on a node
+    if (auto it = descriptor_files.find(fd); it != descriptor_files.end()) {
+      const Node& node = nodes.at(key(it->second));
+      out->kind = node.kind;
+      out->identity = {1, node.inode};
+      out->shareable = node.kind == FileKind::kOther;
+    }
+    return 0;
+  }
+  int identify_input(const std::string& path, FileIdentity* id, bool* shareable) override {
     auto it = nodes.find(key(path));
     if (it == nodes.end()) return ENOENT;
     *id = {1, it->second.inode};
-    *regular = it->second.kind == FileKind::kRegular;
+    *shareable = it->second.kind == FileKind::kOther;
     return 0;
   }
   int read_target(const OutputTarget& target, std::string* bytes) override {
@@ -1075,13 +985,32 @@ TEST(FakeWriteTest, ReplacedFileKeepsModeOwnerAndGroup) {
 
 TEST(FakeWriteTest, FileTheCallerCannotWriteIsRefused) {
   FakeFileSystem fake;
-  fake.add_file("meta.json", "old").writable = false;
+  fake.add_file("meta.json", "old").write_error = EACCES;
   auto result = write_output_file(fake, "meta.json", "new", {});
   ASSERT_FALSE(result.ok());
   expect_one_io_error(result.errors(), "meta.json", "cannot write: Permission denied");
   EXPECT_EQ(fake.nodes.at("meta.json").bytes, "old");
   EXPECT_EQ(fake.nodes.at("meta.json").version, 0);
   EXPECT_TRUE(with_prefix(fake.log, "create").empty());
+}
+
+TEST(FakeWriteTest, IfChangedNeedsNoWriteAccessWhenTheBytesAreThere) {
+  for (const int reason : {EACCES, EROFS}) {
+    FakeFileSystem fake;
+    fake.add_file("meta.json", "same").write_error = reason;
+    auto same = write_output_file(fake, "meta.json", "same", {.if_changed = true});
+    ASSERT_TRUE(same.ok()) << same.errors()[0].message;
+    EXPECT_EQ(*same, WriteOutcome::kUnchanged);
+    // Other bytes, or no --if-changed: refused for the real reason, before any temporary file.
+    for (const bool if_changed : {true, false}) {
+      auto refused = write_output_file(fake, "meta.json", if_changed ? "other" : "same",
+                                       {.if_changed = if_changed});
+      ASSERT_FALSE(refused.ok());
+      expect_one_io_error(refused.errors(), "meta.json", "cannot write: " + describe_errno(reason));
+    }
+    EXPECT_EQ(fake.nodes.at("meta.json").version, 0);
+    EXPECT_TRUE(with_prefix(fake.log, "create").empty());
+  }
 }
 
 struct Fault {
@@ -1370,7 +1299,7 @@ TEST(FakeDistinctPathsTest, SameNewFileIsRefused) {
 TEST(FakeDistinctPathsTest, TwoStdoutsAreTheSame) {
   FakeFileSystem fake;
   const Diagnostics errors = check_distinct_paths(fake, two_outputs("-", "-"), {});
-  expect_one_io_error(errors, "-", "-o and --model-out name the same file");
+  expect_one_io_error(errors, "<stdout>", "-o and --model-out name the same file");
 }
 
 TEST(FakeDistinctPathsTest, DevicesMayBeNamedTwice) {
@@ -1389,6 +1318,36 @@ TEST(FakeDistinctPathsTest, AnOutputMayReplaceOnlyTheInputsItIsAllowedTo) {
                                       InputPath{"--base", "meta.json", "-o"}};
   const Diagnostics errors = check_distinct_paths(fake, outs, ins);
   expect_one_io_error(errors, "plan.json", "--depfile and --plan name the same file");
+}
+
+TEST(FakeDistinctPathsTest, StdoutOnAnInputIsRefusedEvenToTheOutputThatMayReplaceIt) {
+  // `freeze --plan p.json -o - 1<>p.json`: the meta would be written into the plan itself.
+  FakeFileSystem fake;
+  fake.add_file("p.json", "{}");
+  fake.descriptor_files[1] = "p.json";
+  const std::vector<OutputFile> outs = {OutputFile{"-o", "-", "", {}}};
+  const std::vector<InputPath> ins = {InputPath{"--plan", "./p.json", "-o"}};
+  expect_one_io_error(check_distinct_paths(fake, outs, ins), "<stdout>",
+                      "-o and --plan name the same file");
+  // The same input replaced by a new file under its name is the in-place update it was.
+  const std::vector<OutputFile> replaced = {OutputFile{"-o", "p.json", "", {}}};
+  EXPECT_TRUE(check_distinct_paths(fake, replaced, ins).empty());
+}
+
+TEST(FakeDistinctPathsTest, StdoutOnAnotherOutputIsRefusedAndNothingIsWritten) {
+  // `thaw META -o - --model-out m.json > m.json`.
+  FakeFileSystem fake;
+  fake.add_file("m.json", "old");
+  fake.descriptor_files[1] = "m.json";
+  auto result = write_outputs(fake, two_outputs("-", "m.json"));
+  ASSERT_FALSE(result.ok());
+  expect_one_io_error(result.errors(), "m.json", "-o and --model-out name the same file");
+  EXPECT_EQ(fake.nodes.at("m.json").version, 0);
+  EXPECT_EQ(fake.stdout_bytes, "");
+  // Stdout on a device is shared harmlessly.
+  fake.add_device("tty");
+  fake.descriptor_files[1] = "tty";
+  EXPECT_TRUE(check_distinct_paths(fake, two_outputs("-", "tty"), {}).empty());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -16,11 +16,17 @@
 //   caller may set them); a file the caller could not open for writing is refused;
 // - a symlink is written THROUGH: the file it finally points to is replaced as above, in
 //   that file's directory, and the link is kept;
+// - a name of one of this process's own descriptors is written to that descriptor as it
+//   is, keeping its position and O_APPEND: a path whose directory is, by its real path,
+//   our /proc/PID/fd or /proc/PID/task/TID/fd (however spelled: /dev/fd, /proc/self,
+//   links to them), and whose last component is a descriptor number in canonical decimal
+//   ("1"; not "01" or "+1", which the kernel does not know either: ENOENT). Another
+//   process's descriptor directory is refused (EXDEV);
 // - anything else (a device, a FIFO, a socket, anything under /proc or /sys) is opened
-//   and written in place, never renamed over; names of this process's own descriptors
-//   (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N) are written to that
-//   descriptor as it is, keeping its position and O_APPEND.
+//   and written in place, never renamed over.
 // Every failure removes the temporary files and leaves existing targets byte-identical.
+// A write beyond RLIMIT_FSIZE raises SIGXFSZ unless the program ignores that signal (the
+// hpfreeze app does); ignored, it is one more failed write (EFBIG).
 //
 // The writer talks to the disk through FileSystem so that these rules can be proven in
 // unit tests with an in-memory file system that fails on demand (ninja's
@@ -104,11 +110,12 @@ struct OutputTarget {
   std::string name;                    // the entry in dir (no '/')
   FileIdentity dir_identity;           // of dir
   FileIdentity identity;               // of the final file, when it exists
-  std::uint64_t size = 0;              // kRegular only
-  unsigned mode = 0;                   // permission bits, when it exists
-  std::uint32_t uid = 0, gid = 0;      // owner and group, when it exists
-  bool writable = true;                // the caller may open it for writing (access W_OK)
-  int descriptor = -1;                 // kDescriptor only
+  bool shareable = false;          // a character device or socket: any number of users is harmless
+  std::uint64_t size = 0;          // kRegular only
+  unsigned mode = 0;               // permission bits, when it exists
+  std::uint32_t uid = 0, gid = 0;  // owner and group, when it exists
+  int write_error = 0;  // kRegular: why the caller may not open it for writing (EACCES, EROFS)
+  int descriptor = -1;  // kDescriptor only
 };
 
 // A temporary file being written beside a target.
@@ -129,13 +136,17 @@ class FileSystem {
 
   // Finds what path leads to (see the file comment); a missing final entry is not an
   // error. EISDIR: the name can only be a directory ("x/", "."); EAGAIN: a link changed
-  // between the kernel's resolution and ours.
+  // between the kernel's resolution and ours; EXDEV: a descriptor of another process.
   virtual int resolve_output(const std::string& path, OutputTarget* out) = 0;
+  // Our descriptor fd as a kDescriptor target, with what it is open on; EBADF when it is
+  // closed or not open for writing. "-" is resolve_descriptor(STDOUT_FILENO).
+  virtual int resolve_descriptor(int fd, OutputTarget* out) = 0;
   // Closes what resolve_output opened; called after every resolve_output, failed or not.
   virtual void release(OutputTarget& target) = 0;
-  // The identity of an input path (following links), and whether it is a regular file;
-  // "-" is stdin. ENOENT when there is nothing.
-  virtual int identify_input(const std::string& path, FileIdentity* id, bool* regular) = 0;
+  // The identity of an input path (following links), and whether it is shareable (a
+  // character device or socket, as OutputTarget::shareable); "-" is stdin. ENOENT when
+  // there is nothing.
+  virtual int identify_input(const std::string& path, FileIdentity* id, bool* shareable) = 0;
   // The whole contents of the existing target (for --if-changed).
   virtual int read_target(const OutputTarget& target, std::string* bytes) = 0;
   // A new empty temporary file in the target's directory, open for writing.
@@ -169,10 +180,14 @@ class FileSystem {
 // when the object is constructed (reading it means briefly changing it).
 class RealFileSystem final : public FileSystem {
  public:
-  RealFileSystem();
+  // kNamed gives every temporary file a name from the start, as on a file system without
+  // O_TMPFILE: for tests of that path on any disk.
+  enum class TempFiles { kUnnamedWherePossible, kNamed };
+  explicit RealFileSystem(TempFiles temp_files = TempFiles::kUnnamedWherePossible);
   int resolve_output(const std::string& path, OutputTarget* out) override;
+  int resolve_descriptor(int fd, OutputTarget* out) override;
   void release(OutputTarget& target) override;
-  int identify_input(const std::string& path, FileIdentity* id, bool* regular) override;
+  int identify_input(const std::string& path, FileIdentity* id, bool* shareable) override;
   int read_target(const OutputTarget& target, std::string* bytes) override;
   int create_temp(const OutputTarget& target, TempFile* temp) override;
   int write_all(int handle, std::string_view bytes) override;
@@ -190,6 +205,7 @@ class RealFileSystem final : public FileSystem {
 
  private:
   unsigned new_file_mode_;
+  TempFiles temp_files_;
 };
 
 // The process-wide RealFileSystem, created on first use.
@@ -212,7 +228,8 @@ struct OutputFile {
 };
 
 // One input of a command. An output may replace it only when may_be_replaced_by
-// says so (an in-place update: inputs are read whole before anything is written).
+// says so (an in-place update: inputs are read whole before anything is written), and
+// only by the atomic replace: never by a write into the same file (stdout, a descriptor).
 struct InputPath {
   std::string flag;
   std::string path;
@@ -222,11 +239,18 @@ struct InputPath {
 // Usage errors (kIo, exit 2) when two outputs lead to the same file, or an output to an
 // input it may not replace. Paths are compared by what they resolve to (device and
 // inode; for a file not yet there, its directory's identity and the name), so
-// "p.json", "./p.json" and a link to it are the same file. Only regular files and files
-// yet to be created are compared: two writes to /dev/null are harmless. Two "-" outputs
-// are always the same (stdout). Call it before reading any input.
+// "p.json", "./p.json", a link to it and a descriptor open on it (stdout, /dev/fd/3) are
+// the same file. Character devices and sockets are exempt: two writes to /dev/null are
+// harmless. Two outputs to one descriptor are always the same ("-" twice). Only an
+// output that replaces its file atomically may replace an input (may_be_replaced_by); one
+// written in place (stdout, a descriptor, a FIFO) never may. Call it before reading any
+// input.
 Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> outputs,
                                  std::span<const InputPath> inputs);
+
+// check_distinct_paths on the real disk for a command whose only output is stdout (check,
+// diff, expand, parse, report): its inputs may not be the file stdout writes into.
+Diagnostics check_stdout_apart(std::span<const InputPath> inputs);
 
 // Writes every output or none: all temporary files are written first; then they are
 // renamed into place, each replaced file kept under a second name until the last rename
