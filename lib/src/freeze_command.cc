@@ -160,7 +160,11 @@ Expected<std::string> render_freeze_depfile(const FreezeRequest& request) {
     }
   }
   if (!errors.empty()) return errors;
-  Expected<std::string> text = render_depfile(request.output_path, freeze_input_paths(request));
+  const std::vector<std::string> paths = freeze_input_paths(request);
+  constexpr std::string_view kFlags[] = {"--plan", "--model", "--base"};
+  std::vector<DepfilePath> prerequisites;
+  for (std::size_t i = 0; i < paths.size(); ++i) prerequisites.push_back({kFlags[i], paths[i]});
+  Expected<std::string> text = render_depfile({"-o", request.output_path}, prerequisites);
   if (!text) {
     for (Diagnostic& d : text.errors()) {
       d.file = *request.depfile_path;
@@ -339,8 +343,9 @@ CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
   WriteOptions write_options;
   write_options.if_changed = request.if_changed;
   std::vector<OutputFile> outputs{{"-o", request.output_path, {}, write_options}};
-  // Rewritten every time: ninja deletes a depfile once it has read it.
-  if (depfile) outputs.push_back({"--depfile", *request.depfile_path, **depfile, {}});
+  // Left alone like the output when it holds the same bytes; ninja deletes a depfile once
+  // it has read it, so there it is written again.
+  if (depfile) outputs.push_back({"--depfile", *request.depfile_path, **depfile, write_options});
   // -o may replace an input (an in-place update: inputs are read whole first); the
   // depfile may not.
   std::vector<InputPath> inputs{{"--plan", request.plan_path, "-o"},
