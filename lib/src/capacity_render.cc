@@ -15,7 +15,6 @@ namespace hpfreeze {
 namespace {
 
 constexpr std::uint64_t kMaxBytes = std::numeric_limits<std::uint64_t>::max();
-constexpr std::uint64_t kMaxAxisSize = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kBarWidth = 32;
 
 __extension__ using U128 = unsigned __int128;
@@ -165,27 +164,29 @@ Expected<std::uint64_t> parse_byte_size(std::string_view text) {
   auto fail = [&quoted](std::string_view why) -> Expected<std::uint64_t> {
     return usage_error(quoted + ": " + std::string(why));
   };
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
   std::size_t i = 0;
-  std::uint64_t mantissa = 0;  // every digit, the decimal point dropped
-  std::uint64_t scale = 1;     // 10^(digits after the point)
-  std::size_t digits = 0;
-  bool point = false;
-  for (; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '.' && !point) {
-      point = true;
-      continue;
-    }
-    if (c < '0' || c > '9') break;
-    ++digits;
-    if (!checked_mul(mantissa, 10, mantissa) ||
-        __builtin_add_overflow(mantissa, static_cast<std::uint64_t>(c - '0'), &mantissa) ||
-        (point && !checked_mul(scale, 10, scale))) {
-      return fail("the number is too large or too long");
-    }
+  while (i < text.size() && is_digit(text[i])) ++i;
+  const std::string_view whole = text.substr(0, i);
+  std::string_view fraction;
+  if (i < text.size() && text[i] == '.') {
+    const std::size_t start = ++i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    fraction = text.substr(start, i - start);
   }
-  if (digits == 0) return fail("expected a number of bytes with an optional unit, as 80GiB");
+  if (whole.empty() && fraction.empty()) {
+    return fail("expected a number of bytes with an optional unit, as 80GiB");
+  }
   const std::string_view unit = text.substr(i);
+  // A second point, a digit group, a sign or an exponent: a number, but not a decimal one.
+  const bool exponent = !unit.empty() && (unit[0] == 'e' || unit[0] == 'E') && unit.size() > 1 &&
+                        (is_digit(unit[1]) || unit[1] == '+' || unit[1] == '-');
+  if (exponent || (!unit.empty() &&
+                   std::string_view(".,+-0123456789").find(unit[0]) != std::string_view::npos)) {
+    return fail(
+        "not a decimal number; expected digits with at most one '.' and no exponent, then an "
+        "optional unit, as 80GiB or 1.5TiB");
+  }
   static constexpr std::string_view kPrefixes = "KMGTPE";
   std::uint64_t multiplier = 1;
   if (!unit.empty() && unit != "B") {
@@ -200,8 +201,20 @@ Expected<std::uint64_t> parse_byte_size(std::string_view text) {
     }
     for (std::size_t p = 0; p <= k; ++p) multiplier *= binary ? 1024 : 1000;
   }
-  // floor(mantissa x multiplier / scale): < 2^64 x 2^60 before the division.
-  const U128 bytes = U128{mantissa} * multiplier / scale;
+  // Exactly floor((whole + 0.fraction) x multiplier), for any number of digits: leading
+  // zeros of the whole part count for nothing, and the fraction's part is found digit by
+  // digit from the last, floor((d x m + floor(r)) / 10) being floor((d x m + r) / 10).
+  const std::string_view significant =
+      whole.substr(std::min(whole.find_first_not_of('0'), whole.size()));
+  if (significant.size() > 20) return fail("more than 2^64-1 bytes");  // >= 10^20
+  U128 bytes = 0;
+  for (char c : significant) bytes = bytes * 10 + static_cast<unsigned>(c - '0');
+  bytes *= multiplier;  // < 10^20 x 2^60 < 2^127
+  U128 part = 0;        // < multiplier
+  for (std::size_t d = fraction.size(); d-- > 0;) {
+    part = (U128{static_cast<unsigned>(fraction[d] - '0')} * multiplier + part) / 10;
+  }
+  bytes += part;
   if (bytes > kMaxBytes) return fail("more than 2^64-1 bytes");
   return static_cast<std::uint64_t>(bytes);
 }

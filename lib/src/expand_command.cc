@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "hpfreeze/dump_kind.h"
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
@@ -20,7 +21,12 @@ Expected<std::string> expand_lines(const std::string& plan_path) {
   if (!document) return std::move(document.errors());
   document->release_bytes();  // the DOM holds its own strings; the text is not needed again
   Expected<PlanDump> plan = decode_plan_dump(*document);
-  if (!plan) return std::move(plan.errors());
+  if (!plan) {
+    // A meta or a model tree dump is named as freeze names it, not by its first odd key.
+    const DumpKind kind = guess_dump_kind(*document);
+    if (auto wrong = wrong_kind_error(*document, kind, DumpKind::kPlan, "expand")) return *wrong;
+    return std::move(plan.errors());
+  }
   document->release_tree();  // the decoded plan views only the document's strings
   std::string out;
   for (const std::string& fqn : expand_sharded_params(*plan)) {

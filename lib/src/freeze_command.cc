@@ -9,6 +9,7 @@
 
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/depfile.h"
+#include "hpfreeze/dump_kind.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
@@ -73,69 +74,33 @@ ParseOptions decoder_checks_keys() {
   return options;
 }
 
-// Which dump a file that its decoder rejected seems to be, from its top-level keys, for a
-// better message than the decoder's when a user passed the wrong file. Only a rejected
-// file is looked at, so a valid run never pays for it. The `format` key and the shape of
-// `modules` (spec objects in a plan, class names in a model tree) must not contradict
-// each other: a real dump with one bad field keeps its decoder's exact error.
-enum class DumpKind { kUnknown, kPlan, kModel, kMeta };
-
-DumpKind guess_dump_kind(const JsonDocument& document) {
-  simdjson::dom::object root;
-  if (document.root().get_object().get(root)) return DumpKind::kUnknown;
-  DumpKind by_format = DumpKind::kUnknown;
-  DumpKind by_shape = DumpKind::kUnknown;
-  std::string_view format;
-  if (!root["format"].get_string().get(format)) {
-    if (format == "hpfreeze.plan/v1") by_format = DumpKind::kPlan;
-    if (format == "hpfreeze.model/v1") by_format = DumpKind::kModel;
-  }
-  simdjson::dom::object modules;
-  if (!root["modules"].get_object().get(modules)) {
-    const auto first = modules.begin();
-    if (first != modules.end()) {
-      if (first.value().is_object()) by_shape = DumpKind::kPlan;
-      if (first.value().is_string()) by_shape = DumpKind::kModel;
-    }
-  } else if (!root["codegen_version"].error() || !root["param_plan"].error()) {
-    return DumpKind::kMeta;
-  }
-  if (by_shape == DumpKind::kUnknown && !root["parameters"].error()) by_shape = DumpKind::kModel;
-  if (by_format == DumpKind::kUnknown) return by_shape;
-  if (by_shape == DumpKind::kUnknown || by_shape == by_format) return by_format;
-  return DumpKind::kUnknown;
-}
-
-constexpr std::string_view kPlanFormat = "a plan dump (hpfreeze.plan/v1)";
-constexpr std::string_view kModelFormat = "a model tree dump (hpfreeze.model/v1)";
-
 // One line naming the mix-up when the rejected --plan (`plan_rejected`) or --model is
 // a file of another kind; nullopt when it looks like a damaged file of the right kind.
-std::optional<Diagnostic> wrong_kind_error(const JsonDocument& plan, const JsonDocument& model,
-                                           bool plan_rejected) {
+// Only a rejected file is looked at, so a valid run never pays for it.
+std::optional<Diagnostic> input_mixup_error(const JsonDocument& plan, const JsonDocument& model,
+                                            bool plan_rejected) {
   const JsonDocument& rejected = plan_rejected ? plan : model;
   const DumpKind kind = guess_dump_kind(rejected);
   const DumpKind wanted = plan_rejected ? DumpKind::kPlan : DumpKind::kModel;
-  if (kind == DumpKind::kUnknown || kind == wanted) return std::nullopt;
-  const std::string flag = plan_rejected ? "--plan" : "--model";
-  const std::string_view wanted_text = plan_rejected ? kPlanFormat : kModelFormat;
-  if (kind == DumpKind::kMeta) {
-    return make_error(
-        rejected.name(), {},
-        "this looks like a codegen_meta.json; " + flag + " wants " + std::string(wanted_text));
-  }
+  const std::string_view flag = plan_rejected ? "--plan" : "--model";
   // The other file may have been decoded and its tree released: then it is the kind its
   // flag asks for, which is not `wanted`.
   const JsonDocument& other = plan_rejected ? model : plan;
-  if (!other.tree_released() && guess_dump_kind(other) == wanted) {
+  if (kind != DumpKind::kMeta && kind != DumpKind::kUnknown && kind != wanted &&
+      !other.tree_released() && guess_dump_kind(other) == wanted) {
     return make_error(rejected.name(), {},
                       "--plan and --model look swapped: --plan " + plan.name() +
                           " is a model tree dump and --model " + model.name() + " is a plan dump");
   }
-  return make_error(rejected.name(), {},
-                    "this looks like " +
-                        std::string(kind == DumpKind::kPlan ? kPlanFormat : kModelFormat) + "; " +
-                        flag + " wants " + std::string(wanted_text));
+  return wrong_kind_error(rejected, kind, wanted, flag);
+}
+
+// A base that is a plan or model dump would put its `format`, `modules` or `parameters`
+// into the meta. Its `format` tag alone is enough: the meta readers refuse a meta by it.
+std::optional<Diagnostic> base_kind_error(const JsonDocument& base) {
+  DumpKind kind = tagged_dump_kind(base);
+  if (kind == DumpKind::kUnknown) kind = guess_dump_kind(base);
+  return wrong_kind_error(base, kind, DumpKind::kMeta, "--base");
 }
 
 Diagnostic depfile_usage_error(const FreezeRequest& request, std::string message) {
@@ -160,7 +125,11 @@ Expected<std::string> render_freeze_depfile(const FreezeRequest& request) {
     }
   }
   if (!errors.empty()) return errors;
-  Expected<std::string> text = render_depfile(request.output_path, freeze_input_paths(request));
+  const std::vector<std::string> paths = freeze_input_paths(request);
+  constexpr std::string_view kFlags[] = {"--plan", "--model", "--base"};
+  std::vector<DepfilePath> prerequisites;
+  for (std::size_t i = 0; i < paths.size(); ++i) prerequisites.push_back({kFlags[i], paths[i]});
+  Expected<std::string> text = render_depfile({"-o", request.output_path}, prerequisites);
   if (!text) {
     for (Diagnostic& d : text.errors()) {
       d.file = *request.depfile_path;
@@ -273,7 +242,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
     // Parse errors first, in file order, as a checked parse would have given them.
     if (std::optional<Diagnostic> repeated = repeated_key(plan_doc)) return *repeated;
     if (std::optional<Diagnostic> repeated = repeated_key(*model_doc)) return *repeated;
-    if (auto mixup = wrong_kind_error(*plan_doc, **model_doc, !*plan)) return *mixup;
+    if (auto mixup = input_mixup_error(*plan_doc, **model_doc, !*plan)) return *mixup;
     return std::move(!*plan ? (*plan).errors() : (*model_tree).errors());
   }
 
@@ -286,6 +255,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   }
   Clock::time_point start;
   if (base_doc) {
+    if (std::optional<Diagnostic> wrong = base_kind_error(**base_doc)) return *wrong;
     start = Clock::now();
     Expected<Json> checked =
         check_base_meta(json_from_dom((**base_doc).root()), (**base_doc).name(), "");
@@ -339,8 +309,9 @@ CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
   WriteOptions write_options;
   write_options.if_changed = request.if_changed;
   std::vector<OutputFile> outputs{{"-o", request.output_path, {}, write_options}};
-  // Rewritten every time: ninja deletes a depfile once it has read it.
-  if (depfile) outputs.push_back({"--depfile", *request.depfile_path, **depfile, {}});
+  // Left alone like the output when it holds the same bytes; ninja deletes a depfile once
+  // it has read it, so there it is written again.
+  if (depfile) outputs.push_back({"--depfile", *request.depfile_path, **depfile, write_options});
   // -o may replace an input (an in-place update: inputs are read whole first); the
   // depfile may not.
   std::vector<InputPath> inputs{{"--plan", request.plan_path, "-o"},

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/dump_kind.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
 
@@ -43,10 +44,12 @@ std::string index_pointer(std::string_view pointer, std::size_t i) {
 std::optional<std::string_view> other_kind(const Json& root) {
   const Json* format = root.find("format");
   const std::string_view tag = format != nullptr && format->is_string() ? format->as_string() : "";
-  if (tag == "hpfreeze.plan/v1") return "a plan dump";
-  if (tag == "hpfreeze.model/v1") return "a model tree dump";
+  const std::string_view plan = dump_kind_name(DumpKind::kPlan);
+  const std::string_view model = dump_kind_name(DumpKind::kModel);
+  if (tag == "hpfreeze.plan/v1") return plan;
+  if (tag == "hpfreeze.model/v1") return model;
   if (root.find("param_plan") != nullptr || root.find("modules") == nullptr) return std::nullopt;
-  return root.find("parameters") != nullptr ? "a model tree dump" : "a plan dump";
+  return root.find("parameters") != nullptr ? model : plan;
 }
 
 }  // namespace
@@ -79,8 +82,8 @@ class MetaDecoder {
       return false;
     }
     if (std::optional<std::string_view> kind = other_kind(root)) {
-      error("", "this is " + std::string(*kind) + "; " + std::string(command) +
-                    " wants a codegen_meta.json");
+      error("", "this looks like " + std::string(*kind) + "; " + std::string(command) + " wants " +
+                    std::string(dump_kind_name(DumpKind::kMeta)));
       return false;
     }
     const Json* param_plan = root.find("param_plan");

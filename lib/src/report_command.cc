@@ -143,16 +143,17 @@ class ReportBuilder {
       for (const JsonMember& m : dims->as_object()) {
         if (m.key.size() <= kSuffix.size() || !m.key.ends_with(kSuffix)) continue;
         const std::string axis(m.key.substr(0, m.key.size() - kSuffix.size()));
-        std::uint64_t size = 0;
-        if (const auto* i = std::get_if<std::int64_t>(&m.value.v); i != nullptr && *i >= 1) {
-          size = static_cast<std::uint64_t>(*i);
-        }
-        if (size == 0) {
+        const auto* i = std::get_if<std::int64_t>(&m.value.v);
+        if (i == nullptr || *i < 1) {
+          const auto* u = std::get_if<std::uint64_t>(&m.value.v);  // 2^63 and above
           warning(meta_file_, pointer_join("/parallel_dims", m.key),
-                  "ignored: expected an integer >= 1; axis '" + axis + "' counts as size 1");
+                  "ignored: " +
+                      (u ? std::to_string(*u) + " is above the largest axis size, 2^63-1"
+                         : std::string("expected an integer >= 1")) +
+                      "; axis '" + axis + "' counts as size 1");
           continue;
         }
-        sizes_[axis] = size;
+        sizes_[axis] = static_cast<std::uint64_t>(*i);
       }
     }
     if (sizes_.empty() && plan_->sweeps.empty()) {
@@ -443,10 +444,14 @@ class ReportBuilder {
     request.optimizer = plan_->optimizer;
     request.budget = plan_->budget;
     report_.swept = !plan_->sweeps.empty();
-    Expected<CapacityResult> result = plan_capacity(request);
+    auto meshes = enumerate_meshes(request.axis_order, request.fixed, request.sweeps);
+    Expected<CapacityResult> result =
+        meshes ? plan_capacity(request) : Expected<CapacityResult>(std::move(meshes.errors()));
     to_plan_ = {};  // the planner keeps nothing of its input
     if (!result) {
       for (Diagnostic& d : result.errors()) {
+        // Sizes that make no mesh: run_report says whose sizes they are (kIo marks them).
+        if (!meshes) d.error_class = ErrorClass::kIo;
         if (d.file.empty()) d.file = meta_file_;
         report_.findings.push_back(std::move(d));
       }

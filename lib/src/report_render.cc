@@ -11,8 +11,6 @@
 namespace hpfreeze {
 namespace {
 
-constexpr std::uint64_t kMaxMeshSize = std::numeric_limits<std::int64_t>::max();
-
 bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
@@ -271,7 +269,7 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
         break;
       }
       if (__builtin_mul_overflow(value, 10, &value) ||
-          __builtin_add_overflow(value, c - '0', &value) || value > kMaxMeshSize) {
+          __builtin_add_overflow(value, c - '0', &value) || value > kMaxAxisSize) {
         too_large = true;
       }
     }

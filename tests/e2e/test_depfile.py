@@ -39,18 +39,21 @@ class Depfile(TempDirTest):
     def test_special_characters_are_escaped(self):
         os.rename(self.path("plan.json"), self.path("my plan#1.json"))
         os.rename(self.path("model.json"), self.path("mo$del:v1.json"))
-        os.rename(self.path("base.json"), self.path("b\\ ase.json"))
+        os.rename(self.path("base.json"), self.path("b\\a (1)~%.json"))
         r = self.freeze("--plan", "my plan#1.json", "--model", "mo$del:v1.json",
-                        "--base", "b\\ ase.json", "-o", "o t.json", "--depfile", "o t.d")
+                        "--base", "b\\a (1)~%.json", "-o", "o t:.json", "--depfile", "o t.d")
         self.assertEqual((r.returncode, r.stderr), (0, b""))
         self.assertEqual(read(self.path("o t.d")),
-                         b"o\\ t.json: my\\ plan\\#1.json mo$$del\\:v1.json b\\\\\\ ase.json\n")
+                         b"o\\ t\\:.json: my\\ plan\\#1.json mo$$del\\:v1.json b\\a\\ (1)~%.json\n")
 
-    def test_same_file_twice_is_listed_once(self):
+    def test_no_depfile_when_the_base_is_a_dump(self):
+        # The one way to name a file twice in a run that succeeds was the plan as --base; the
+        # rule lists a duplicate once (depfile_test), but the plan is now refused as a base.
         r = self.freeze("--plan", "plan.json", "--model", "model.json", "--base", "plan.json",
                         "-o", "m.json", "--depfile", "m.d")
-        # The plan is no base meta (it has no `covered` problem either): only the list matters.
-        self.assertEqual(read(self.path("m.d")), b"m.json: plan.json model.json\n", r.stderr)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertFalse(os.path.exists(self.path("m.d")))
+        self.assertFalse(os.path.exists(self.path("m.json")))
 
     def test_written_even_when_if_changed_leaves_the_output_alone(self):
         args = ("--plan", "plan.json", "--model", "model.json", "-o", "m.json", "--if-changed",
@@ -62,6 +65,36 @@ class Depfile(TempDirTest):
         self.assertEqual((r.returncode, r.stderr), (0, b""))
         self.assertEqual(os.stat(self.path("m.json")).st_mtime, 1_000_000)
         self.assertEqual(read(self.path("m.d")), b"m.json: plan.json model.json\n")
+        self.assertEqual(sorted(os.listdir(self.dir)),
+                         ["base.json", "m.d", "m.json", "model.json", "plan.json"])
+
+    def test_if_changed_leaves_an_identical_depfile_alone_like_the_output(self):
+        args = ("--plan", "plan.json", "--model", "model.json", "-o", "m.json", "--depfile", "m.d")
+        self.assertEqual(self.freeze(*args).returncode, 0)
+        meta = read(self.path("m.json"))
+        for name in ("m.json", "m.d"):
+            os.utime(self.path(name), (1_000_000, 1_000_000))
+        r = self.freeze(*args, "--if-changed")
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(os.stat(self.path("m.json")).st_mtime, 1_000_000)
+        self.assertEqual(os.stat(self.path("m.d")).st_mtime, 1_000_000)
+        # Either one with other bytes is rewritten, and only that one.
+        for changed, same in (("m.d", "m.json"), ("m.json", "m.d")):
+            with self.subTest(changed=changed):
+                with open(self.path(changed), "ab") as f:
+                    f.write(b"\n")
+                os.utime(self.path(changed), (1_000_000, 1_000_000))
+                r = self.freeze(*args, "--if-changed")
+                self.assertEqual((r.returncode, r.stderr), (0, b""))
+                self.assertNotEqual(os.stat(self.path(changed)).st_mtime, 1_000_000)
+                self.assertEqual(os.stat(self.path(same)).st_mtime, 1_000_000)
+                os.utime(self.path(changed), (1_000_000, 1_000_000))
+        self.assertEqual(read(self.path("m.d")), b"m.json: plan.json model.json\n")
+        self.assertEqual(read(self.path("m.json")), meta)
+        # Without --if-changed both are written again.
+        self.assertEqual(self.freeze(*args).returncode, 0)
+        self.assertNotEqual(os.stat(self.path("m.d")).st_mtime, 1_000_000)
+        self.assertNotEqual(os.stat(self.path("m.json")).st_mtime, 1_000_000)
         self.assertEqual(sorted(os.listdir(self.dir)),
                          ["base.json", "m.d", "m.json", "model.json", "plan.json"])
 
@@ -104,8 +137,8 @@ class Depfile(TempDirTest):
         r = self.freeze("--plan", "plan.json", "--model", "model.json", "-o", "a\nb.json",
                         "--depfile", "m.d")
         self.assertEqual((r.returncode, r.stderr.decode()), (2, (
-            "hpfreeze: error: m.d: cannot write 'a\\nb.json' to a depfile: make syntax has no "
-            "newline or carriage return\n")))
+            "hpfreeze: error: m.d: cannot write -o 'a\\nb.json' to a depfile: '\\n' (0x0a): make "
+            "syntax has no newline or carriage return\n")))
         self.assertEqual(sorted(os.listdir(self.dir)), ["base.json", "model.json", "plan.json"])
 
     def test_no_depfile_when_the_freeze_fails(self):

@@ -22,7 +22,7 @@ MIB = 1 << 20
 # freeze wrote.
 # (check also says "invalid placement" about named-placement leaves that upstream's rebuild
 # would parse, a finding of its own, so that phrase is not one of them.)
-DECODE_ERROR = re.compile(r"expected (a|an|null) |this is a |missing param_plan"
+DECODE_ERROR = re.compile(r"expected (a|an|null) |this looks like a |missing param_plan"
                           r"|injection without|cannot appear in")
 
 FREEZE_FIELDS = {"param_plan", "injections", "frozen_sharded_params", "boundary_classes",
@@ -108,7 +108,8 @@ class WrongKindOfFile(TempDirTest):
         self.meta = os.path.join(TESTDATA, "cases", "tiny", "expected.json")
 
     def test_plan_and_model_dumps_are_named(self):
-        for what, path in (("a plan dump", self.plan), ("a model tree dump", self.model)):
+        for what, path in (("a plan dump (hpfreeze.plan/v1)", self.plan),
+                           ("a model tree dump (hpfreeze.model/v1)", self.model)):
             for command, args, code in (("check", [path], 1), ("thaw", [path], 1),
                                         ("report", [path, "--model", self.model], 1),
                                         ("diff", [self.meta, path], 2)):
@@ -118,7 +119,7 @@ class WrongKindOfFile(TempDirTest):
                     self.assertEqual(r.stdout, b"")
                     self.assertEqual(
                         r.stderr.decode(),
-                        f"hpfreeze: error: {path}: this is {what}; {command} wants a "
+                        f"hpfreeze: error: {path}: this looks like {what}; {command} wants a "
                         "codegen_meta.json\n")
 
 

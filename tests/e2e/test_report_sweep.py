@@ -161,6 +161,71 @@ class SmallModel(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertEqual(r.stdout, "")
 
+    def test_budget_any_decimal_in_range_however_many_digits(self):
+        for text, value in (("1.00000000000000000000GiB", GiB), ("208.000000000000000000000", 208),
+                            ("000000000000000000000000208", 208), ("0.2031250000000000000001K", 203),
+                            ("18446744073709551615.999999999999999999", 2 ** 64 - 1)):
+            with self.subTest(budget=text):
+                r, doc = self.report_json("--mesh", "tp=1", "--budget", text)
+                self.assertEqual(doc["budget_bytes"], value, r.stderr)
+
+    def test_budget_words(self):
+        not_decimal = ("not a decimal number; expected digits with at most one '.' and no "
+                       "exponent, then an optional unit, as 80GiB or 1.5TiB")
+        for text, why in (("1e3", not_decimal), ("1e400", not_decimal), ("2.5E9", not_decimal),
+                          ("1.5.0G", not_decimal), ("18446744073709551616", "more than 2^64-1 bytes"),
+                          ("1" + "0" * 40 + "K", "more than 2^64-1 bytes")):
+            with self.subTest(budget=text):
+                r = run("report", self.meta, "--model", self.model, "--budget", text)
+                self.assertEqual((r.returncode, r.stdout, r.stderr), (2, "", (
+                    f"hpfreeze: error: --budget: '{text}': {why} (see 'hpfreeze report --help')\n")))
+
+    def test_a_mesh_the_flags_make_too_large_is_a_usage_error(self):
+        big = "9223372036854775807"  # 2^63-1, the largest axis size
+        meta = json.loads(pathlib.Path(self.meta).read_text())
+        meta["parallel_dims"] = {"tp_size": 4}
+        four = write(self.tmp.name, "four.json", meta)
+        cases = (
+            (self.meta, ["--sweep", f"tp={big},1", "--sweep", "cp=1,4"],
+             f"--sweep: mesh tp={big} cp=4 has more than 2^64-1 devices"),
+            (four, ["--sweep", f"cp=1,{big}"],
+             f"--sweep: mesh tp=4 cp={big} has more than 2^64-1 devices (tp=4 from "
+             f"parallel_dims in {four})"),
+            (self.meta, ["--mesh", f"tp=4,cp={big}"],
+             f"--mesh: mesh tp=4 cp={big} has more than 2^64-1 devices"),
+            (self.meta, ["--mesh", "tp=4", "--sweep", f"cp={big}"],
+             f"--mesh and --sweep: mesh tp=4 cp={big} has more than 2^64-1 devices"),
+            (self.meta, ["--sweep", "a=" + ",".join(map(str, range(1, 300))), "--sweep",
+                         "b=" + ",".join(map(str, range(1, 300)))],
+             "--sweep: the sweeps make more than 65536 meshes"),
+        )
+        for path, args, error in cases:
+            with self.subTest(args=args):
+                r = run("report", path, "--model", self.model, *args)
+                self.assertEqual((r.returncode, r.stdout, r.stderr),
+                                 (2, "", f"hpfreeze: error: {error}\n"))
+        # 2 x (2^63-1) devices is a mesh (that does not divide the model: exit 1).
+        r = run("report", self.meta, "--model", self.model, "--mesh", f"tp=2,cp={big}", "--json")
+        self.assertEqual(json.loads(r.stdout)["meshes"][0]["devices"], 2 ** 64 - 2)
+        # With parallel_dims alone the sizes are the meta's: exit 1, the report is printed.
+        meta["parallel_dims"] = {"tp_size": 4, "cp_size": int(big)}
+        path = write(self.tmp.name, "huge.json", meta)
+        r = run("report", path, "--model", self.model)
+        self.assertEqual(r.returncode, 1)
+        self.assertNotEqual(r.stdout, "")
+        self.assertIn(f"hpfreeze: error: {path}: /parallel_dims: mesh tp=4 cp={big} has more than "
+                      "2^64-1 devices\n", r.stderr)
+
+    def test_parallel_dims_above_the_largest_axis_size(self):
+        meta = json.loads(pathlib.Path(self.meta).read_text())
+        for value in (2 ** 64 - 1, 2 ** 63):
+            meta["parallel_dims"] = {"tp_size": value}
+            path = write(self.tmp.name, "dims.json", meta)
+            r = run("report", path, "--model", self.model)
+            self.assertIn(f"hpfreeze: warning: {path}: /parallel_dims/tp_size: ignored: {value} is "
+                          "above the largest axis size, 2^63-1; axis 'tp' counts as size 1\n",
+                          r.stderr)
+
     def test_unknown_dtype_is_named_with_file_and_pointer(self):
         meta, model = small_inputs(self.tmp.name, dtype="float128")
         r = run("report", meta, "--model", model, "--sweep", "tp=1,2")

@@ -217,6 +217,45 @@ TEST(CapacityBudget, Units) {
   EXPECT_FALSE(parse_byte_size("1kiB").ok());
 }
 
+// Every valid decimal is read exactly, however many digits it has: the value is
+// floor(number x unit), and only a value above 2^64-1 is too large.
+TEST(CapacityBudget, AnyNumberOfDigits) {
+  EXPECT_EQ(*parse_byte_size("1.00000000000000000000GiB"), 1073741824U);
+  EXPECT_EQ(*parse_byte_size("0000000000000000000000000000001K"), 1000U);
+  EXPECT_EQ(*parse_byte_size("18446744073709551615"), 18446744073709551615U);
+  EXPECT_EQ(*parse_byte_size("18446744073709551615.99999999999999999999999"),
+            18446744073709551615U);
+  EXPECT_EQ(*parse_byte_size("1.99999999999999999999999999999999B"), 1U);
+  // 16 EiB is 2^64; a hair below it is 2^64-1 bytes, rounded down.
+  EXPECT_EQ(*parse_byte_size("15.999999999999999999999999EiB"), 18446744073709551615U);
+  EXPECT_EQ(*parse_byte_size("0.000000000000000000000000000001EiB"), 0U);
+  EXPECT_EQ(*parse_byte_size("0.0009765625Ki"), 1U);  // 2^-10 KiB
+  EXPECT_EQ(*parse_byte_size("5."), 5U);
+  for (const char* too_large : {"18446744073709551616", "16EiB", "100000000000000000000",
+                                "18446744073709551616.0", "18446744073709551615.5K"}) {
+    EXPECT_EQ(parse_byte_size(too_large).errors().front().message,
+              "'" + std::string(too_large) + "': more than 2^64-1 bytes");
+  }
+}
+
+// A number that is not a decimal one (an exponent, a second point, a digit group) is said to
+// be so, not taken for a unit.
+TEST(CapacityBudget, ExponentsAndOtherNumbersAreNotDecimal) {
+  for (const char* text :
+       {"1e3", "1e400", "1E3", "2.5e-3G", "1e+3GiB", "1.2.3G", "1,5G", "1..5G", "1.5-G", "8e10"}) {
+    EXPECT_EQ(parse_byte_size(text).errors().front().message,
+              "'" + std::string(text) +
+                  "': not a decimal number; expected digits with at most one '.' and no "
+                  "exponent, then an optional unit, as 80GiB or 1.5TiB");
+  }
+  // An exa prefix or an `e` that starts no exponent is a unit, known or not.
+  EXPECT_EQ(*parse_byte_size("1E"), 1000000000000000000U);
+  EXPECT_EQ(*parse_byte_size("1EiB"), 1152921504606846976U);
+  EXPECT_EQ(parse_byte_size("1e").errors().front().message,
+            "'1e': unknown unit; expected B, K, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi, Ei "
+            "(x1024), optionally followed by B");
+}
+
 TEST(CapacityBudget, FormatBytes) {
   EXPECT_EQ(format_byte_size(1023), "1023 B");
   EXPECT_EQ(format_byte_size(1536), "1.5 KiB");

@@ -2,8 +2,12 @@
 #include "hpfreeze/expand_command.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hpfreeze/check_command.h"  // severity_name
@@ -33,14 +37,38 @@ TEST(RunExpand, SortedShardedFqnsOnePerLine) {
   EXPECT_EQ(r.outcome(), Outcome::kOk);
 }
 
+TEST(RunExpand, AFileOfTheWrongKindIsNamedAsFreezeNamesIt) {
+  for (const auto& [file, kind] :
+       {std::pair{testdata("check/clean_meta.json"), std::string("a codegen_meta.json")},
+        std::pair{testdata("cases/tiny/expected.json"), std::string("a codegen_meta.json")},
+        std::pair{testdata("cases/tiny/model.json"),
+                  std::string("a model tree dump (hpfreeze.model/v1)")}}) {
+    const CommandResult rejected = run_expand(file);
+    EXPECT_EQ(render_all(rejected.diagnostics),
+              Lines{"error: " + file + ": this looks like " + kind +
+                    "; expand wants a plan dump (hpfreeze.plan/v1)"});
+    EXPECT_EQ(rejected.output, "");
+    EXPECT_EQ(rejected.outcome(), Outcome::kRejected);
+  }
+}
+
 TEST(RunExpand, RejectedAndUnreadablePlans) {
-  const std::string meta = testdata("check/clean_meta.json");
-  const CommandResult rejected = run_expand(meta);
-  EXPECT_EQ(
-      render_all(rejected.diagnostics),
-      Lines{"error: " + meta + ": /boundary_classes: unknown top-level key 'boundary_classes'"});
-  EXPECT_EQ(rejected.output, "");
-  EXPECT_EQ(rejected.outcome(), Outcome::kRejected);
+  // A damaged plan keeps its decoder's error, even when its `format` names another kind.
+  const std::filesystem::path damaged =
+      std::filesystem::temp_directory_path() /
+      ("hpfreeze_expand_test_" + std::to_string(getpid()) + ".json");
+  for (const auto& [text, error] :
+       {std::pair{R"j({"modules": {"lin": {"bogus": 1}}})j",
+                  "/modules/lin/bogus: unknown module-spec field 'bogus'"},
+        std::pair{R"j({"format": "hpfreeze.model/v1", "modules": {"lin": {}}})j",
+                  "/format: unsupported format 'hpfreeze.model/v1' (expected "
+                  "'hpfreeze.plan/v1')"}}) {
+    std::ofstream(damaged, std::ios::binary) << text;
+    const CommandResult rejected = run_expand(damaged.string());
+    EXPECT_EQ(render_all(rejected.diagnostics), Lines{"error: " + damaged.string() + ": " + error});
+    EXPECT_EQ(rejected.outcome(), Outcome::kRejected);
+  }
+  std::filesystem::remove(damaged);
 
   const std::string missing = testdata("check/no_such_file.json");
   const CommandResult unreadable = run_expand(missing);

@@ -25,8 +25,7 @@ std::string read_file(const std::string& path) {
 class FreezeCommand : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("hpfreeze_freeze_command_test_" + std::to_string(getpid()));
+    dir_ = fs::temp_directory_path() / ("hpfreeze_freeze_command_test_" + std::to_string(getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -80,7 +79,8 @@ TEST_F(FreezeCommand, StagesOfASuccessfulRun) {
 
 TEST_F(FreezeCommand, StagesStopWhereTheRunFailed) {
   FreezeRequest request;
-  request.plan_path = file("plan.json", R"j({"modules": {"x": {"params": {"w": {"tp": "S(0)"}}}}})j");
+  request.plan_path =
+      file("plan.json", R"j({"modules": {"x": {"params": {"w": {"tp": "S(0)"}}}}})j");
   request.model_path = kCases + "/tiny/model.json";
   request.output_path = path("meta.json");
   FreezeStages stages;
@@ -118,8 +118,9 @@ TEST_F(FreezeCommand, AFileOfTheWrongKindIsNamed) {
   request.plan_path = meta;
   request.model_path = model;
   EXPECT_EQ(only_error(request),
-            meta + ": this looks like a codegen_meta.json; --plan wants a plan dump "
-                   "(hpfreeze.plan/v1)");
+            meta +
+                ": this looks like a codegen_meta.json; --plan wants a plan dump "
+                "(hpfreeze.plan/v1)");
   request.plan_path = model;
   request.model_path = plan;
   EXPECT_EQ(only_error(request), model + ": --plan and --model look swapped: --plan " + model +
@@ -128,18 +129,60 @@ TEST_F(FreezeCommand, AFileOfTheWrongKindIsNamed) {
   request.plan_path = model;
   request.model_path = model;
   EXPECT_EQ(only_error(request),
-            model + ": this looks like a model tree dump (hpfreeze.model/v1); --plan wants a plan "
-                    "dump (hpfreeze.plan/v1)");
+            model +
+                ": this looks like a model tree dump (hpfreeze.model/v1); --plan wants a plan "
+                "dump (hpfreeze.plan/v1)");
   request.plan_path = plan;
   request.model_path = plan;
   EXPECT_EQ(only_error(request),
-            plan + ": this looks like a plan dump (hpfreeze.plan/v1); --model wants a model tree "
-                   "dump (hpfreeze.model/v1)");
+            plan +
+                ": this looks like a plan dump (hpfreeze.plan/v1); --model wants a model tree "
+                "dump (hpfreeze.model/v1)");
   request.model_path = meta;
   EXPECT_EQ(only_error(request),
-            meta + ": this looks like a codegen_meta.json; --model wants a model tree dump "
-                   "(hpfreeze.model/v1)");
+            meta +
+                ": this looks like a codegen_meta.json; --model wants a model tree dump "
+                "(hpfreeze.model/v1)");
   EXPECT_FALSE(fs::exists(request.output_path));
+}
+
+// A dump given as --base would put its format, modules or parameters into the meta, which
+// check, thaw and diff then refuse: it is named as --plan and --model name theirs.
+TEST_F(FreezeCommand, ABaseOfTheWrongKindIsNamed) {
+  const std::string plan = kCases + "/tiny/plan.json";
+  const std::string model = kCases + "/tiny/model.json";
+  FreezeRequest request;
+  request.plan_path = plan;
+  request.model_path = model;
+  request.output_path = file("meta.json", "old");
+  const std::string plan_dump =
+      "this looks like a plan dump (hpfreeze.plan/v1); --base wants a "
+      "codegen_meta.json";
+  const std::string model_dump =
+      "this looks like a model tree dump (hpfreeze.model/v1); --base "
+      "wants a codegen_meta.json";
+  request.base_path = plan;
+  EXPECT_EQ(only_error(request), plan + ": " + plan_dump);
+  request.base_path = model;
+  EXPECT_EQ(only_error(request), model + ": " + model_dump);
+  // By the format tag alone (the meta readers refuse a meta by it), or by the shape alone.
+  request.base_path = file("tagged.json", R"j({"format": "hpfreeze.model/v1", "x": 1})j");
+  EXPECT_EQ(only_error(request), *request.base_path + ": " + model_dump);
+  request.base_path =
+      file("odd.json", R"j({"format": "hpfreeze.plan/v1", "modules": {"": "Net"}})j");
+  EXPECT_EQ(only_error(request), *request.base_path + ": " + plan_dump);
+  request.base_path = file("untagged.json", R"j({"modules": {"lin": {"params": {}}}})j");
+  EXPECT_EQ(only_error(request), *request.base_path + ": " + plan_dump);
+  request.base_path = file("tree.json", R"j({"modules": {"": "Net"}})j");
+  EXPECT_EQ(only_error(request), *request.base_path + ": " + model_dump);
+  EXPECT_EQ(read_file(request.output_path), "old");
+  // A meta, or any other object, is a base.
+  for (const std::string& base :
+       {kCases + "/tiny/expected.json", file("empty.json", "{}"),
+        file("other.json", R"j({"format": "something/v2", "signature": "s"})j")}) {
+    request.base_path = base;
+    EXPECT_FALSE(run_freeze(request).failed()) << base;
+  }
 }
 
 // A damaged dump of the right kind keeps its decoder's own error, even when its `format`
@@ -148,7 +191,8 @@ TEST_F(FreezeCommand, ADamagedDumpKeepsItsDecoderError) {
   FreezeRequest request;
   request.output_path = path("meta.json");
   request.model_path = kCases + "/tiny/model.json";
-  request.plan_path = file("plan.json", R"j({"format": "hpfreeze.model/v1", "modules": {"lin": {}}})j");
+  request.plan_path =
+      file("plan.json", R"j({"format": "hpfreeze.model/v1", "modules": {"lin": {}}})j");
   EXPECT_EQ(only_error(request),
             request.plan_path +
                 ": /format: unsupported format 'hpfreeze.model/v1' (expected 'hpfreeze.plan/v1')");

@@ -68,12 +68,12 @@ TEST(DecodeMeta, TypedModelOfAFrozenMeta) {
 }
 
 TEST(DecodeMeta, WrongKindOfFileIsNamed) {
-  EXPECT_EQ(
-      errors_of(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j"),
-      std::vector<std::string>{"meta.json: this is a plan dump; test wants a codegen_meta.json"});
+  EXPECT_EQ(errors_of(R"j({"format": "hpfreeze.plan/v1", "modules": {}})j"),
+            std::vector<std::string>{"meta.json: this looks like a plan dump (hpfreeze.plan/v1); "
+                                     "test wants a codegen_meta.json"});
   EXPECT_EQ(errors_of(R"j({"modules": {"": "Net"}, "parameters": {}})j"),
-            std::vector<std::string>{
-                "meta.json: this is a model tree dump; test wants a codegen_meta.json"});
+            std::vector<std::string>{"meta.json: this looks like a model tree dump "
+                                     "(hpfreeze.model/v1); test wants a codegen_meta.json"});
   EXPECT_EQ(errors_of("[]"), std::vector<std::string>{"meta.json: expected a JSON object (a "
                                                       "codegen_meta.json), got an array"});
 }

@@ -597,6 +597,7 @@ TEST(BuildReport, MeshFromParallelDims) {
   const Report r = report_of(
       R"j({"parallel_dims": {"tp_size": 2, "cp_size": 1, "ep_size": "8", "dp_size": 2.0,)j"
       R"j( "pp_size": 0, "etp_size": true, "xp_size": 18446744073709551615, "_size": 3,)j"
+      R"j( "yp_size": 9223372036854775808, "zp_size": -9223372036854775808,)j"
       R"j( "sequence_parallel": true, "size": 4}, "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j",
       model_json({{"b.w", "[4]", "bfloat16"}}), std::nullopt);
   EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 1}, MeshAxis{"tp", 2}));
@@ -611,9 +612,21 @@ TEST(BuildReport, MeshFromParallelDims) {
                   "axis 'pp' counts as size 1",
                   "warning meta.json /parallel_dims/etp_size: ignored: expected an integer >= 1; "
                   "axis 'etp' counts as size 1",
-                  "warning meta.json /parallel_dims/xp_size: ignored: expected an integer >= 1; "
-                  "axis 'xp' counts as size 1"));
+                  "warning meta.json /parallel_dims/xp_size: ignored: 18446744073709551615 is "
+                  "above the largest axis size, 2^63-1; axis 'xp' counts as size 1",
+                  "warning meta.json /parallel_dims/yp_size: ignored: 9223372036854775808 is "
+                  "above the largest axis size, 2^63-1; axis 'yp' counts as size 1",
+                  "warning meta.json /parallel_dims/zp_size: ignored: expected an integer >= 1; "
+                  "axis 'zp' counts as size 1"));
   EXPECT_EQ(local(r, "b.w"), (Shape{2}));
+}
+
+TEST(BuildReport, TheLargestAxisSizeFromParallelDims) {
+  const Report r = report_of(
+      R"j({"parallel_dims": {"tp_size": 9223372036854775807}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j",
+      model_json({{"b.w", "[4]", "bfloat16"}}), std::nullopt);
+  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 9223372036854775807u}));
+  EXPECT_THAT(findings(r), IsEmpty());
 }
 
 TEST(BuildReport, MeshFlagReplacesParallelDims) {
@@ -1001,6 +1014,71 @@ TEST_F(RunReportTest, CleanReportDoesNotFail) {
   EXPECT_EQ(out.outcome(), Outcome::kOk);
   EXPECT_THAT(out.diagnostics, IsEmpty());
   EXPECT_EQ(out.output.substr(0, 25), "mesh: tp=2 (from --mesh)\n");
+}
+
+// Sizes that make no mesh are the command line's problem when a flag gave one of them: a
+// usage error naming the flags (and the sizes parallel_dims gave), no report; with
+// parallel_dims alone, the meta's.
+TEST_F(RunReportTest, MeshesTheSizesCannotMake) {
+  constexpr std::uint64_t kBig = 9223372036854775807u;  // 2^63-1
+  const std::string plain = write("meta.json", plan_b(R"j({"w": {"tp": "R"}})j"));
+  const std::string dims = write(
+      "dims.json",
+      R"j({"parallel_dims": {"dp_size": 4, "tp_size": 9223372036854775807}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j");
+  std::string many;
+  for (int i = 1; i <= 300; ++i) many += (i == 1 ? "" : ",") + std::to_string(i);
+  struct Case {
+    std::string meta;
+    std::optional<std::vector<MeshAxis>> mesh;
+    std::vector<AxisSweep> sweeps;
+    std::string error;
+  };
+  const Case cases[] = {
+      {plain,
+       std::nullopt,
+       {{"tp", {kBig, 2}}, {"cp", {4}}},
+       "--sweep: mesh tp=9223372036854775807 cp=4 has more than 2^64-1 devices"},
+      {plain,
+       mesh({{"tp", kBig}}),
+       {{"cp", {1, 3}}},
+       "--mesh and --sweep: mesh tp=9223372036854775807 cp=3 has more than 2^64-1 devices"},
+      {plain,
+       mesh({{"cp", 4}, {"tp", kBig}}),
+       {},
+       "--mesh: mesh tp=9223372036854775807 cp=4 has more than 2^64-1 devices"},
+      {dims,
+       std::nullopt,
+       {{"cp", {2}}},
+       "--sweep: mesh tp=9223372036854775807 cp=2 dp=4 has more than 2^64-1 devices (dp=4 "
+       "tp=9223372036854775807 from parallel_dims in " +
+           dims + ")"},
+      {plain,
+       std::nullopt,
+       {*parse_sweep_arg("a=" + many), *parse_sweep_arg("b=" + many)},
+       "--sweep: the sweeps make more than 65536 meshes"},
+  };
+  for (const Case& c : cases) {
+    ReportRequest request;
+    request.meta_path = c.meta;
+    request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+    request.mesh = c.mesh;
+    request.plan.sweeps = c.sweeps;
+    const CommandResult out = run_report(request);
+    EXPECT_EQ(out.outcome(), Outcome::kTrouble) << c.error;
+    EXPECT_EQ(out.output, "");
+    ASSERT_EQ(out.diagnostics.size(), 1u) << c.error;
+    EXPECT_EQ(out.diagnostics[0].location_and_message(), c.error);
+  }
+  ReportRequest request;
+  request.meta_path = dims;
+  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+  const CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_NE(out.output, "");
+  ASSERT_FALSE(out.diagnostics.empty());
+  EXPECT_EQ(
+      out.diagnostics[0].location_and_message(),
+      dims + ": /parallel_dims: mesh tp=9223372036854775807 dp=4 has more than 2^64-1 devices");
 }
 
 TEST_F(RunReportTest, NoMeshWithinTheBudgetIsANegativeAnswerNotAnError) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -72,6 +73,10 @@ Expected<std::uint64_t> parse_byte_size(std::string_view text);
 // "512 B", "1.5 KiB", "29.9 GiB": binary units, one decimal, rounded half up; the unit is
 // the largest that keeps the rounded value below 1024.
 std::string format_byte_size(std::uint64_t bytes);
+
+// The largest size of a mesh axis (--mesh, --sweep, a meta's parallel_dims): sizes and
+// dims are signed 64-bit numbers in the planner.
+inline constexpr std::uint64_t kMaxAxisSize = std::numeric_limits<std::int64_t>::max();
 
 struct AxisSize {
   std::string axis;

@@ -2,13 +2,14 @@
 // Make-syntax dependency files ("depfiles") that make and ninja (`deps = gcc`) read to
 // learn which files a generated output was built from (`freeze --depfile`).
 //
-// Paths are escaped as GCC's -MD/-MQ escape them: a space or tab gets a backslash in
-// front, and every backslash directly before it is doubled (GNU make reads 2N+1
-// backslashes + space as N backslashes + space); `#` becomes `\#`; `$` becomes `$$`;
-// every other byte is written as is. One addition to GCC: `:` becomes `\:`, which GNU
-// make and ninja both read back as a colon, where a bare one makes make see a second
-// rule separator. A newline or carriage return cannot be written in make syntax at all.
+// A path is written only when GNU make and ninja both read it back as the same bytes;
+// any other path is refused with the reason (docs/cli.md, "--depfile"). The bytes allowed
+// are letters, digits, bytes >= 0x80, `+,/_.(){}@!-` as they are, and four escaped ones:
+// space as `\ `, `#` as `\#`, `:` as `\:`, `$` as `$$`; `\`, `~` and `%` where neither
+// tool gives them a meaning. Escapes never need doubled backslashes: a backslash before
+// an escaped byte is refused.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,16 +18,23 @@
 
 namespace hpfreeze {
 
-// True when path can be written into a depfile: not empty, no '\n' and no '\r'.
-bool depfile_can_express(std::string_view path);
+// One path of the rule, with the flag that named it (for messages).
+struct DepfilePath {
+  std::string_view flag;
+  std::string_view path;
+};
 
-// Escapes one path. Precondition: depfile_can_express(path).
+// Why `path` cannot be written to a depfile as the rule's target (`is_target`) or as a
+// prerequisite, naming the byte; nullopt when it can.
+std::optional<std::string> depfile_refusal(std::string_view path, bool is_target);
+
+// Escapes one path. Precondition: depfile_refusal(path, ...) is nullopt.
 std::string escape_depfile_path(std::string_view path);
 
 // The rule "TARGET: PREREQ1 PREREQ2\n" on one line, prerequisites in the order given and
 // exact duplicates listed once. Errors (no file, no pointer) name every path that
-// depfile_can_express rejects.
-Expected<std::string> render_depfile(std::string_view target,
-                                     const std::vector<std::string>& prerequisites);
+// depfile_refusal refuses, with its flag.
+Expected<std::string> render_depfile(const DepfilePath& target,
+                                     const std::vector<DepfilePath>& prerequisites);
 
 }  // namespace hpfreeze

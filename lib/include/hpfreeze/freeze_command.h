@@ -19,7 +19,7 @@ struct FreezeRequest {
   std::string output_path = "-";         // "-" for stdout
   bool if_changed = false;
   // Also write a Make-syntax depfile "OUT: PLAN MODEL [BASE]" here (hpfreeze/depfile.h),
-  // with the output, both or neither (io.h), even when if_changed left OUT alone.
+  // with the output, both or neither (io.h); if_changed leaves an identical one alone too.
   std::optional<std::string> depfile_path;
   FreezeOptions options;
 };
@@ -66,7 +66,7 @@ struct RenderedMeta {
 Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* stages = nullptr);
 
 // render_meta, then the atomic write of the output (or stdout), then the depfile. A
-// depfile needs -o FILE and file inputs (no '-') whose paths make syntax can express;
+// depfile needs -o FILE and file inputs (no '-') whose paths make and ninja read back;
 // these usage errors come first, before any input is read, with ErrorClass::kIo so that
 // they map to exit status 2 like every other failure to write.
 CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages = nullptr);

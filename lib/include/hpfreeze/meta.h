@@ -106,7 +106,8 @@ struct MetaDecodeOptions {
 };
 
 // Decodes `document` as a codegen_meta.json. `command` names the reader in the message
-// for the wrong kind of file ("this is a plan dump; thaw wants a codegen_meta.json").
+// for the wrong kind of file ("this looks like a plan dump (hpfreeze.plan/v1); thaw wants
+// a codegen_meta.json").
 // Errors (kRejected, at most kMaxReportedErrors and a count) carry the JSON Pointer of
 // the offending value. Identity fields are kept as they are: freeze copies them from a
 // base file without judging them, so only `check` does.

@@ -1,0 +1,58 @@
+#include "hpfreeze/dump_kind.h"
+
+#include <string>
+
+namespace hpfreeze {
+
+DumpKind tagged_dump_kind(const JsonDocument& document) {
+  std::string_view format;
+  if (document.root()["format"].get_string().get(format)) return DumpKind::kUnknown;
+  if (format == "hpfreeze.plan/v1") return DumpKind::kPlan;
+  if (format == "hpfreeze.model/v1") return DumpKind::kModel;
+  return DumpKind::kUnknown;
+}
+
+DumpKind guess_dump_kind(const JsonDocument& document) {
+  simdjson::dom::object root;
+  if (document.root().get_object().get(root)) return DumpKind::kUnknown;
+  const DumpKind by_format = tagged_dump_kind(document);
+  DumpKind by_shape = DumpKind::kUnknown;
+  simdjson::dom::object modules;
+  if (!root["modules"].get_object().get(modules)) {
+    const auto first = modules.begin();
+    if (first != modules.end()) {
+      if (first.value().is_object()) by_shape = DumpKind::kPlan;
+      if (first.value().is_string()) by_shape = DumpKind::kModel;
+    }
+  } else if (!root["codegen_version"].error() || !root["param_plan"].error()) {
+    return DumpKind::kMeta;
+  }
+  if (by_shape == DumpKind::kUnknown && !root["parameters"].error()) by_shape = DumpKind::kModel;
+  if (by_format == DumpKind::kUnknown) return by_shape;
+  if (by_shape == DumpKind::kUnknown || by_shape == by_format) return by_format;
+  return DumpKind::kUnknown;
+}
+
+std::string_view dump_kind_name(DumpKind kind) {
+  switch (kind) {
+    case DumpKind::kPlan:
+      return "a plan dump (hpfreeze.plan/v1)";
+    case DumpKind::kModel:
+      return "a model tree dump (hpfreeze.model/v1)";
+    case DumpKind::kMeta:
+      return "a codegen_meta.json";
+    case DumpKind::kUnknown:
+      break;
+  }
+  return "a file of unknown kind";
+}
+
+std::optional<Diagnostic> wrong_kind_error(const JsonDocument& document, DumpKind kind,
+                                           DumpKind wanted, std::string_view who) {
+  if (kind == DumpKind::kUnknown || kind == wanted) return std::nullopt;
+  return make_error(document.name(), {},
+                    "this looks like " + std::string(dump_kind_name(kind)) + "; " +
+                        std::string(who) + " wants " + std::string(dump_kind_name(wanted)));
+}
+
+}  // namespace hpfreeze
