@@ -4,10 +4,16 @@
 # cmake/debian/prebuild.cmake makes the staged tree what Debian policy and lintian want
 # (man pages and changelog gzipped, the licence only in the copyright file).
 
-# Debian 12's ld and dpkg-dev name the pieces; without them there is no package target.
+# A parent project that adds hpfreeze as a subdirectory keeps its own CPack settings.
+if(NOT PROJECT_IS_TOP_LEVEL)
+  return()
+endif()
+# CPack computes Depends with dpkg-shlibdeps (dpkg-dev) on the files `file` says are ELF;
+# without either there is no package target.
 find_program(HPFREEZE_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(NOT HPFREEZE_DPKG_SHLIBDEPS)
-  message(STATUS "hpfreeze: no package target (dpkg-shlibdeps not found; Debian package dpkg-dev)")
+find_program(HPFREEZE_FILE file)
+if(NOT HPFREEZE_DPKG_SHLIBDEPS OR NOT HPFREEZE_FILE)
+  message(STATUS "hpfreeze: no package target (needs dpkg-shlibdeps and file: Debian packages dpkg-dev and file)")
   return()
 endif()
 
@@ -38,7 +44,6 @@ set(CPACK_PACKAGE_CONTACT "hpfreeze maintainers <maintainers@users.noreply.a-see
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # Stripped by cmake/debian/prebuild.cmake, as dh_strip does.
 set(CPACK_HPFREEZE_STRIP ${CMAKE_STRIP})
-set(CPACK_SOURCE_IGNORE_FILES "/build.*/;/\\\\.git/")
 
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)

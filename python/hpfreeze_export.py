@@ -84,12 +84,12 @@ PYTHON API
   write_dumps(plan, model, plan_path, model_path, meta=None)
       builds both dumps before touching either file, so an ExportError writes nothing.
   freeze(plan, model, meta=None, *, binary=None, strict=False) -> str
-      runs hpfreeze freeze on the two (live objects, or ready dump dicts) through
-      pipes, no file written, and returns the meta's text: the bytes
-      of the command line, as str. meta is the base meta, as --base: a dict (say
-      json.load of last run's codegen_meta.json) or the path of such a file; None takes
-      the plan's own "meta" (a live plan has none: upstream's defaults). binary is the
-      hpfreeze to run, else $HPFREEZE, else hpfreeze on PATH; strict=True is --strict.
+      runs hpfreeze freeze on the two (live objects, or ready dump dicts) through pipes,
+      no file written, and returns the meta's text: the bytes of the command line, as
+      str. meta is the base meta, as --base: a dict (say json.load of last run's
+      codegen_meta.json) or the path of such a file; None takes the plan's own "meta" (a
+      live plan has none: upstream's defaults). binary is the hpfreeze to run, else
+      $HPFREEZE, else hpfreeze on PATH; strict=True is --strict.
   ExportError (a ValueError) says where the value sits, e.g.
   "/modules/lm_head/params/weight/tp: placement RaggedShard has no canonical string form
   and cannot be frozen". ExportWarning (a UserWarning) goes through the warnings module.
@@ -579,9 +579,9 @@ def freeze(plan: Any, model: Any, meta: Any = None, *,
     """Freezes plan and model with ``hpfreeze freeze`` and returns the meta's text.
 
     plan and model are live objects (as for plan_to_dump and model_to_dump) or ready dump
-    dicts (a mapping is taken for a dump, as json.load of plan.json gives it). meta is the base
-    meta whose identity fields are kept, as ``--base``: a dict or the path of a JSON file;
-    None uses the plan's own ``meta`` (a live plan has none: upstream's defaults). The
+    dicts (a mapping is taken for a dump, as json.load of plan.json gives it). meta is the
+    base meta whose identity fields are kept, as ``--base``: a dict or the path of a JSON
+    file; None uses the plan's own ``meta`` (a live plan has none: upstream's defaults). The
     plan goes to hpfreeze's stdin and the model (and a dict meta) through pipes of their
     own, the meta comes back on stdout: no file is written. The text is the exact bytes
     the command line writes, decoded as UTF-8. Raises ExportError before running anything

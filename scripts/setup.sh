@@ -4,6 +4,7 @@
 #   scripts/setup.sh [build|test|fuzz|all]...     (default: all)
 #
 #   build  compiler, CMake, ninja and the four libraries: enough to build the binary
+#          (and, with file, its .deb: `cmake --build build --target package`)
 #   test   build + GoogleTest, Google Benchmark and the tools the test suite drives
 #          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine;
 #          for the packaging tests zsh, fish, lintian, python3-venv, python3-setuptools,
@@ -16,6 +17,8 @@ set -euo pipefail
 
 build=(build-essential cmake ninja-build pkg-config
        libcli11-dev libsimdjson-dev rapidjson-dev libspdlog-dev libfmt-dev)
+# CPack's .deb runs file and dpkg-shlibdeps (dpkg-dev, from build-essential) for Depends.
+build+=(file)
 test=(libgtest-dev libgmock-dev libbenchmark-dev python3 make git time hyperfine
       help2man man-db groff-base bash-completion)
 # The packaging tests: the .deb's lintian, the zsh and fish completions, the exporter's
@@ -31,7 +34,7 @@ for profile in "$@"; do
     test) packages+=("${build[@]}" "${test[@]}") ;;
     fuzz) packages+=("${build[@]}" "${fuzz[@]}") ;;
     all) packages+=("${build[@]}" "${test[@]}" "${fuzz[@]}") ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 

@@ -19,7 +19,8 @@ import sys
 import unittest
 import warnings
 
-from hpf import BINARY, SOURCE, TESTDATA, TempDirTest, case, read, run
+import cli_help
+from hpf import SOURCE, TESTDATA, TempDirTest, case, read, run
 
 sys.path.insert(0, os.path.join(SOURCE, "python"))
 import hpfreeze_export as hx  # noqa: E402
@@ -802,12 +803,10 @@ class CommandLine(Fixture):
 
 def build_dir():
     """The CMake build tree of the binary under test, if it is one."""
-    d = os.path.dirname(os.path.abspath(BINARY))
-    while d != os.path.dirname(d):
-        if os.path.exists(os.path.join(d, "CMakeCache.txt")):
-            return d
-        d = os.path.dirname(d)
-    return None
+    try:
+        return cli_help.build_dir()
+    except RuntimeError:
+        return None
 
 
 class Installed(TempDirTest):

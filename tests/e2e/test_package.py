@@ -241,8 +241,10 @@ class Deb(unittest.TestCase):
                 "sys.stdout.write(h.freeze(*(json.load(open(p)) for p in sys.argv[2:]), "
                 "binary=sys.argv[1]))\n")
         site = os.path.join(self.root, "usr/lib/python3/dist-packages")
-        r = subprocess.run([sys.executable, "-c", code, os.path.join(self.root, "usr/bin/hpfreeze"),
-                            os.path.join(EXAMPLE, "plan.json"), os.path.join(EXAMPLE, "model.json")],
+        r = subprocess.run([sys.executable, "-c", code,
+                            os.path.join(self.root, "usr/bin/hpfreeze"),
+                            os.path.join(EXAMPLE, "plan.json"),
+                            os.path.join(EXAMPLE, "model.json")],
                            capture_output=True, env=dict(env, PYTHONPATH=site), timeout=60)
         self.assertEqual((r.returncode, r.stderr), (0, b""))
         where, meta = r.stdout.split(b"\n", 1)
@@ -263,8 +265,8 @@ class Deb(unittest.TestCase):
         with open(os.path.join(self.root, "usr/share/cmake/hpfreeze/hpfreezeConfig.cmake")) as f:
             config = f.read()
         # Three levels up from share/cmake/hpfreeze is the prefix, /usr.
-        self.assertIn('get_filename_component(PACKAGE_PREFIX_DIR "${CMAKE_CURRENT_LIST_DIR}/../../../"'
-                      ' ABSOLUTE)', config)
+        self.assertIn('get_filename_component(PACKAGE_PREFIX_DIR '
+                      '"${CMAKE_CURRENT_LIST_DIR}/../../../" ABSOLUTE)', config)
         self.assertIn('"${PACKAGE_PREFIX_DIR}/bin/hpfreeze"', config)
 
 
