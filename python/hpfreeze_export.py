@@ -1,26 +1,32 @@
 """hpfreeze_export: write a live HyperParallel sharding plan and its model as the two JSON
-dumps that ``hpfreeze freeze`` reads (``hpfreeze.plan/v1`` and ``hpfreeze.model/v1``).
+dumps that ``hpfreeze freeze`` reads (``hpfreeze.plan/v1`` and ``hpfreeze.model/v1``), or
+freeze them straight away with freeze().
 
-Installed by ``cmake --install`` as ``<prefix>/share/hpfreeze/hpfreeze_export.py``
-(``/usr/local/share/hpfreeze/hpfreeze_export.py`` with CMake's default prefix); the source
-is ``python/hpfreeze_export.py``. Standard library only, Python >= 3.9; it imports neither
-torch nor hyper_parallel and reads their objects by duck typing.
+Installed as the Python package hpfreeze-export, which also gives the command
+hpfreeze-export: ``pip install ./python`` from the source tree (offline on Debian:
+``pip install --no-index --no-build-isolation ./python`` in a venv), or the hpfreeze .deb,
+which puts it in /usr/lib/python3/dist-packages. ``cmake --install`` also leaves a copy in
+``<prefix>/share/hpfreeze/`` for sys.path and PYTHONPATH users
+(``/usr/local/share/hpfreeze/hpfreeze_export.py`` with CMake's default prefix). Standard
+library only, Python >= 3.9; it imports neither torch nor hyper_parallel and reads their
+objects by duck typing.
 
 WHERE THE PLAN AND THE MODEL ARE
   In a training script, the live ShardingPlan is what ShardingPlanner.plan() returns, and
   the model is the torch.nn.Module you passed to it (a meta-device model is enough: only
   module names, class names, parameter shapes and dtypes are read). Export right after
   planning, before apply_sharding_plan(), so the dumps show the plan and the model as the
-  planner saw them. The three added lines are marked:
+  planner saw them. The two added lines are marked:
 
     from hyper_parallel.distributed import ShardingPlanner, apply_sharding_plan
     plan = ShardingPlanner(plan_overrides=overrides).plan(model, mesh, tp_size=2, ep_size=8)
-    import sys; sys.path.insert(0, "/usr/local/share/hpfreeze")    # added: where it is installed
     import hpfreeze_export                                           # added
     hpfreeze_export.write_dumps(plan, model, "plan.json", "model.json")  # added
     model, _ = apply_sharding_plan(model, plan, mesh)
 
-  Then, in the build (make, ninja, CI; see docs/recipes.md):
+  (Without the package installed, put its directory on the path first:
+  sys.path.insert(0, "/usr/local/share/hpfreeze").) Then, in the build (make, ninja, CI;
+  see docs/recipes.md):
 
     hpfreeze freeze --plan plan.json --model model.json --base codegen_meta.json -o codegen_meta.json
 
@@ -46,10 +52,11 @@ THE META ARGUMENT: SIGNATURE AND THE OTHER IDENTITY FIELDS
   model_name and model_class). Omit meta= when you pass --base.
 
 COMMAND LINE
-    python3 -m hpfreeze_export MODULE:FUNCTION [--plan FILE] [--model FILE] [--meta FILE]
+    hpfreeze-export MODULE:FUNCTION [--plan FILE] [--model FILE] [--meta FILE]
+    python3 -m hpfreeze_export MODULE:FUNCTION ...
     python3 /usr/local/share/hpfreeze/hpfreeze_export.py MODULE:FUNCTION ...
 
-  With -m, put the installed directory on the path first:
+  With -m and no package installed, put the directory on the path first:
   PYTHONPATH=/usr/local/share/hpfreeze. MODULE is imported from the current directory or
   PYTHONPATH; FUNCTION (a name in it, dots allowed) is called with no arguments and must
   return the pair (plan, model), e.g. a function of yours that builds the meta-device
@@ -59,8 +66,9 @@ COMMAND LINE
   mtime included, when its bytes did not change. Exit status: 0 written (or unchanged);
   1 the plan, the model or the --meta file was read and cannot be exported (one line
   naming the JSON Pointer of the value); 2 usage error (no such module or function, a
-  result that is not a pair) or a file that cannot be read or written. An exception
-  raised inside FUNCTION itself is shown with its traceback. For example, with a
+  result that is not a pair, a module MODULE or FUNCTION imports that is not installed,
+  torch say: one line naming it) or a file that cannot be read or written. Any other
+  exception raised inside FUNCTION is shown with its traceback. For example, with a
   train_setup.py in the current directory holding
 
     def build_plan():
@@ -68,17 +76,26 @@ COMMAND LINE
         plan = ShardingPlanner(plan_overrides=overrides).plan(model, mesh, tp_size=2)
         return plan, model
 
-  PYTHONPATH=/usr/local/share/hpfreeze python3 -m hpfreeze_export train_setup:build_plan
-  writes plan.json and model.json.
+  hpfreeze-export train_setup:build_plan writes plan.json and model.json.
 
 PYTHON API
   plan_to_dump(plan, meta=None) -> dict     the plan dump
   model_to_dump(model) -> dict              the model tree dump
   write_dumps(plan, model, plan_path, model_path, meta=None)
       builds both dumps before touching either file, so an ExportError writes nothing.
+  freeze(plan, model, meta=None, *, binary=None, strict=False) -> str
+      runs hpfreeze freeze on the two (live objects, or ready dump dicts) through pipes,
+      no file written, and returns the meta's text: the bytes of the command line, as
+      str. meta is the base meta, as --base: a dict (say json.load of last run's
+      codegen_meta.json) or the path of such a file; None takes the plan's own "meta" (a
+      live plan has none: upstream's defaults). binary is the hpfreeze to run, else
+      $HPFREEZE, else hpfreeze on PATH; strict=True is --strict.
   ExportError (a ValueError) says where the value sits, e.g.
   "/modules/lm_head/params/weight/tp: placement RaggedShard has no canonical string form
   and cannot be frozen". ExportWarning (a UserWarning) goes through the warnings module.
+  HpfreezeError (a RuntimeError) is a failed freeze: .returncode (1 rejected, 2 usage or
+  I/O) and .diagnostics, hpfreeze's stderr lines; its warnings and notes on success come
+  as HpfreezeWarning (a UserWarning). No hpfreeze to run is a FileNotFoundError.
 
 HOW OBJECTS ARE READ
   * placements by class name: Shard, StridedShard, Replicate, Partial, with their
@@ -126,20 +143,29 @@ import operator
 import os
 import re
 import secrets
+import shutil
+import subprocess
 import sys
+import threading
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 __all__ = [
     "ExportError",
     "ExportWarning",
+    "HpfreezeError",
+    "HpfreezeWarning",
     "MODEL_FORMAT",
     "PLAN_FORMAT",
+    "freeze",
     "main",
     "model_to_dump",
     "plan_to_dump",
     "write_dumps",
 ]
+
+# The version of hpfreeze this exporter ships with (the package's version too).
+__version__ = "0.1.0"
 
 PLAN_FORMAT = "hpfreeze.plan/v1"
 MODEL_FORMAT = "hpfreeze.model/v1"
@@ -428,6 +454,9 @@ def _dtype_name(dtype: Any) -> str:
 
 def model_to_dump(model: Any) -> dict:
     """The ``hpfreeze.model/v1`` dump of a ``torch.nn.Module`` (or a look-alike)."""
+    if not (hasattr(model, "named_modules") and hasattr(model, "named_parameters")):
+        raise ExportError(f"the model must be a torch.nn.Module (named_modules and "
+                          f"named_parameters), got {type(model).__name__}")
     modules: dict = {}
     for name, module in _named(model.named_modules):
         modules[name] = type(module).__name__
@@ -498,8 +527,124 @@ def write_dumps(plan: Any, model: Any, plan_path: str, model_path: str,
     _write_if_changed(model_path, model_bytes)
 
 
+class HpfreezeError(RuntimeError):
+    """``hpfreeze freeze`` rejected the input (returncode 1) or failed (2, or a negative
+    signal number); ``diagnostics`` holds its stderr lines, ``hpfreeze: error: ...``."""
+
+    def __init__(self, returncode: int, diagnostics: List[str]) -> None:
+        self.returncode = returncode
+        self.diagnostics = list(diagnostics)
+        super().__init__("\n".join(self.diagnostics) or
+                         f"hpfreeze freeze exited with status {returncode}")
+
+
+class HpfreezeWarning(UserWarning):
+    """A warning or note line ``hpfreeze freeze`` printed on a successful freeze."""
+
+
+def _ready_dump(value: Mapping, what: str) -> bytes:
+    """The JSON of a dump dict; whether it is a valid dump is for hpfreeze to say."""
+    try:
+        return _dumps(dict(value))
+    except (TypeError, ValueError) as exc:
+        raise ExportError(f"{what}: the dump dict is not JSON: {exc}") from None
+
+
+def _hpfreeze_binary(binary: Optional[Union[str, "os.PathLike[str]"]]) -> str:
+    if binary is not None:
+        return os.fspath(binary)
+    found = os.environ.get("HPFREEZE") or shutil.which("hpfreeze")
+    if not found:
+        raise FileNotFoundError("no hpfreeze to run: pass binary=, set HPFREEZE or put "
+                                "hpfreeze on PATH")
+    return found
+
+
+def _feed(fd: int, data: bytes) -> None:
+    """Writes data into a pipe and closes it; a reader that stops early is no error here
+    (hpfreeze's exit status says why it stopped)."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def freeze(plan: Any, model: Any, meta: Any = None, *,
+           binary: Optional[Union[str, "os.PathLike[str]"]] = None,
+           strict: bool = False) -> str:
+    """Freezes plan and model with ``hpfreeze freeze`` and returns the meta's text.
+
+    plan and model are live objects (as for plan_to_dump and model_to_dump) or ready dump
+    dicts (a mapping is taken for a dump, as json.load of plan.json gives it). meta is the
+    base meta whose identity fields are kept, as ``--base``: a dict or the path of a JSON
+    file; None uses the plan's own ``meta`` (a live plan has none: upstream's defaults). The
+    plan goes to hpfreeze's stdin and the model (and a dict meta) through pipes of their
+    own, the meta comes back on stdout: no file is written. The text is the exact bytes
+    the command line writes, decoded as UTF-8. Raises ExportError before running anything
+    when a value cannot be dumped, HpfreezeError when hpfreeze fails, FileNotFoundError
+    when there is no hpfreeze (binary=, else $HPFREEZE, else PATH). POSIX only (/dev/fd).
+    """
+    if isinstance(plan, Mapping):
+        plan_bytes = _ready_dump(plan, "plan")
+    else:
+        dump, messages = _plan_dump(plan, None)
+        _warn(messages, stacklevel=2)
+        plan_bytes = _dumps(dump)
+    # What goes through a pipe of its own, after the option that names it.
+    piped = [("--model", _ready_dump(model, "model") if isinstance(model, Mapping)
+              else _dumps(model_to_dump(model)))]
+    args = ["--plan", "-"]
+    if isinstance(meta, Mapping):
+        try:
+            piped.append(("--base", _dumps(_Walk().mapping(meta, "", typed=False))))
+        except ExportError as exc:
+            raise ExportError(f"meta: {exc}") from None
+    elif meta is not None:
+        args += ["--base", os.fspath(meta)]
+    if strict:
+        args.append("--strict")
+    command = _hpfreeze_binary(binary)
+    pipes = [os.pipe() for _ in piped]
+    for (option, _), (r, _) in zip(piped, pipes):
+        args += [option, f"/dev/fd/{r}"]
+    argv = [command, "freeze", *args]
+    try:
+        # The write ends are not inheritable (PEP 446): hpfreeze sees EOF when we close them.
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=[r for r, _ in pipes])
+    except BaseException:
+        for r, w in pipes:
+            os.close(w)
+        raise
+    finally:
+        for r, _ in pipes:
+            os.close(r)
+    feeders = [threading.Thread(target=_feed, args=(w, data), daemon=True)
+               for (_, w), (_, data) in zip(pipes, piped)]
+    for t in feeders:
+        t.start()
+    out, err = proc.communicate(plan_bytes)
+    for t in feeders:
+        t.join()
+    lines = err.decode("utf-8", "replace").splitlines()
+    if proc.returncode != 0:
+        raise HpfreezeError(proc.returncode, lines)
+    for line in lines:
+        warnings.warn(line, HpfreezeWarning, stacklevel=2)
+    return out.decode("utf-8")
+
+
 class _UsageError(Exception):
     pass
+
+
+def _missing(exc: ModuleNotFoundError) -> str:
+    return (f"it needs the module {exc.name!r}, which this Python ({sys.executable}) "
+            "cannot import")
 
 
 def _load_factory(spec: str) -> Any:
@@ -509,9 +654,11 @@ def _load_factory(spec: str) -> Any:
     try:
         target: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        # Only the module asked for; a missing import inside it is the user's traceback.
-        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+        if exc.name is None:
             raise
+        if not (module_name + ".").startswith(exc.name + "."):
+            # A module it imports (torch, hyper_parallel) is missing here: one line.
+            raise _UsageError(f"cannot import {module_name!r}: {_missing(exc)}") from None
         raise _UsageError(f"cannot import {module_name!r}: {exc}") from None
     for part in attribute.split("."):
         if not hasattr(target, part):
@@ -539,10 +686,12 @@ def _read_meta(path: str) -> Any:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """The command line (see the module docstring); returns the exit status."""
+    # The console script says its own name; `-m` and the file both show as `-m`.
+    invoked = "hpfreeze-export" if (argv is None and os.path.basename(sys.argv[0]) ==
+                                    "hpfreeze-export") else "python3 -m hpfreeze_export"
     parser = argparse.ArgumentParser(
         prog="hpfreeze_export",
-        usage="python3 -m hpfreeze_export MODULE:FUNCTION [--plan FILE] [--model FILE] "
-              "[--meta FILE]",
+        usage=f"{invoked} MODULE:FUNCTION [--plan FILE] [--model FILE] [--meta FILE]",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("factory", metavar="MODULE:FUNCTION",
                         help="a function returning the pair (plan, model), e.g. "
@@ -571,7 +720,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return error(str(exc), 2)
     except ExportError as exc:
         return error(str(exc), 1)
-    result = factory()
+    try:
+        result = factory()
+    except ModuleNotFoundError as exc:
+        if exc.name is None:
+            raise
+        return error(f"{args.factory}: {_missing(exc)}", 2)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         return error(f"{args.factory} returned {type(result).__name__}, expected the pair "
                      "(plan, model)", 2)

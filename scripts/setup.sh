@@ -4,8 +4,11 @@
 #   scripts/setup.sh [build|test|fuzz|all]...     (default: all)
 #
 #   build  compiler, CMake, ninja and the four libraries: enough to build the binary
+#          (and, with file, its .deb: `cmake --build build --target package`)
 #   test   build + GoogleTest, Google Benchmark and the tools the test suite drives
-#          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine)
+#          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine;
+#          for the packaging tests zsh, fish, lintian, python3-venv, python3-setuptools,
+#          python3-wheel)
 #   fuzz   build + clang and its libFuzzer / sanitizer runtime
 #
 # Idempotent: only missing packages are installed. Works as root, uses sudo otherwise. apt's
@@ -14,8 +17,13 @@ set -euo pipefail
 
 build=(build-essential cmake ninja-build pkg-config
        libcli11-dev libsimdjson-dev rapidjson-dev libspdlog-dev libfmt-dev)
+# CPack's .deb runs file and dpkg-shlibdeps (dpkg-dev, from build-essential) for Depends.
+build+=(file)
 test=(libgtest-dev libgmock-dev libbenchmark-dev python3 make git time hyperfine
       help2man man-db groff-base bash-completion)
+# The packaging tests: the .deb's lintian, the zsh and fish completions, the exporter's
+# offline venv install (docs/formats.md).
+test+=(zsh fish lintian python3-venv python3-setuptools python3-wheel)
 fuzz=(clang libclang-rt-14-dev python3)
 
 [ $# -eq 0 ] && set -- all
@@ -26,7 +34,7 @@ for profile in "$@"; do
     test) packages+=("${build[@]}" "${test[@]}") ;;
     fuzz) packages+=("${build[@]}" "${fuzz[@]}") ;;
     all) packages+=("${build[@]}" "${test[@]}" "${fuzz[@]}") ;;
-    *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 

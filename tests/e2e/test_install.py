@@ -1,6 +1,8 @@
-"""`cmake --install` layout: binary, man pages, bash completion and the Python exporter
-where a packager expects them; the man pages render and the completion completes."""
+"""`cmake --install` layout: the binary, man pages, completions, the licence and the docs,
+the Python exporter (module, dist-info, hpfreeze-export) and the CMake package, where a
+packager expects them; the pages name this prefix; the bash completion completes."""
 import filecmp
+import importlib.metadata
 import os
 import re
 import shutil
@@ -10,23 +12,7 @@ import tempfile
 import unittest
 
 from hpf import BINARY, SOURCE
-
-
-def build_dir():
-    """The build tree holding BINARY (the directory with CMakeCache.txt above it)."""
-    d = os.path.dirname(os.path.abspath(BINARY))
-    while d != os.path.dirname(d):
-        if os.path.exists(os.path.join(d, "CMakeCache.txt")):
-            return d
-        d = os.path.dirname(d)
-    raise RuntimeError(f"no CMakeCache.txt above {BINARY}")
-
-
-def subcommands(binary):
-    """Subcommand names from `hpfreeze --help` (the CLI11 'Subcommands:' section)."""
-    text = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
-    section = text.split("\nSubcommands:\n", 1)[1]
-    return re.findall(r"^  ([a-z][a-z0-9_-]*)  ", section, re.M)
+from cli_help import build_dir, commands as subcommands
 
 
 def render(page):
@@ -42,6 +28,39 @@ def render(page):
     if r.returncode != 0:
         raise AssertionError(f"rendering {page} failed: {r.stderr}")
     return re.sub(r".\x08", "", r.stdout)  # drop overstrike bold/underline
+
+
+def version():
+    return subprocess.run([BINARY, "--version"], capture_output=True, text=True,
+                          check=True).stdout.split()[1]
+
+
+def expected_layout(commands):
+    """Every file `cmake --install` writes, relative to the prefix."""
+    files = {"bin/hpfreeze", "bin/hpfreeze-export",
+             "share/man/man1/hpfreeze.1", "share/man/man1/hpfreeze-export.1",
+             "share/bash-completion/completions/hpfreeze",
+             "share/zsh/vendor-completions/_hpfreeze",
+             "share/fish/vendor_completions.d/hpfreeze.fish",
+             "share/hpfreeze/hpfreeze_export.py",
+             "lib/python3/dist-packages/hpfreeze_export.py",
+             "share/cmake/hpfreeze/hpfreezeConfig.cmake",
+             "share/cmake/hpfreeze/hpfreezeConfigVersion.cmake",
+             "share/doc/hpfreeze/LICENSE", "share/doc/hpfreeze/README.md",
+             "share/doc/hpfreeze/copyright", "share/doc/hpfreeze/changelog"}
+    files |= {f"share/man/man1/hpfreeze-{c}.1" for c in commands}
+    info = f"lib/python3/dist-packages/hpfreeze_export-{version()}.dist-info"
+    files |= {f"{info}/METADATA", f"{info}/entry_points.txt", f"{info}/top_level.txt"}
+    docs = os.path.join(SOURCE, "docs")
+    files |= {f"share/doc/hpfreeze/docs/{n}" for n in os.listdir(docs) if n.endswith(".md")}
+    files |= {f"share/doc/hpfreeze/docs/recipes/{n}"
+              for n in os.listdir(os.path.join(docs, "recipes"))}
+    return files
+
+
+def installed_files(root):
+    return {os.path.relpath(os.path.join(d, n), root)
+            for d, _, names in os.walk(root) for n in names}
 
 
 class Install(unittest.TestCase):
@@ -65,15 +84,49 @@ class Install(unittest.TestCase):
         self.assertEqual(self.result.returncode, 0, self.result.stderr)
 
     def test_layout(self):
+        self.assertEqual(installed_files(self.prefix), expected_layout(self.commands))
         self.assertTrue(os.access(self.path("bin", "hpfreeze"), os.X_OK))
-        expected_pages = ["hpfreeze.1"] + [f"hpfreeze-{c}.1" for c in self.commands]
-        self.assertEqual(sorted(os.listdir(self.path("share", "man", "man1"))),
-                         sorted(expected_pages))
-        self.assertTrue(os.path.isfile(
-            self.path("share", "bash-completion", "completions", "hpfreeze")))
-        self.assertTrue(filecmp.cmp(self.path("share", "hpfreeze", "hpfreeze_export.py"),
-                                    os.path.join(SOURCE, "python", "hpfreeze_export.py"),
-                                    shallow=False))
+        self.assertTrue(os.access(self.path("bin", "hpfreeze-export"), os.X_OK))
+        same = {"share/hpfreeze/hpfreeze_export.py": "python/hpfreeze_export.py",
+                "lib/python3/dist-packages/hpfreeze_export.py": "python/hpfreeze_export.py",
+                "share/bash-completion/completions/hpfreeze": "completions/hpfreeze.bash",
+                "share/zsh/vendor-completions/_hpfreeze": "completions/_hpfreeze",
+                "share/fish/vendor_completions.d/hpfreeze.fish": "completions/hpfreeze.fish",
+                "share/doc/hpfreeze/LICENSE": "LICENSE",
+                "share/doc/hpfreeze/copyright": "cmake/debian/copyright",
+                "share/doc/hpfreeze/README.md": "README.md",
+                "share/doc/hpfreeze/docs/cli.md": "docs/cli.md",
+                "share/doc/hpfreeze/docs/recipes/ci.yml": "docs/recipes/ci.yml"}
+        for installed, source in same.items():
+            self.assertTrue(filecmp.cmp(self.path(installed), os.path.join(SOURCE, source),
+                                        shallow=False), installed)
+
+    def test_license_is_the_apache_license_2_0(self):
+        with open(self.path("share", "doc", "hpfreeze", "LICENSE"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("Apache License\n                           Version 2.0, January 2004",
+                      text)
+        self.assertIn("END OF TERMS AND CONDITIONS", text)
+        common = "/usr/share/common-licenses/Apache-2.0"
+        if os.path.exists(common):
+            self.assertTrue(filecmp.cmp(common, os.path.join(SOURCE, "LICENSE"), shallow=False))
+
+    def test_every_link_of_the_installed_docs_resolves(self):
+        doc = self.path("share", "doc", "hpfreeze")
+        checked = 0
+        for d, _, names in os.walk(doc):
+            for name in names:
+                if not name.endswith(".md"):
+                    continue
+                with open(os.path.join(d, name), encoding="utf-8") as f:
+                    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", f.read())
+                for link in links:
+                    if "://" in link or link.startswith("mailto:"):
+                        continue
+                    checked += 1
+                    self.assertTrue(os.path.exists(os.path.normpath(os.path.join(d, link))),
+                                    f"{os.path.relpath(os.path.join(d, name), doc)}: {link}")
+        self.assertGreater(checked, 20)
 
     def test_installed_binary_runs(self):
         r = subprocess.run([self.path("bin", "hpfreeze"), "parse", "SS( 0 , 2 )"],
@@ -84,41 +137,20 @@ class Install(unittest.TestCase):
         for c in ("freeze", "parse"):
             self.assertIn(c, self.commands)
 
-    def test_main_man_page_names_every_subcommand(self):
-        page = self.path("share", "man", "man1", "hpfreeze.1")
-        self.assertGreater(os.path.getsize(page), 0)
-        with open(page, encoding="utf-8") as f:
-            source = f.read()
-        self.assertTrue(source.lstrip().startswith((".TH", '.\\"')), source[:80])
-        text = render(page)
+    def test_pages_name_the_files_of_this_prefix(self):
+        text = render(self.path("share", "man", "man1", "hpfreeze.1"))
         if text is None:
             self.skipTest("neither man nor groff is installed")
-        self.assertIn("NAME", text)
-        self.assertIn("EXIT STATUS", text)
-        for c in self.commands:
-            self.assertRegex(text, rf"\b{c}\b")
-            self.assertIn(f"hpfreeze-{c}(1)", text)
-
-    def test_every_page_has_the_sections(self):
-        man1 = self.path("share", "man", "man1")
-        pages = ["hpfreeze"] + [f"hpfreeze-{c}" for c in self.commands]
-        for page in pages:
-            text = render(os.path.join(man1, page + ".1"))
-            if text is None:
-                self.skipTest("neither man nor groff is installed")
-            headings = re.findall(r"^([A-Z][A-Z ]+)$", text, re.M)
-            expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
-                        "SEE ALSO"]
-            self.assertEqual([h for h in headings if h in expected], expected, page)
-            exit_status = text.split("\nEXIT STATUS\n", 1)[1]
-            for code in "012":
-                self.assertRegex(exit_status, re.compile(rf"^ +{code} +\S", re.M), page)
-            examples = text.split("\nEXAMPLES\n", 1)[1].split("\nSEE ALSO\n", 1)[0]
-            command = page.replace("-", " ")
-            self.assertIn(command + " ", examples, page)
-            self.assertNotIn("Exit status:", text, page)  # turned into its section
-            if page != "hpfreeze":
-                self.assertIn("hpfreeze(1)", text.split("\nSEE ALSO\n", 1)[1], page)
+        flat = " ".join(text.split())
+        for path in ("share/doc/hpfreeze/", "lib/python3/dist-packages/hpfreeze_export.py",
+                     "share/cmake/hpfreeze/hpfreezeConfig.cmake",
+                     "share/zsh/vendor-completions/_hpfreeze"):
+            self.assertIn(self.path(path), flat)
+        self.assertNotIn("/usr/share/", flat)
+        self.assertNotIn("/usr/lib/", flat)
+        for page in os.listdir(self.path("share", "man", "man1")):
+            with open(self.path("share", "man", "man1", page), encoding="utf-8") as f:
+                self.assertNotIn("/usr/share/doc/", f.read(), page)
 
     def test_freeze_page_documents_every_flag(self):
         text = render(self.path("share", "man", "man1", "hpfreeze-freeze.1"))
@@ -129,21 +161,33 @@ class Install(unittest.TestCase):
             self.assertIn(flag, text)
         self.assertIn("(deps = gcc)", " ".join(text.split()))
 
-    def test_pages_have_no_groff_warnings(self):
-        if not shutil.which("groff"):
-            self.skipTest("groff is not installed")
-        man1 = self.path("share", "man", "man1")
-        for page in sorted(os.listdir(man1)):
-            r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", os.path.join(man1, page)],
-                               capture_output=True, text=True)
-            self.assertEqual((r.returncode, r.stderr), (0, ""), page)
-
     def test_exporter_imports_from_the_install(self):
         code = ("import sys; sys.path.insert(0, sys.argv[1]); import hpfreeze_export as h; "
                 "print(h.PLAN_FORMAT, h.MODEL_FORMAT)")
-        r = subprocess.run([sys.executable, "-c", code, self.path("share", "hpfreeze")],
-                           capture_output=True, text=True)
-        self.assertEqual((r.returncode, r.stdout), (0, "hpfreeze.plan/v1 hpfreeze.model/v1\n"))
+        for where in (("share", "hpfreeze"), ("lib", "python3", "dist-packages")):
+            r = subprocess.run([sys.executable, "-c", code, self.path(*where)],
+                               capture_output=True, text=True)
+            self.assertEqual((r.returncode, r.stdout),
+                             (0, "hpfreeze.plan/v1 hpfreeze.model/v1\n"), where)
+
+    def test_hpfreeze_export_runs_from_the_install(self):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        if not os.path.exists("/usr/bin/python3"):
+            self.skipTest("no /usr/bin/python3 for the script's #! line")
+        r = subprocess.run([self.path("bin", "hpfreeze-export"), "--help"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertTrue(r.stdout.startswith("usage: hpfreeze-export MODULE:FUNCTION"),
+                        r.stdout[:80])
+
+    def test_python_metadata(self):
+        site = self.path("lib", "python3", "dist-packages")
+        dists = list(importlib.metadata.distributions(path=[site]))
+        self.assertEqual(len(dists), 1)
+        dist = dists[0]
+        self.assertEqual((dist.metadata["Name"], dist.version), ("hpfreeze-export", version()))
+        self.assertEqual([(e.group, e.name, e.value) for e in dist.entry_points],
+                         [("console_scripts", "hpfreeze-export", "hpfreeze_export:main")])
 
 
 class Completion(unittest.TestCase):
@@ -239,34 +283,6 @@ class Completion(unittest.TestCase):
     def test_positionals(self):
         self.assertEqual(self.complete("hpfreeze", "expand", "pl"), ["plan.json"])
         self.assertEqual(self.complete("hpfreeze", "parse", "S"), [])
-
-
-class ManPageFallback(unittest.TestCase):
-    """docs/man/manpages.cmake without help2man still writes renderable pages."""
-
-    def test_without_help2man(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            r = subprocess.run(
-                ["cmake", f"-DBINARY={BINARY}", f"-DOUTPUT_DIR={tmp}/man",
-                 f"-DINCLUDE_DIR={SOURCE}/docs/man", "-DHELP2MAN=", "-P",
-                 os.path.join(SOURCE, "docs", "man", "manpages.cmake")],
-                capture_output=True, text=True, timeout=60)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            pages = sorted(os.listdir(os.path.join(tmp, "man")))
-            self.assertEqual(pages, sorted(["hpfreeze.1"] + [f"hpfreeze-{c}.1"
-                                                             for c in subcommands(BINARY)]))
-            text = render(os.path.join(tmp, "man", "hpfreeze-freeze.1"))
-            if text is None:
-                self.skipTest("neither man nor groff is installed")
-            self.assertIn("--depfile", text)
-            self.assertIn("EXAMPLES", text)
-            self.assertEqual(text.count("DESCRIPTION"), 1)
-            expected = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES",
-                        "SEE ALSO"]
-            for page in pages:
-                text = render(os.path.join(tmp, "man", page))
-                headings = re.findall(r"^([A-Z][A-Z ]+)$", text, re.M)
-                self.assertEqual([h for h in headings if h in expected], expected, page)
 
 
 if __name__ == "__main__":

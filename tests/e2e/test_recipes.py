@@ -5,6 +5,7 @@ Each build runs `hpfreeze` through a wrapper on PATH that logs every call, so "a
 build does nothing" and "touching an input rebuilds exactly once" are counted, not
 guessed. Expected metas are golden files of testdata/cases (never hpfreeze's output).
 """
+import fnmatch
 import json
 import os
 import re
@@ -241,11 +242,11 @@ def ci_step(name):
     with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
         lines = f.read().splitlines()
     start = lines.index(f"      - name: {name}")
-    run = lines[start + 1]
-    assert run.strip() == "run: |", run
-    indent = len(run) - len(run.lstrip()) + 2
+    run = next(i for i in range(start + 1, len(lines)) if lines[i].strip() == "run: |")
+    assert all(not lines[i].lstrip().startswith("- ") for i in range(start + 1, run)), name
+    indent = len(lines[run]) - len(lines[run].lstrip()) + 2
     body = []
-    for line in lines[start + 2:]:
+    for line in lines[run + 1:]:
         if line.strip() and len(line) - len(line.lstrip()) < indent:
             break
         body.append(line[indent:])
@@ -304,6 +305,8 @@ def find_packages():
     for root, _, files in os.walk(SOURCE):
         if os.path.relpath(root, SOURCE).split(os.sep)[0].startswith(("build", ".git")):
             continue
+        if os.path.relpath(root, SOURCE).startswith(os.path.join("tests", "cmake_consumer")):
+            continue  # a project that uses hpfreeze's package, not part of the build
         for name in files:
             if name == "CMakeLists.txt" or name.endswith(".cmake"):
                 with open(os.path.join(root, name), encoding="utf-8") as f:
@@ -312,23 +315,42 @@ def find_packages():
 
 
 class CiBuildStep(unittest.TestCase):
-    """The build step configures with nothing but the packages it installs."""
+    """The package step configures with nothing but the packages it installs, and makes
+    the .deb that the install step installs."""
 
     def test_every_step_is_valid_bash(self):
         with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
-            names = re.findall(r"^      - name: (.+)$", f.read(), re.M)
+            text = f.read()
+        names = re.findall(r"^      - name: (.+)$", text, re.M)
+        self.assertEqual(len(names), 5, names)
         for name in names:
-            if name.startswith("codegen") or name.startswith("Build"):
-                r = subprocess.run(["bash", "-n"], input=ci_step(name), capture_output=True,
-                                   text=True, timeout=30)
-                self.assertEqual((r.returncode, r.stderr), (0, ""), name)
+            r = subprocess.run(["bash", "-n"], input=ci_step(name), capture_output=True,
+                               text=True, timeout=30)
+            self.assertEqual((r.returncode, r.stderr), (0, ""), name)
+        self.assertNotIn("example.com", text)
+
+    def test_the_install_step_installs_what_the_package_step_makes(self):
+        build, install = ci_step("Build the hpfreeze package"), ci_step("Install hpfreeze")
+        self.assertIn("cmake --build /tmp/hpfreeze-build --target package", build)
+        self.assertIn("cp /tmp/hpfreeze-build/hpfreeze_*.deb hpfreeze-deb/", build)
+        self.assertEqual(install, "apt-get install -y ./hpfreeze-deb/hpfreeze_*.deb\n")
+        with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("          path: hpfreeze-deb\n", text)
+        # The name CPack gives the package (Debian's hpfreeze_VERSION_ARCH.deb).
+        version = subprocess.run([BINARY, "--version"], capture_output=True, text=True,
+                                 check=True).stdout.split()[1]
+        self.assertTrue(fnmatch.fnmatch(f"hpfreeze_{version}_amd64.deb", "hpfreeze_*.deb"))
 
     @unittest.skipUnless(have("cmake") and have("ninja"), "cmake or ninja is not installed")
     def test_configure_with_only_the_listed_packages(self):
-        script = ci_step("Build and install hpfreeze")
+        script = ci_step("Build the hpfreeze package")
         packages = ci_packages(script)
-        self.assertTrue({"cmake", "ninja-build", "g++", "git", "ca-certificates"} <= packages,
+        # dpkg-dev and file: CPack's Depends (dpkg-shlibdeps on what file calls ELF),
+        # without which there is no package target.
+        self.assertTrue({"cmake", "ninja-build", "g++", "dpkg-dev", "file"} <= packages,
                         packages)
+        self.assertTrue({"git", "ca-certificates"} <= ci_packages(ci_step("Git for the checkout")))
         unknown = find_packages() - set(DEBIAN_PACKAGES)
         self.assertEqual(unknown, set(), "add their Debian package to DEBIAN_PACKAGES")
         # A package the step does not install is one CMake must do without: disabling it
@@ -339,8 +361,8 @@ class CiBuildStep(unittest.TestCase):
         configure = next(l for l in script.replace("\\\n", " ").splitlines()
                          if l.strip().startswith("cmake -S"))
         with tempfile.TemporaryDirectory() as tmp:
-            args = [w.replace("/tmp/hpfreeze/build", os.path.join(tmp, "build"))
-                     .replace("/tmp/hpfreeze", SOURCE) for w in shlex.split(configure)]
+            args = [w.replace("/tmp/hpfreeze-build", os.path.join(tmp, "build"))
+                     .replace("third_party/hpfreeze", SOURCE) for w in shlex.split(configure)]
             args += [f"-DCMAKE_DISABLE_FIND_PACKAGE_{name}=ON" for name in absent]
             r = subprocess.run(args, capture_output=True, text=True, timeout=300,
                                env={k: v for k, v in os.environ.items()
@@ -351,6 +373,7 @@ class CiBuildStep(unittest.TestCase):
                                      timeout=60).stdout
         built = {line.split(":")[0] for line in targets.splitlines()}
         self.assertIn("apps/hpfreeze/hpfreeze", built)
+        self.assertIn("package", built)
         self.assertFalse([t for t in built if "bench" in t or t.endswith("_test")], built)
 
 
