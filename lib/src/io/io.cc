@@ -8,8 +8,8 @@
 #include <cstring>
 #include <optional>
 
-#include "huge_pages.h"
-#include "io_posix.h"
+#include "base/huge_pages.h"
+#include "io/io_posix.h"
 
 namespace hpfreeze {
 namespace {

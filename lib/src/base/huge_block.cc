@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "huge_pages.h"
+#include "base/huge_pages.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,5 +1,5 @@
 // Python's string escaping and float repr (python_writer.h).
-#include "python_writer.h"
+#include "json/python_writer.h"
 
 #include <array>
 #include <charconv>

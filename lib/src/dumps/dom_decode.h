@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/name_index.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/json_document.h"
-#include "name_index.h"
 
 namespace hpfreeze::dom_decode {
 

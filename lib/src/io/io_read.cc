@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/huge_pages.h"
 #include "hpfreeze/io.h"
-#include "huge_pages.h"
-#include "io_posix.h"
+#include "io/io_posix.h"
 
 namespace hpfreeze {
 namespace posix {

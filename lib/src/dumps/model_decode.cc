@@ -4,11 +4,11 @@
 #include <string>
 #include <utility>
 
-#include "dom_decode.h"
+#include "base/huge_pages.h"
+#include "base/name_index.h"
+#include "dumps/dom_decode.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
-#include "huge_pages.h"
-#include "name_index.h"
 
 namespace hpfreeze {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "hpfreeze/placement.h"
-#include "python_writer.h"
-#include "thaw_draft.h"
+#include "json/python_writer.h"
+#include "thaw/thaw_draft.h"
 
 namespace hpfreeze {
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "huge_pages.h"
-#include "name_index.h"
+#include "base/huge_pages.h"
+#include "base/name_index.h"
 
 namespace hpfreeze {
 

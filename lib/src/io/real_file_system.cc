@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "hpfreeze/io.h"
-#include "io_posix.h"
+#include "io/io_posix.h"
 
 namespace hpfreeze {
 namespace {

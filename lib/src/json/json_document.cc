@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "huge_pages.h"
-#include "json_syntax_locator.h"
-#include "name_index.h"
+#include "base/huge_pages.h"
+#include "base/name_index.h"
+#include "json/json_syntax_locator.h"
 
 namespace hpfreeze {
 namespace {

@@ -16,7 +16,7 @@
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/spec_fields.h"
-#include "thaw_draft.h"
+#include "thaw/thaw_draft.h"
 
 namespace hpfreeze {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "hpfreeze/freeze.h"
-#include "python_writer.h"
+#include "json/python_writer.h"
 
 namespace hpfreeze {
 namespace {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "huge_pages.h"
+#include "base/huge_pages.h"
 
 namespace hpfreeze {
 

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "dom_decode.h"
+#include "dumps/dom_decode.h"
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"

@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "huge_pages.h"
-#include "python_writer.h"
+#include "base/huge_pages.h"
+#include "json/python_writer.h"
 
 namespace hpfreeze {
 namespace {

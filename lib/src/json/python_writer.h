@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/huge_pages.h"
+#include "base/name_index.h"
 #include "hpfreeze/background_task.h"
-#include "huge_pages.h"
-#include "name_index.h"
 
 namespace hpfreeze {
 struct Json;

@@ -1,5 +1,5 @@
 // The strict JSON recogniser behind the line:column of every syntax error.
-#include "json_syntax_locator.h"
+#include "json/json_syntax_locator.h"
 
 #include <algorithm>
 #include <charconv>

@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "base/name_index.h"
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
-#include "name_index.h"
 
 namespace hpfreeze {
 namespace {
