@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the I/O tests (io_test.cc, io_descriptor_test.cc): files in a fresh temporary
+// Helpers of the I/O tests (io_*_test.cc): files in a fresh temporary
 // directory, and bodies run in a forked child whose descriptors they may rewire.
 
 #include <fcntl.h>
