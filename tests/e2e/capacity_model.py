@@ -5,7 +5,7 @@ It shares no code with the C++ planner and takes the plain route: every rank of 
 is visited, every parameter's local shape is built by chunking one mesh axis after the
 other exactly as torch.chunk (padded with empty chunks) does, and the bytes are added up.
 From that it writes testdata/report/sweep/cases.json: the inputs of each case and the
-exact JSON line the planner must render, which tests/unit/capacity_test.cc compares.
+exact JSON line the planner must render, which tests/unit/capacity/capacity_test.cc compares.
 
     capacity_model.py            rewrite the fixture
     capacity_model.py --check    exit 1 if the committed fixture differs from a fresh one

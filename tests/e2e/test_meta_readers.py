@@ -18,7 +18,7 @@ from hpf import BINARY, SOURCE, TESTDATA, TempDirTest, env, read, sanitized_bina
 RUN_TIMEOUT = 120
 MIB = 1 << 20
 
-# Messages of the meta decoder (lib/src/meta_decode.cc): none may appear for a meta that
+# Messages of the meta decoder (lib/src/meta/meta_decode.cc): none may appear for a meta that
 # freeze wrote.
 # (check also says "invalid placement" about named-placement leaves that upstream's rebuild
 # would parse, a finding of its own, so that phrase is not one of them.)

@@ -1,0 +1,160 @@
+// Reading inputs: read_input, the stdin guards and chunked stdin (io.h).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/huge_pages.h"
+#include "hpfreeze/io.h"
+#include "io/io_posix.h"
+
+namespace hpfreeze {
+namespace posix {
+
+namespace {
+
+// JSON allows tab, LF and CR as the only raw control bytes (in strings too).
+bool is_forbidden_control(char ch) {
+  const auto c = static_cast<unsigned char>(ch);
+  return c < 0x20 && c != '\t' && c != '\n' && c != '\r';
+}
+
+}  // namespace
+
+// With size_hint right (regular files) buf is allocated once and one extra read sees EOF
+// inside the padding; if the file grew, buf grows geometrically, never beyond limit.
+ReadResult read_to_end(int fd, std::uint64_t size_hint, std::uint64_t limit, bool stop_at_control,
+                       std::string& buf) {
+  const std::size_t expected = static_cast<std::size_t>(std::min(size_hint, limit - 1));
+  // A buffer handed on by an earlier parse keeps its old bytes until the read overwrites
+  // them: only room beyond them is zero-filled by resize(). Too small, it is emptied
+  // first, so that growing it copies nothing.
+  if (buf.capacity() < expected + kInputPadding) {
+    buf.clear();
+    buf.reserve(expected + kInputPadding);
+  }
+  advise_huge_pages(buf);
+  buf.resize(expected + 1);
+  std::size_t used = 0;
+  for (;;) {
+    if (used == buf.size()) {
+      if (used >= limit) return {0, true};
+      const std::size_t grown = static_cast<std::size_t>(
+          std::min<std::uint64_t>(std::max(buf.size() * 2, kReadChunk), limit));
+      buf.reserve(grown + kInputPadding);
+      advise_huge_pages(buf);
+      buf.resize(grown);
+    }
+    const ssize_t n = ::read(fd, buf.data() + used, buf.size() - used);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      buf.clear();
+      return {err, false};
+    }
+    if (n == 0) break;
+    const auto fresh = buf.begin() + static_cast<std::ptrdiff_t>(used);
+    used += static_cast<std::size_t>(n);
+    if (stop_at_control) {
+      const auto bad = std::find_if(fresh, buf.begin() + static_cast<std::ptrdiff_t>(used),
+                                    is_forbidden_control);
+      if (bad != buf.begin() + static_cast<std::ptrdiff_t>(used)) {
+        used = static_cast<std::size_t>(bad - buf.begin()) + 1;
+        break;
+      }
+    }
+  }
+  if (used >= limit) return {0, true};
+  buf.resize(used);
+  if (buf.capacity() < used + kInputPadding) buf.reserve(used + kInputPadding);
+  return {};
+}
+
+}  // namespace posix
+
+using posix::io_error;
+
+void guard_standard_descriptors() {
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // O_PATH: the placeholder can be neither read nor written (EBADF), as a closed one.
+    const int placeholder = ::open("/", O_PATH | O_DIRECTORY);
+    if (placeholder >= 0 && placeholder != fd) {
+      ::dup2(placeholder, fd);
+      ::close(placeholder);
+    }
+  }
+}
+
+Expected<bool> check_stdin_open() {
+  const int flags = ::fcntl(STDIN_FILENO, F_GETFL);
+  if (flags == -1 || (flags & O_PATH) != 0) {
+    return make_io_error("<stdin>", "cannot read: standard input is closed");
+  }
+  return true;
+}
+
+Expected<InputFile> read_input(const std::string& path, std::string buffer) {
+  // Before any open of ours: a closed stdin must never be refilled by one of our files.
+  static const bool guarded [[maybe_unused]] = (guard_standard_descriptors(), true);
+  InputFile input;
+  input.bytes = std::move(buffer);
+  input.path = path;
+  input.display_name = path == "-" ? "<stdin>" : path;
+  const std::string& name = input.display_name;
+
+  int fd = STDIN_FILENO;
+  if (path == "-") {
+    if (Expected<bool> open = check_stdin_open(); !open) return std::move(open.errors());
+  } else {
+    fd = posix::openat_retrying(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return io_error(name, "cannot open", errno);
+  }
+  const posix::FdCloser closer(path != "-" ? fd : -1);
+
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return io_error(name, "cannot stat", errno);
+  if (S_ISDIR(st.st_mode)) return make_io_error(name, "is a directory");
+  const bool stream = !S_ISREG(st.st_mode);
+  std::uint64_t size_hint = posix::kReadChunk;
+  if (!stream) {
+    // Stdin may be a file the caller already read part of: only the rest is ours.
+    const off_t offset = ::lseek(fd, 0, SEEK_CUR);
+    size_hint = static_cast<std::uint64_t>(st.st_size);
+    if (offset > 0 && offset <= st.st_size) size_hint -= static_cast<std::uint64_t>(offset);
+  }
+  constexpr std::string_view kFileTooLarge = "input too large (4 GiB or more)";
+  constexpr std::string_view kStreamTooLarge =
+      "input too large (1 GiB or more from a pipe or device)";
+  if (size_hint >= kMaxInputSize) return make_io_error(name, std::string(kFileTooLarge));
+  const posix::ReadResult result = posix::read_to_end(
+      fd, size_hint, stream ? kMaxStreamInputSize : kMaxInputSize, stream, input.bytes);
+  if (result.too_large) {
+    return make_io_error(name, std::string(stream ? kStreamTooLarge : kFileTooLarge));
+  }
+  if (result.err != 0) return io_error(name, "read failed", result.err);
+  return input;
+}
+
+std::size_t regular_file_size(const std::string& path) {
+  struct stat st {};
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<std::size_t>(st.st_size);
+}
+
+Expected<std::string> read_stdin_chunk(std::size_t max_bytes) {
+  if (Expected<bool> open = check_stdin_open(); !open) return std::move(open.errors());
+  std::string chunk(max_bytes, '\0');
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, chunk.data(), chunk.size());
+    if (n >= 0) {
+      chunk.resize(static_cast<std::size_t>(n));
+      return chunk;
+    }
+    if (errno != EINTR) return io_error("<stdin>", "read failed", errno);
+  }
+}
+
+}  // namespace hpfreeze

@@ -1,0 +1,279 @@
+#pragma once
+// The in-memory FileSystem of the write tests (io_fake_write_test.cc,
+// io_fake_outputs_test.cc): it logs every call and fails any step on demand.
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/io.h"
+#include "io_test_support.h"  // fs
+
+namespace hpfreeze::io_testing {
+
+class FakeFileSystem final : public FileSystem {
+ public:
+  struct Node {
+    FileKind kind = FileKind::kRegular;
+    std::string bytes;
+    std::string link;  // symlinks only
+    bool symlink = false;
+    unsigned mode = 0644;
+    std::uint32_t uid = 0, gid = 0;
+    int write_error = 0;  // what opening it for writing fails with
+    std::uint64_t inode = 0;
+    int version = 0;  // bumped on every change, so "untouched" is checkable
+  };
+
+  // errno to fail each operation with; 0 lets it succeed. fail_commit_of names the
+  // target (key) whose rename fails.
+  int fail_create = 0;
+  int fail_open = 0;
+  int fail_write = 0;
+  int fail_close = 0;
+  int fail_attributes = 0;
+  int fail_commit = 0;
+  std::string fail_commit_of;
+  int fail_backup = 0;
+  int fail_stdout = 0;
+  unsigned mode_for_new_files = 0640;
+
+  std::map<std::string, Node> nodes;
+  std::vector<std::string> log;
+  // Descriptors open on a node (by its path), as `1<>plan.json` opens stdout.
+  std::map<int, std::string> descriptor_files;
+
+  Node& add(const std::string& p, Node node) {
+    node.inode = ++inode_counter_;
+    return nodes[key(p)] = std::move(node);
+  }
+  static Node make(FileKind kind, std::string bytes, unsigned mode) {
+    Node node;
+    node.kind = kind;
+    node.bytes = std::move(bytes);
+    node.mode = mode;
+    return node;
+  }
+  Node& add_file(const std::string& p, std::string bytes) {
+    return add(p, make(FileKind::kRegular, std::move(bytes), 0644));
+  }
+  void add_dir(const std::string& p) { add(p, make(FileKind::kDirectory, "", 0755)); }
+  void add_symlink(const std::string& p, std::string target) {
+    Node& node = add(p, make(FileKind::kOther, "", 0777));
+    node.symlink = true;
+    node.link = std::move(target);
+  }
+  void add_device(const std::string& p) { add(p, make(FileKind::kOther, "", 0666)); }
+
+  // Paths are compared after lexical normalization ("a/../b/x" is "b/x"), enough here.
+  static std::string key(const std::string& p) {
+    std::string k = fs::path(p).lexically_normal().string();
+    return k.empty() ? "." : k;
+  }
+
+  std::vector<std::string> extra_files() const {
+    std::vector<std::string> out;
+    for (const auto& [p, node] : nodes) {
+      if (p.find(".tmp.") != std::string::npos || p.find(".old.") != std::string::npos) {
+        out.push_back(p);
+      }
+    }
+    return out;
+  }
+
+  int resolve_output(const std::string& path, OutputTarget* out) override {
+    log.push_back("resolve " + path);
+    *out = OutputTarget{};
+    std::string p = path;
+    for (int hops = 0; hops < 40; ++hops) {
+      const std::size_t slash = p.rfind('/');
+      const std::string dir = slash == std::string::npos ? "." : p.substr(0, slash);
+      const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+      if (dir != "." && (!nodes.count(key(dir)) || nodes[key(dir)].kind != FileKind::kDirectory)) {
+        return ENOENT;
+      }
+      out->dir = next_handle_++;
+      dirs_[out->dir] = key(dir);
+      out->name = base;
+      out->dir_identity = {1, dir == "." ? 0 : nodes[key(dir)].inode};
+      auto it = nodes.find(key(dir + "/" + base));
+      if (it == nodes.end()) {
+        out->kind = FileKind::kMissing;
+        return 0;
+      }
+      const Node& node = it->second;
+      if (node.symlink) {
+        release(*out);
+        p = node.link.front() == '/' ? node.link : dir + "/" + node.link;
+        continue;
+      }
+      out->kind = node.kind;
+      out->identity = {1, node.inode};
+      out->size = node.bytes.size();
+      out->mode = node.mode;
+      out->uid = node.uid;
+      out->gid = node.gid;
+      out->write_error = node.write_error;
+      out->shareable = node.kind == FileKind::kOther;  // the fake's devices are terminals
+      if (node.kind == FileKind::kOther) out->route = OutputTarget::Route::kInPlace;
+      return 0;
+    }
+    return ELOOP;
+  }
+  void release(OutputTarget& target) override {
+    if (target.dir >= 0) {
+      log.push_back("release " + dirs_.at(target.dir));
+      dirs_.erase(target.dir);
+    }
+    target.dir = -1;
+  }
+  int resolve_descriptor(int fd, OutputTarget* out) override {
+    *out = OutputTarget{};
+    out->route = OutputTarget::Route::kDescriptor;
+    out->descriptor = fd;
+    out->kind = FileKind::kOther;
+    out->shareable = true;  // a terminal, unless open on a node
+    if (auto it = descriptor_files.find(fd); it != descriptor_files.end()) {
+      const Node& node = nodes.at(key(it->second));
+      out->kind = node.kind;
+      out->identity = {1, node.inode};
+      out->shareable = node.kind == FileKind::kOther;
+    }
+    return 0;
+  }
+  int identify_input(const std::string& path, FileIdentity* id, bool* shareable) override {
+    auto it = nodes.find(key(path));
+    if (it == nodes.end()) return ENOENT;
+    *id = {1, it->second.inode};
+    *shareable = it->second.kind == FileKind::kOther;
+    return 0;
+  }
+  int read_target(const OutputTarget& target, std::string* bytes) override {
+    log.push_back("read " + entry(target, target.name));
+    *bytes = nodes.at(entry(target, target.name)).bytes;
+    return 0;
+  }
+  int create_temp(const OutputTarget& target, TempFile* temp) override {
+    log.push_back("create beside " + entry(target, target.name));
+    if (fail_create != 0) return fail_create;
+    temp->name = "." + target.name + ".tmp." + std::to_string(++temp_counter_);
+    add(entry(target, temp->name), make(FileKind::kRegular, "", 0600));
+    temp->handle = next_handle_++;
+    handles_[temp->handle] = entry(target, temp->name);
+    log.push_back("created " + entry(target, temp->name));
+    return 0;
+  }
+  int write_all(int handle, std::string_view bytes) override {
+    if (handle == 1) {
+      log.push_back("write " + std::to_string(bytes.size()) + " to stdout");
+      if (fail_stdout == 0) stdout_bytes.append(bytes);
+      return fail_stdout;
+    }
+    log.push_back("write " + std::to_string(bytes.size()) + " to " + handles_.at(handle));
+    Node& node = nodes.at(handles_.at(handle));
+    ++node.version;
+    if (fail_write != 0) {
+      node.bytes.append(bytes.substr(0, bytes.size() / 2));  // a partial write, then failure
+      return fail_write;
+    }
+    node.bytes.append(bytes);
+    return 0;
+  }
+  int set_attributes(int handle, unsigned mode, bool chown, std::uint32_t uid,
+                     std::uint32_t gid) override {
+    log.push_back("attributes " + std::to_string(mode) +
+                  (chown ? " owner " + std::to_string(uid) + ":" + std::to_string(gid) : ""));
+    if (fail_attributes != 0) return fail_attributes;
+    Node& node = nodes.at(handles_.at(handle));
+    node.mode = mode;
+    if (chown) node.uid = uid, node.gid = gid;
+    return 0;
+  }
+  int close_file(int handle) override {
+    log.push_back("close");
+    handles_.erase(handle);
+    return fail_close;
+  }
+  int commit_temp(TempFile& temp, const OutputTarget& target) override {
+    const std::string to = entry(target, target.name);
+    log.push_back("rename " + entry(target, temp.name) + " -> " + to);
+    if (fail_commit != 0 && (fail_commit_of.empty() || fail_commit_of == to)) return fail_commit;
+    move(entry(target, temp.name), to);
+    temp.name.clear();
+    return 0;
+  }
+  int discard_temp(TempFile& temp, const OutputTarget& target) override {
+    if (temp.name.empty()) return 0;
+    log.push_back("remove " + entry(target, temp.name));
+    return nodes.erase(entry(target, temp.name)) ? 0 : ENOENT;
+  }
+  int keep_backup(const OutputTarget& target, std::string* backup) override {
+    log.push_back("backup " + entry(target, target.name));
+    if (fail_backup != 0) return fail_backup;
+    backup->clear();
+    if (target.kind == FileKind::kMissing) return 0;
+    *backup = "." + target.name + ".old." + std::to_string(++temp_counter_);
+    nodes[entry(target, *backup)] = nodes.at(entry(target, target.name));
+    return 0;
+  }
+  int restore_backup(const OutputTarget& target, const std::string& backup) override {
+    log.push_back("restore " + entry(target, target.name));
+    if (backup.empty()) return nodes.erase(entry(target, target.name)) ? 0 : ENOENT;
+    move(entry(target, backup), entry(target, target.name));
+    return 0;
+  }
+  int drop_backup(const OutputTarget& target, const std::string& backup) override {
+    if (backup.empty()) return 0;
+    log.push_back("drop " + entry(target, backup));
+    return nodes.erase(entry(target, backup)) ? 0 : ENOENT;
+  }
+  int open_in_place(const OutputTarget& target, int* handle) override {
+    log.push_back("open " + entry(target, target.name));
+    if (fail_open != 0) return fail_open;
+    *handle = next_handle_++;
+    handles_[*handle] = entry(target, target.name);
+    return 0;
+  }
+  [[nodiscard]] unsigned new_file_mode() const override { return mode_for_new_files; }
+  [[nodiscard]] bool keeps_owner(const OutputTarget& target) const override {
+    return target.uid != 0 || target.gid != 0;
+  }
+
+  // "stdout" as the fake sees it: writes to descriptor 1 land here.
+  std::string stdout_bytes;
+
+ private:
+  std::string entry(const OutputTarget& target, const std::string& name) const {
+    const std::string& dir = dirs_.at(target.dir);
+    return key(dir == "." ? name : dir + "/" + name);
+  }
+  void move(const std::string& from, const std::string& to) {
+    Node moved = nodes.at(from);
+    moved.version = nodes.count(to) ? nodes[to].version + 1 : moved.version;
+    nodes.erase(from);
+    nodes[to] = std::move(moved);
+  }
+
+  int temp_counter_ = 0;
+  int next_handle_ = 100;
+  std::uint64_t inode_counter_ = 0;
+  std::map<int, std::string> handles_;
+  std::map<int, std::string> dirs_;
+};
+
+inline std::vector<std::string> with_prefix(const std::vector<std::string>& log,
+                                            std::string_view p) {
+  std::vector<std::string> out;
+  for (const std::string& e : log) {
+    if (e.starts_with(p)) out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace hpfreeze::io_testing
