@@ -1,6 +1,4 @@
 // `hpfreeze freeze --plan PLAN --model MODEL [--base META] [-o OUT] ...`
-#include <spdlog/spdlog.h>
-
 #include <memory>
 
 #include "cli.h"
@@ -28,28 +26,28 @@ void log_stages(const FreezeStages& st, const std::string& output_path) {
     read_ms += input.read_ms;
     parse_ms += input.parse_ms;
     decode_ms += input.decode_ms;
-    spdlog::trace("{}: read {:.2f} ms, {} bytes; parse {:.2f} ms; decode {:.2f} ms", input.name,
+    log_trace("{}: read {:.2f} ms, {} bytes; parse {:.2f} ms; decode {:.2f} ms", input.name,
                   input.read_ms, input.bytes, input.parse_ms, input.decode_ms);
   }
   if (read == 0) return;
-  spdlog::debug("read: {:.2f} ms, {} bytes in {} files", read_ms, bytes, read);
+  log_debug("read: {:.2f} ms, {} bytes in {} files", read_ms, bytes, read);
   if (!all_parsed) return;
-  spdlog::debug("parse: {:.2f} ms", parse_ms);
+  log_debug("parse: {:.2f} ms", parse_ms);
   if (!st.decoded) return;
-  spdlog::debug("decode: {:.2f} ms, {} modules, {} planned params; model: {} modules, {} "
+  log_debug("decode: {:.2f} ms, {} modules, {} planned params; model: {} modules, {} "
                 "parameters",
                 decode_ms, st.modules, st.planned_params, st.model_modules, st.model_parameters);
   if (!st.frozen) return;
-  spdlog::debug("freeze: {:.2f} ms, {} sharded params", st.freeze_ms, st.sharded_params);
+  log_debug("freeze: {:.2f} ms, {} sharded params", st.freeze_ms, st.sharded_params);
   if (!st.encoded) return;
-  spdlog::debug("encode: {:.2f} ms, {} bytes", st.encode_ms, st.output_bytes);
+  log_debug("encode: {:.2f} ms, {} bytes", st.encode_ms, st.output_bytes);
   if (!st.written) return;
   const std::string target = output_path == "-" ? "stdout" : output_path;
   if (st.output_unchanged) {
-    spdlog::debug("write: {:.2f} ms, {} unchanged (--if-changed left it alone)", st.write_ms,
+    log_debug("write: {:.2f} ms, {} unchanged (--if-changed left it alone)", st.write_ms,
                   target);
   } else {
-    spdlog::debug("write: {:.2f} ms, {} bytes to {}", st.write_ms, st.output_bytes, target);
+    log_debug("write: {:.2f} ms, {} bytes to {}", st.write_ms, st.output_bytes, target);
   }
 }
 
