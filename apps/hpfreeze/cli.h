@@ -33,6 +33,8 @@ struct Command {
   const char* name;
   const char* description;
   Runner (*declare)(CLI::App& app);
+  // What -q/--quiet does for this command, when more than fewer diagnostics (diff).
+  const char* quiet_help = nullptr;
 };
 std::span<const Command> commands();
 
@@ -60,6 +62,8 @@ void set_message_format(MessageFormat format);
 
 // Configures the diagnostic level: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
 void setup_logging(int verbose, int quiet);
+// The -q count of the command line (both sides of the command word).
+int quiet_count();
 
 // Prints each diagnostic as one line on stderr (`hpfreeze: <level>: ...` in text), when
 // the level shows its severity.

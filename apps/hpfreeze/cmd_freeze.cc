@@ -41,6 +41,11 @@ void log_stages(const FreezeStages& st, const std::string& output_path) {
   log_debug("freeze: {:.2f} ms, {} sharded params", st.freeze_ms, st.sharded_params);
   if (!st.encoded) return;
   log_debug("encode: {:.2f} ms, {} bytes", st.encode_ms, st.output_bytes);
+  if (st.checked) {
+    log_debug("check: {:.2f} ms, {} {}", st.check_ms, output_path,
+              st.check_matched ? "holds these bytes" : "differs or is missing");
+    return;
+  }
   if (!st.written) return;
   const std::string target = output_path == "-" ? "stdout" : output_path;
   if (st.output_unchanged) {
@@ -73,6 +78,9 @@ Runner declare_freeze(CLI::App& app) {
       ->type_name(kFile);
   app.add_flag("--if-changed", request->if_changed,
                "Leave OUT (and its mtime) untouched when it already holds the same bytes");
+  app.add_flag("--check", request->check,
+               "Write nothing: exit 0 when OUT (-o FILE) already holds these bytes, 1 when it "
+               "differs (the differences on stderr) or is missing");
   auto depfile = std::make_shared<std::string>();
   app.add_option("--depfile", *depfile,
                  "Also write a Make-syntax depfile 'OUT: PLAN MODEL [BASE]' for make and ninja "
@@ -82,9 +90,11 @@ Runner declare_freeze(CLI::App& app) {
   app.add_flag("--strict", request->options.strict, "Treat warnings as errors");
   app.add_flag("--allow-empty", request->options.allow_empty, "Accept a plan with no modules");
   app.footer(
-      help_footer("the meta was written (warnings, if any, on stderr)",
+      help_footer("the meta was written (warnings, if any, on stderr); with --check, OUT "
+                  "already holds it",
                   "an input was read and rejected: invalid content, a check against the "
-                  "model failed, a warning under --strict",
+                  "model failed, a warning under --strict; with --check, OUT differs or is "
+                  "missing",
                   "hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json"));
   return [request, base, depfile, no_verify, &app]() -> Outcome {
     if (app.count("--base") > 0) request->base_path = *base;

@@ -19,6 +19,7 @@ namespace {
 
 MessageFormat g_format = MessageFormat::kText;
 bool g_color = false;
+int g_quiet = 0;
 // Rendered ahead, when memory is still there to render it.
 std::string g_out_of_memory_line;
 
@@ -65,7 +66,10 @@ void set_message_format(MessageFormat format) {
                                         make_error({}, {}, std::string(kOutOfMemory)), g_color);
 }
 
+int quiet_count() { return g_quiet; }
+
 void setup_logging(int verbose, int quiet) {
+  g_quiet = quiet;
   // The logger only holds the level (-v/-q, else SPDLOG_LEVEL); it has no sink: emit()
   // writes every line. Nothing may go to stdout, which carries data only.
   auto logger = std::make_shared<spdlog::logger>("hpfreeze", spdlog::sinks_init_list{});

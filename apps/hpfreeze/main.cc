@@ -168,11 +168,12 @@ struct GlobalFlags {
   CLI::Option* quiet;
   CLI::Option* message_format;
 };
-GlobalFlags add_global_flags(CLI::App& app) {
+GlobalFlags add_global_flags(CLI::App& app, const char* quiet_help = nullptr) {
   app.set_version_flag("--version", std::string("hpfreeze ") + hpfreeze::kVersion,
                        "Print the version and exit");
   const std::string verbose_help = "More diagnostics on stderr (repeatable)";
-  const std::string quiet_help = "Fewer diagnostics: -q errors only, -qq none";
+  const std::string quiet_text =
+      quiet_help != nullptr ? quiet_help : "Fewer diagnostics: -q errors only, -qq none";
   // Its value was read and checked before the parse (message_format_of); declared for
   // --help, the man pages and completion, which list its choices.
   CLI::Option* message_format =
@@ -182,7 +183,7 @@ GlobalFlags add_global_flags(CLI::App& app) {
           ->type_name("FORMAT")
           ->check(CLI::IsMember({"text", "github", "json"}))
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  return {app.add_flag("-v,--verbose", verbose_help), app.add_flag("-q,--quiet", quiet_help),
+  return {app.add_flag("-v,--verbose", verbose_help), app.add_flag("-q,--quiet", quiet_text),
           message_format};
 }
 
@@ -287,7 +288,7 @@ Outcome run(int argc, char** argv) {
     if (only && *only != command.name) continue;
     CLI::App* sub = app.add_subcommand(command.name, command.description);
     Runner runner = command.declare(*sub);
-    entries.push_back({sub, add_global_flags(*sub), std::move(runner)});
+    entries.push_back({sub, add_global_flags(*sub, command.quiet_help), std::move(runner)});
   }
   if (foreign) {
     std::vector<CLI::App*> subs;
