@@ -68,7 +68,7 @@ Diagnostic difference_error(const std::string& path, InputFile existing,
   }
   Diagnostic d = differs(path, "differs from what freeze would write: " +
                                    plural(count, "difference") +
-                                   " (as 'hpfreeze diff FILE NEW' lists them)");
+                                   " (hpfreeze diff's lines, the file being OLD)");
   d.detail = std::move(lines);
   if (count > kMaxCheckDifferences) {
     d.detail.push_back("... and " + std::to_string(count - kMaxCheckDifferences) + " more");
