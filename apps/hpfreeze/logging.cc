@@ -42,8 +42,8 @@ spdlog::level::level_enum spdlog_level(MessageLevel level) {
   return spdlog::level::trace;
 }
 
-void emit(MessageLevel level, const Diagnostic& d) {
-  write_stderr(format_message(g_format, level, d, g_color));
+void emit(MessageLevel level, const Diagnostic& d, bool color = g_color) {
+  write_stderr(format_message(g_format, level, d, color));
 }
 
 }  // namespace
@@ -63,7 +63,7 @@ void set_message_format(MessageFormat format) {
   g_color = format == MessageFormat::kText && isatty(STDERR_FILENO) != 0 &&
             (no_color == nullptr || *no_color == '\0') && spdlog::details::os::is_color_terminal();
   g_out_of_memory_line = format_message(format, MessageLevel::kError,
-                                        make_error({}, {}, std::string(kOutOfMemory)), g_color);
+                                        make_error({}, {}, std::string(kOutOfMemory)));
 }
 
 int quiet_count() { return g_quiet; }
@@ -112,8 +112,9 @@ void report(const Diagnostics& ds) {
   for (const Diagnostic& d : ds) report(d);
 }
 
+// Usage errors and main()'s last words have never been coloured: text keeps their bytes.
 void report_usage_error(std::string message) {
-  emit(MessageLevel::kError, make_error({}, {}, std::move(message)));
+  emit(MessageLevel::kError, make_error({}, {}, std::move(message)), false);
 }
 
 void report_out_of_memory() noexcept {

@@ -4,11 +4,12 @@ expected lines are written here by hand from the rules (the runner's escaping: d
 LF, properties also : and ,)."""
 import json
 import os
+import pty
 import re
 import shutil
 import unittest
 
-from hpf import TESTDATA, TempDirTest, case, read, run
+from hpf import BINARY, TESTDATA, TempDirTest, case, read, run
 
 EXAMPLE = os.path.join(TESTDATA, "example")
 PLAN = os.path.join(EXAMPLE, "plan.json")
@@ -22,6 +23,25 @@ NEG_WARNING = ("/modules/lin/params/weight/tp: 3 placement(s) with a negative di
 
 def lines(data):
     return data.decode().splitlines()
+
+
+def on_terminal(args, env):
+    """What hpfreeze writes with stdout and stderr on a pseudo terminal."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(BINARY, [BINARY, *args], env)
+    out = b""
+    while True:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # EIO: the child has closed the terminal
+            break
+        if not data:
+            break
+        out += data
+    os.waitpid(pid, 0)
+    os.close(fd)
+    return out
 
 
 class FreezeCheck(TempDirTest):
@@ -137,6 +157,25 @@ class MessageFormat(TempDirTest):
                                  (plain.returncode, plain.stdout, plain.stderr), args)
         self.assertEqual(lines(run("frezee").stderr),
                          ["hpfreeze: error: unknown command 'frezee'; did you mean 'freeze'?"])
+
+    def test_on_a_terminal_text_keeps_its_colours(self):
+        # As spdlog's console sink coloured diagnostics: the level only, and only on a
+        # colour terminal; usage errors never were. Other formats are never coloured.
+        syntax = os.path.join(CHECK, "syntax_error.json")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm"}
+        self.assertEqual(on_terminal(["check", syntax], env),
+                         f"hpfreeze: \x1b[31m\x1b[1merror\x1b[m: {syntax}:3:1: expected a "
+                         "value\r\n".encode())
+        self.assertEqual(on_terminal(["check", os.path.join(CHECK, "warnings_meta.json")], env)
+                         .count(b"hpfreeze: \x1b[33m\x1b[1mwarning\x1b[m: "), 2)
+        self.assertEqual(on_terminal(["-v", "check", EXPECTED], env),
+                         b"hpfreeze: \x1b[36mdebug\x1b[m: check: 0 errors, 0 warnings, 0 notes\r\n")
+        self.assertEqual(on_terminal(["frezee"], env),
+                         b"hpfreeze: error: unknown command 'frezee'; did you mean 'freeze'?\r\n")
+        self.assertEqual(on_terminal(["--message-format", "github", "check", syntax], env),
+                         f"::error file={syntax},line=3,col=1::expected a value\r\n".encode())
+        self.assertEqual(on_terminal(["check", syntax], dict(env, NO_COLOR="1")),
+                         f"hpfreeze: error: {syntax}:3:1: expected a value\r\n".encode())
 
     def test_usage_errors(self):
         expect = {
