@@ -27,16 +27,17 @@ void log_stages(const FreezeStages& st, const std::string& output_path) {
     parse_ms += input.parse_ms;
     decode_ms += input.decode_ms;
     log_trace("{}: read {:.2f} ms, {} bytes; parse {:.2f} ms; decode {:.2f} ms", input.name,
-                  input.read_ms, input.bytes, input.parse_ms, input.decode_ms);
+              input.read_ms, input.bytes, input.parse_ms, input.decode_ms);
   }
   if (read == 0) return;
   log_debug("read: {:.2f} ms, {} bytes in {} files", read_ms, bytes, read);
   if (!all_parsed) return;
   log_debug("parse: {:.2f} ms", parse_ms);
   if (!st.decoded) return;
-  log_debug("decode: {:.2f} ms, {} modules, {} planned params; model: {} modules, {} "
-                "parameters",
-                decode_ms, st.modules, st.planned_params, st.model_modules, st.model_parameters);
+  log_debug(
+      "decode: {:.2f} ms, {} modules, {} planned params; model: {} modules, {} "
+      "parameters",
+      decode_ms, st.modules, st.planned_params, st.model_modules, st.model_parameters);
   if (!st.frozen) return;
   log_debug("freeze: {:.2f} ms, {} sharded params", st.freeze_ms, st.sharded_params);
   if (!st.encoded) return;
@@ -49,8 +50,7 @@ void log_stages(const FreezeStages& st, const std::string& output_path) {
   if (!st.written) return;
   const std::string target = output_path == "-" ? "stdout" : output_path;
   if (st.output_unchanged) {
-    log_debug("write: {:.2f} ms, {} unchanged (--if-changed left it alone)", st.write_ms,
-                  target);
+    log_debug("write: {:.2f} ms, {} unchanged (--if-changed left it alone)", st.write_ms, target);
   } else {
     log_debug("write: {:.2f} ms, {} bytes to {}", st.write_ms, st.output_bytes, target);
   }

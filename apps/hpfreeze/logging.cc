@@ -62,8 +62,8 @@ void set_message_format(MessageFormat format) {
   const char* no_color = std::getenv("NO_COLOR");
   g_color = format == MessageFormat::kText && isatty(STDERR_FILENO) != 0 &&
             (no_color == nullptr || *no_color == '\0') && spdlog::details::os::is_color_terminal();
-  g_out_of_memory_line = format_message(format, MessageLevel::kError,
-                                        make_error({}, {}, std::string(kOutOfMemory)));
+  g_out_of_memory_line =
+      format_message(format, MessageLevel::kError, make_error({}, {}, std::string(kOutOfMemory)));
 }
 
 int quiet_count() { return g_quiet; }

@@ -7,9 +7,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdlib>
 #include <csignal>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <optional>
@@ -50,7 +50,8 @@ Expected<MessageFormat> message_format_of(int argc, char** argv) {
         return make_io_error({}, from + " needs a value: text, github or json");
       }
       value = argv[++i];
-    } else if (arg.size() > kMessageFormatFlag.size() && arg.substr(0, arg.find('=')) == kMessageFormatFlag) {
+    } else if (arg.size() > kMessageFormatFlag.size() &&
+               arg.substr(0, arg.find('=')) == kMessageFormatFlag) {
       value = std::string(arg.substr(kMessageFormatFlag.size() + 1));
     }
   }
@@ -215,7 +216,8 @@ std::optional<std::pair<int, std::string>> foreign_option(int argc, char** argv,
   return std::nullopt;
 }
 
-// hpfreeze's own flags (but --message-format) take no value, so in `hpfreeze --plan p.json freeze` the parser would
+// hpfreeze's own flags (but --message-format) take no value, so in
+// `hpfreeze --plan p.json freeze` the parser would
 // take p.json for the command: the option is named instead, with where it belongs when a
 // later word is a command that takes it.
 Outcome misplaced_option(const std::pair<int, std::string>& option, int argc, char** argv,

@@ -40,8 +40,9 @@ Diagnostic difference_error(const std::string& path, InputFile existing,
   if (old_doc) old_meta = decode_for_diff(*old_doc);
   if (!old_doc || !*old_meta) {
     const Diagnostic& why = old_doc ? old_meta->errors().front() : old_doc.errors().front();
-    Diagnostic d = differs(path, "differs from what freeze would write, and is no meta to compare "
-                                 "it with");
+    Diagnostic d = differs(path,
+                           "differs from what freeze would write, and is no meta to compare "
+                           "it with");
     d.detail.push_back(why.location_and_message());
     return d;
   }
@@ -66,9 +67,9 @@ Diagnostic difference_error(const std::string& path, InputFile existing,
                    "differs from what freeze would write in its bytes only (key order, spacing): "
                    "diff finds no difference");
   }
-  Diagnostic d = differs(path, "differs from what freeze would write: " +
-                                   plural(count, "difference") +
-                                   " (hpfreeze diff's lines, the file being OLD)");
+  Diagnostic d =
+      differs(path, "differs from what freeze would write: " + plural(count, "difference") +
+                        " (hpfreeze diff's lines, the file being OLD)");
   d.detail = std::move(lines);
   if (count > kMaxCheckDifferences) {
     d.detail.push_back("... and " + std::to_string(count - kMaxCheckDifferences) + " more");
@@ -126,15 +127,13 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
     }
     matched = existing->bytes == rendered->bytes;
     if (!matched) {
-      result.diagnostics.push_back(
-          difference_error(path, std::move(*existing), rendered->bytes));
+      result.diagnostics.push_back(difference_error(path, std::move(*existing), rendered->bytes));
     }
   }
   if (stages != nullptr) {
     stages->checked = true;
     stages->check_matched = matched;
-    stages->check_ms =
-        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    stages->check_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }
   return result;
 }

@@ -100,7 +100,8 @@ TEST_F(FreezeCheck, ADifferenceIsListedAsDiffShowsIt) {
 
 TEST_F(FreezeCheck, ManyDifferencesAreCut) {
   std::string extra;
-  for (int i = 1; i <= 12; ++i) extra += "  \"x" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "\": 1,\n";
+  for (int i = 1; i <= 12; ++i)
+    extra += "  \"x" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "\": 1,\n";
   write(replaced(expected_, "{\n", "{\n" + extra));
   const CommandResult result = run();
   ASSERT_EQ(result.diagnostics.size(), 1u);

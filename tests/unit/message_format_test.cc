@@ -30,8 +30,9 @@ TEST(MessageFormat, TextIsTodaysLine) {
   const Diagnostic d = located("plan.json", "/modules/a", 3, 7, "expected ','");
   EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kError, d),
             "hpfreeze: error: plan.json:3:7: /modules/a: expected ','\n");
-  EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kWarning, make_warning("m", "", "w")),
-            "hpfreeze: warning: m: w\n");
+  EXPECT_EQ(
+      format_message(MessageFormat::kText, MessageLevel::kWarning, make_warning("m", "", "w")),
+      "hpfreeze: warning: m: w\n");
   EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kNote, make_error("", "", "n")),
             "hpfreeze: note: n\n");
   EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kDebug, make_error("", "", "read")),
@@ -39,9 +40,9 @@ TEST(MessageFormat, TextIsTodaysLine) {
   EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kTrace, make_error("", "", "t")),
             "hpfreeze: trace: t\n");
   // A control character is escaped, never written raw.
-  EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kError,
-                           make_error("a\nb.json", "", "x")),
-            "hpfreeze: error: a\\nb.json: x\n");
+  EXPECT_EQ(
+      format_message(MessageFormat::kText, MessageLevel::kError, make_error("a\nb.json", "", "x")),
+      "hpfreeze: error: a\\nb.json: x\n");
 }
 
 TEST(MessageFormat, TextColoursTheLevelAsSpdlogDid) {
@@ -81,10 +82,12 @@ TEST(MessageFormat, GithubCommands) {
   EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kTrace, make_error("", "", "t")),
             "::debug::t\n");
   // Unknown line and column are left out; a column without a line too.
-  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError, located("f", "", 4, 0, "m")),
-            "::error file=f,line=4::m\n");
-  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError, located("f", "", 0, 9, "m")),
-            "::error file=f::m\n");
+  EXPECT_EQ(
+      format_message(MessageFormat::kGithub, MessageLevel::kError, located("f", "", 4, 0, "m")),
+      "::error file=f,line=4::m\n");
+  EXPECT_EQ(
+      format_message(MessageFormat::kGithub, MessageLevel::kError, located("f", "", 0, 9, "m")),
+      "::error file=f::m\n");
   EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError, make_error("", "", "m")),
             "::error::m\n");
 }
@@ -99,9 +102,9 @@ TEST(MessageFormat, GithubEscaping) {
                            make_error("f", "/a:b,c/%", "m")),
             "::error file=f::/a:b,c/%25: m\n");
   // Other control bytes as text shows them.
-  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError,
-                           make_error("f", "", "a\x01\tb")),
-            "::error file=f::a\\x01\\tb\n");
+  EXPECT_EQ(
+      format_message(MessageFormat::kGithub, MessageLevel::kError, make_error("f", "", "a\x01\tb")),
+      "::error file=f::a\\x01\\tb\n");
   // Detail lines follow the message after (escaped) LFs.
   Diagnostic d = make_error("meta.json", "", "differs");
   d.detail = {"~ /a: \"50%\" -> 2", "... and 3 more"};
@@ -115,9 +118,10 @@ TEST(MessageFormat, JsonIsACheckFinding) {
             R"({"severity":"error","file":"plan.json","pointer":"/modules/a",)"
             R"("message":"expected ','","line":3,"column":7})"
             "\n");
-  EXPECT_EQ(format_message(MessageFormat::kJson, MessageLevel::kWarning, make_warning("m", "/x", "w")),
-            R"({"severity":"warning","file":"m","pointer":"/x","message":"w"})"
-            "\n");
+  EXPECT_EQ(
+      format_message(MessageFormat::kJson, MessageLevel::kWarning, make_warning("m", "/x", "w")),
+      R"({"severity":"warning","file":"m","pointer":"/x","message":"w"})"
+      "\n");
   EXPECT_EQ(format_message(MessageFormat::kJson, MessageLevel::kNote, make_error("", "", "n")),
             R"({"severity":"note","file":"","pointer":"","message":"n"})"
             "\n");
@@ -129,9 +133,10 @@ TEST(MessageFormat, JsonIsACheckFinding) {
             "\n");
   Diagnostic d = make_error("a\"b.json", "", "differs");
   d.detail = {"~ /a: 1 -> 2"};
-  EXPECT_EQ(format_message(MessageFormat::kJson, MessageLevel::kError, d),
-            R"({"severity":"error","file":"a\"b.json","pointer":"","message":"differs\n~ /a: 1 -> 2"})"
-            "\n");
+  EXPECT_EQ(
+      format_message(MessageFormat::kJson, MessageLevel::kError, d),
+      R"({"severity":"error","file":"a\"b.json","pointer":"","message":"differs\n~ /a: 1 -> 2"})"
+      "\n");
 }
 
 }  // namespace
