@@ -67,16 +67,17 @@ _hpfreeze_files() {
     return 0
 }
 
-# Completes the value of option $3 ($4: the word so far): file names after a FILE, nothing
-# for other values (a mesh, a count, a field name). Fails when $3 takes no value.
+# Completes the value of option $3 ($4: the word so far): file names after a FILE, the
+# choices after NAME:{a,b} (--optimizer, --message-format), nothing for other values (a
+# mesh, a count, a field name). Fails when $3 takes no value.
 _hpfreeze_value() {
     local value
     value=$(_hpfreeze_value_of "$1" "$2" "$3") || return 1
     [[ $value == - ]] && return 1
     if [[ $value == FILE ]]; then
         _hpfreeze_files "$4"
-    elif [[ $3 == --optimizer ]]; then
-        COMPREPLY=($(compgen -W "none sgd momentum adam adamw" -- "$4"))
+    elif [[ $value =~ ^[^:]+:\{(.*)\}$ ]]; then
+        COMPREPLY=($(compgen -W "${BASH_REMATCH[1]//,/ }" -- "$4"))
     fi
     return 0
 }
@@ -99,17 +100,8 @@ _hpfreeze() {
         fi
     done
 
-    if [[ -z $sub ]]; then
-        if [[ $prev == help ]]; then
-            COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))
-        else
-            COMPREPLY=($(compgen -W "$subcommands help $(_hpfreeze_words "$bin" "" Options)" \
-                -- "$cur"))
-        fi
-        return 0
-    fi
-
-    # "--plan FILE", "--plan=FILE" (COMP_WORDBREAKS splits at '=').
+    # "--plan FILE", "--plan=FILE" (COMP_WORDBREAKS splits at '='); before the command
+    # word, hpfreeze's own options (--message-format).
     if [[ $cur == "=" ]] && _hpfreeze_value "$bin" "$sub" "$prev" ""; then
         return 0
     fi
@@ -120,6 +112,17 @@ _hpfreeze() {
     if [[ $prev == -* ]] && _hpfreeze_value "$bin" "$sub" "$prev" "$cur"; then
         return 0
     fi
+
+    if [[ -z $sub ]]; then
+        if [[ $prev == help ]]; then
+            COMPREPLY=($(compgen -W "$subcommands" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$subcommands help $(_hpfreeze_words "$bin" "" Options)" \
+                -- "$cur"))
+        fi
+        return 0
+    fi
+
     local flags
     flags=$(_hpfreeze_words "$bin" "$sub" Options)
     if [[ $cur == -* ]]; then

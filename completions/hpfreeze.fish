@@ -64,16 +64,32 @@ function __hpfreeze_complete_options
     end
 end
 
+# True while the command line has no command word yet: the words so far are options or
+# the value of --message-format (which __fish_use_subcommand would take for the command).
+function __hpfreeze_needs_command
+    set -l skip 0
+    for word in (commandline -opc)[2..-1]
+        if test $skip = 1
+            set skip 0
+        else if test "$word" = --message-format
+            set skip 1
+        else if not string match -q -- '-*' $word
+            return 1
+        end
+    end
+    return 0
+end
+
 function __hpfreeze_register
     set -l commands
     for entry in (__hpfreeze_entries Subcommands)
         set -l parts (string split -m 1 \t -- $entry)
         set -a commands $parts[1]
-        complete -c hpfreeze -f -n __fish_use_subcommand -a $parts[1] -d $parts[2]
+        complete -c hpfreeze -f -n __hpfreeze_needs_command -a $parts[1] -d $parts[2]
     end
-    complete -c hpfreeze -f -n __fish_use_subcommand -a help -d 'Print the help of a command'
+    complete -c hpfreeze -f -n __hpfreeze_needs_command -a help -d 'Print the help of a command'
     complete -c hpfreeze -f -n '__fish_seen_subcommand_from help' -a "$commands"
-    __hpfreeze_complete_options __fish_use_subcommand
+    __hpfreeze_complete_options __hpfreeze_needs_command
     for command in $commands
         set -l condition "__fish_seen_subcommand_from $command"
         __hpfreeze_complete_options $condition $command

@@ -614,8 +614,12 @@ def freeze(plan: Any, model: Any, meta: Any = None, *,
     argv = [command, "freeze", *args]
     try:
         # The write ends are not inheritable (PEP 446): hpfreeze sees EOF when we close them.
+        # Its diagnostics are the text lines HpfreezeError documents, whatever message
+        # format the caller's environment asks of the command line's hpfreeze.
+        env = {k: v for k, v in os.environ.items() if k != "HPFREEZE_MESSAGE_FORMAT"}
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, pass_fds=[r for r, _ in pipes])
+                                stderr=subprocess.PIPE, pass_fds=[r for r, _ in pipes],
+                                env=env)
     except BaseException:
         for r, w in pipes:
             os.close(w)

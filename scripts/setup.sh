@@ -8,7 +8,7 @@
 #   test   build + GoogleTest, Google Benchmark and the tools the test suite drives
 #          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine;
 #          for the packaging tests zsh, fish, lintian, python3-venv, python3-setuptools,
-#          python3-wheel)
+#          python3-wheel; pre-commit for the hook of .pre-commit-hooks.yaml)
 #   fuzz   build + clang and its libFuzzer / sanitizer runtime
 #
 # Idempotent: only missing packages are installed. Works as root, uses sudo otherwise. apt's
@@ -24,6 +24,8 @@ test=(libgtest-dev libgmock-dev libbenchmark-dev python3 make git time hyperfine
 # The packaging tests: the .deb's lintian, the zsh and fish completions, the exporter's
 # offline venv install (docs/formats.md).
 test+=(zsh fish lintian python3-venv python3-setuptools python3-wheel)
+# The pre-commit hook (.pre-commit-hooks.yaml), run by pre-commit itself.
+test+=(pre-commit)
 fuzz=(clang libclang-rt-14-dev python3)
 
 [ $# -eq 0 ] && set -- all

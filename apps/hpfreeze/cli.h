@@ -1,6 +1,8 @@
 #pragma once
 // Shared pieces of the front end: outcomes, diagnostics output, the command table.
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <span>
@@ -9,6 +11,7 @@
 
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
+#include "hpfreeze/message_format.h"
 
 namespace hpfreeze::cli {
 
@@ -30,6 +33,8 @@ struct Command {
   const char* name;
   const char* description;
   Runner (*declare)(CLI::App& app);
+  // What -q/--quiet does for this command, when more than fewer diagnostics (diff).
+  const char* quiet_help = nullptr;
 };
 std::span<const Command> commands();
 
@@ -51,14 +56,45 @@ inline constexpr std::string_view kTroubleMeaning =
 std::string help_footer(std::string_view ok, std::string_view rejected, std::string_view example,
                         std::string_view trouble = kTroubleMeaning);
 
-// Prints each diagnostic as one `hpfreeze: <level>: ...` line on stderr.
+// Every stderr line is rendered in one --message-format (logging.cc), set once, before
+// anything is written (main.cc reads it off the command line first).
+void set_message_format(MessageFormat format);
+
+// Configures the diagnostic level: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
+void setup_logging(int verbose, int quiet);
+// The -q count of the command line (both sides of the command word).
+int quiet_count();
+
+// Prints each diagnostic as one line on stderr (`hpfreeze: <level>: ...` in text), when
+// the level shows its severity.
 void report(const Diagnostic& d);
 void report(const Diagnostics& ds);
+// A usage error: printed whatever -q and SPDLOG_LEVEL say (docs/cli.md, "Usage errors").
+void report_usage_error(std::string message);
+// main()'s last words; the first needs no memory.
+void report_out_of_memory() noexcept;
+void report_internal_error(std::string_view what) noexcept;
+// Writes bytes to stderr as they are, without allocating.
+void write_stderr(std::string_view text);
+
+// The -v (kDebug) and -vv (kTrace) lines: formatted only when the level shows them.
+bool should_log(MessageLevel level);
+void log_line(MessageLevel level, std::string message);
+template <class... Args>
+void log_debug(fmt::format_string<Args...> format, Args&&... args) {
+  if (should_log(MessageLevel::kDebug)) {
+    log_line(MessageLevel::kDebug, fmt::format(format, std::forward<Args>(args)...));
+  }
+}
+template <class... Args>
+void log_trace(fmt::format_string<Args...> format, Args&&... args) {
+  if (should_log(MessageLevel::kTrace)) {
+    log_line(MessageLevel::kTrace, fmt::format(format, std::forward<Args>(args)...));
+  }
+}
+
 // Where every command's result goes: its output to stdout, then its diagnostics to stderr.
 // Returns the result's outcome, or trouble when stdout could not be written.
 Outcome finish(const CommandResult& result);
-
-// Configures the stderr logger: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
-void setup_logging(int verbose, int quiet);
 
 }  // namespace hpfreeze::cli

@@ -1,6 +1,4 @@
 // `hpfreeze check META [--model MODEL] [--json]`
-#include <spdlog/spdlog.h>
-
 #include <memory>
 #include <string>
 
@@ -52,7 +50,7 @@ Runner declare_check(CLI::App& app) {
       result.diagnostics.clear();
     }
     if (finish(result) == kExitTrouble) return kExitTrouble;
-    spdlog::debug("check: {}, {}, {}", plural(counts[0], "error"), plural(counts[1], "warning"),
+    log_debug("check: {}, {}, {}", plural(counts[0], "error"), plural(counts[1], "warning"),
                   plural(counts[2], "note"));
     return outcome;
   };

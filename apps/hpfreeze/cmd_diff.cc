@@ -23,7 +23,7 @@ Runner declare_diff(CLI::App& app) {
       ->type_name("FIELD")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.footer(help_footer("no differences", "the metas differ",
+  app.footer(help_footer("no differences", "the metas differ (with -q, nothing is printed)",
                          "hpfreeze diff old/codegen_meta.json new/codegen_meta.json",
                          "usage error, or an input could not be read or is not a valid meta, "
                          "or the output could not be written"));
@@ -32,6 +32,8 @@ Runner declare_diff(CLI::App& app) {
       report(make_error({}, {}, "at most one of the two metas may be '-' (stdin)"));
       return kExitTrouble;
     }
+    // -q/--quiet (either side of the command word): the exit status alone tells.
+    request->quiet = quiet_count() > 0;
     // Exit 1 means "different", so every failure to compare is trouble (2).
     return finish(run_diff(*request));
   };

@@ -1,6 +1,4 @@
 // `hpfreeze freeze --plan PLAN --model MODEL [--base META] [-o OUT] ...`
-#include <spdlog/spdlog.h>
-
 #include <memory>
 
 #include "cli.h"
@@ -28,28 +26,33 @@ void log_stages(const FreezeStages& st, const std::string& output_path) {
     read_ms += input.read_ms;
     parse_ms += input.parse_ms;
     decode_ms += input.decode_ms;
-    spdlog::trace("{}: read {:.2f} ms, {} bytes; parse {:.2f} ms; decode {:.2f} ms", input.name,
-                  input.read_ms, input.bytes, input.parse_ms, input.decode_ms);
+    log_trace("{}: read {:.2f} ms, {} bytes; parse {:.2f} ms; decode {:.2f} ms", input.name,
+              input.read_ms, input.bytes, input.parse_ms, input.decode_ms);
   }
   if (read == 0) return;
-  spdlog::debug("read: {:.2f} ms, {} bytes in {} files", read_ms, bytes, read);
+  log_debug("read: {:.2f} ms, {} bytes in {} files", read_ms, bytes, read);
   if (!all_parsed) return;
-  spdlog::debug("parse: {:.2f} ms", parse_ms);
+  log_debug("parse: {:.2f} ms", parse_ms);
   if (!st.decoded) return;
-  spdlog::debug("decode: {:.2f} ms, {} modules, {} planned params; model: {} modules, {} "
-                "parameters",
-                decode_ms, st.modules, st.planned_params, st.model_modules, st.model_parameters);
+  log_debug(
+      "decode: {:.2f} ms, {} modules, {} planned params; model: {} modules, {} "
+      "parameters",
+      decode_ms, st.modules, st.planned_params, st.model_modules, st.model_parameters);
   if (!st.frozen) return;
-  spdlog::debug("freeze: {:.2f} ms, {} sharded params", st.freeze_ms, st.sharded_params);
+  log_debug("freeze: {:.2f} ms, {} sharded params", st.freeze_ms, st.sharded_params);
   if (!st.encoded) return;
-  spdlog::debug("encode: {:.2f} ms, {} bytes", st.encode_ms, st.output_bytes);
+  log_debug("encode: {:.2f} ms, {} bytes", st.encode_ms, st.output_bytes);
+  if (st.checked) {
+    log_debug("check: {:.2f} ms, {} {}", st.check_ms, output_path,
+              st.check_matched ? "holds these bytes" : "differs or is missing");
+    return;
+  }
   if (!st.written) return;
   const std::string target = output_path == "-" ? "stdout" : output_path;
   if (st.output_unchanged) {
-    spdlog::debug("write: {:.2f} ms, {} unchanged (--if-changed left it alone)", st.write_ms,
-                  target);
+    log_debug("write: {:.2f} ms, {} unchanged (--if-changed left it alone)", st.write_ms, target);
   } else {
-    spdlog::debug("write: {:.2f} ms, {} bytes to {}", st.write_ms, st.output_bytes, target);
+    log_debug("write: {:.2f} ms, {} bytes to {}", st.write_ms, st.output_bytes, target);
   }
 }
 
@@ -75,6 +78,9 @@ Runner declare_freeze(CLI::App& app) {
       ->type_name(kFile);
   app.add_flag("--if-changed", request->if_changed,
                "Leave OUT (and its mtime) untouched when it already holds the same bytes");
+  app.add_flag("--check", request->check,
+               "Write nothing: exit 0 when OUT (-o FILE) already holds these bytes, 1 when it "
+               "differs (the differences on stderr) or is missing");
   auto depfile = std::make_shared<std::string>();
   app.add_option("--depfile", *depfile,
                  "Also write a Make-syntax depfile 'OUT: PLAN MODEL [BASE]' for make and ninja "
@@ -84,9 +90,11 @@ Runner declare_freeze(CLI::App& app) {
   app.add_flag("--strict", request->options.strict, "Treat warnings as errors");
   app.add_flag("--allow-empty", request->options.allow_empty, "Accept a plan with no modules");
   app.footer(
-      help_footer("the meta was written (warnings, if any, on stderr)",
+      help_footer("the meta was written (warnings, if any, on stderr); with --check, OUT "
+                  "already holds it",
                   "an input was read and rejected: invalid content, a check against the "
-                  "model failed, a warning under --strict",
+                  "model failed, a warning under --strict; with --check, OUT differs or is "
+                  "missing",
                   "hpfreeze freeze --plan plan.json --model model.json -o codegen_meta.json"));
   return [request, base, depfile, no_verify, &app]() -> Outcome {
     if (app.count("--base") > 0) request->base_path = *base;

@@ -17,7 +17,9 @@ constexpr std::array kCommands{
             &declare_expand},
     Command{"check", "Check a codegen_meta.json offline, optionally against a model tree",
             &declare_check},
-    Command{"diff", "Show the semantic difference of two codegen_meta.json files", &declare_diff},
+    Command{"diff", "Show the semantic difference of two codegen_meta.json files", &declare_diff,
+            "No differences printed, the exit status only (as git diff --quiet), and errors "
+            "only: -qq no diagnostics either"},
     Command{"thaw", "Turn a codegen_meta.json back into a plan dump (the inverse of freeze)",
             &declare_thaw},
     Command{"report", "Report per-rank parameter memory of a frozen plan and check it divides",

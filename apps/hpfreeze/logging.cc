@@ -1,13 +1,15 @@
+// Every line hpfreeze writes to stderr goes through here, rendered by format_message in
+// the --message-format of the command line.
 #include <spdlog/cfg/env.h>
-#include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/details/os.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli.h"
 #include "hpfreeze/io.h"
@@ -15,57 +17,63 @@
 namespace hpfreeze::cli {
 namespace {
 
-// %L prints our level names: spdlog's "info" is what diagnostics call a "note".
-class LevelNameFlag final : public spdlog::custom_flag_formatter {
- public:
-  void format(const spdlog::details::log_msg& msg, const std::tm& /*tm*/,
-              spdlog::memory_buf_t& dest) override {
-    std::string_view name;
-    switch (msg.level) {
-      case spdlog::level::trace:
-        name = "trace";
-        break;
-      case spdlog::level::debug:
-        name = "debug";
-        break;
-      case spdlog::level::info:
-        name = "note";
-        break;
-      case spdlog::level::warn:
-        name = "warning";
-        break;
-      case spdlog::level::err:
-        name = "error";
-        break;
-      default:
-        name = "fatal";
-        break;
-    }
-    dest.append(name.data(), name.data() + name.size());
+MessageFormat g_format = MessageFormat::kText;
+bool g_color = false;
+int g_quiet = 0;
+// Rendered ahead, when memory is still there to render it.
+std::string g_out_of_memory_line;
+
+constexpr std::string_view kOutOfMemory =
+    "out of memory (the inputs need more memory than the process may use)";
+
+spdlog::level::level_enum spdlog_level(MessageLevel level) {
+  switch (level) {
+    case MessageLevel::kError:
+      return spdlog::level::err;
+    case MessageLevel::kWarning:
+      return spdlog::level::warn;
+    case MessageLevel::kNote:
+      return spdlog::level::info;
+    case MessageLevel::kDebug:
+      return spdlog::level::debug;
+    case MessageLevel::kTrace:
+      break;
   }
-  [[nodiscard]] std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<LevelNameFlag>();
-  }
-};
+  return spdlog::level::trace;
+}
+
+void emit(MessageLevel level, const Diagnostic& d, bool color = g_color) {
+  write_stderr(format_message(g_format, level, d, color));
+}
 
 }  // namespace
 
-void setup_logging(int verbose, int quiet) {
-  // spdlog's default logger writes to stdout, which carries data only: replace it.
-  const char* no_color = std::getenv("NO_COLOR");
-  const bool color = isatty(STDERR_FILENO) != 0 && (no_color == nullptr || *no_color == '\0');
-  spdlog::sink_ptr sink;
-  if (color) {
-    sink = std::make_shared<spdlog::sinks::stderr_color_sink_st>();
-  } else {
-    sink = std::make_shared<spdlog::sinks::stderr_sink_st>();
+void write_stderr(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(n));
   }
-  auto logger = std::make_shared<spdlog::logger>("hpfreeze", std::move(sink));
-  auto formatter = std::make_unique<spdlog::pattern_formatter>();
-  formatter->add_flag<LevelNameFlag>('L').set_pattern("hpfreeze: %^%L%$: %v");
-  logger->set_formatter(std::move(formatter));
+}
+
+void set_message_format(MessageFormat format) {
+  g_format = format;
+  // Colour only for text on a colour terminal, as spdlog's console sink decides it.
+  const char* no_color = std::getenv("NO_COLOR");
+  g_color = format == MessageFormat::kText && isatty(STDERR_FILENO) != 0 &&
+            (no_color == nullptr || *no_color == '\0') && spdlog::details::os::is_color_terminal();
+  g_out_of_memory_line =
+      format_message(format, MessageLevel::kError, make_error({}, {}, std::string(kOutOfMemory)));
+}
+
+int quiet_count() { return g_quiet; }
+
+void setup_logging(int verbose, int quiet) {
+  g_quiet = quiet;
+  // The logger only holds the level (-v/-q, else SPDLOG_LEVEL); it has no sink: emit()
+  // writes every line. Nothing may go to stdout, which carries data only.
+  auto logger = std::make_shared<spdlog::logger>("hpfreeze", spdlog::sinks_init_list{});
   logger->set_level(spdlog::level::info);
-  logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
 
   if (verbose == 0 && quiet == 0) {
@@ -86,22 +94,47 @@ void setup_logging(int verbose, int quiet) {
   spdlog::set_level(level);
 }
 
+bool should_log(MessageLevel level) {
+  return spdlog::default_logger_raw()->should_log(spdlog_level(level));
+}
+
+void log_line(MessageLevel level, std::string message) {
+  if (!should_log(level)) return;
+  emit(level, make_error({}, {}, std::move(message)));
+}
+
 void report(const Diagnostic& d) {
-  switch (d.severity) {
-    case Severity::kError:
-      spdlog::error("{}", d.location_and_message());
-      break;
-    case Severity::kWarning:
-      spdlog::warn("{}", d.location_and_message());
-      break;
-    case Severity::kNote:
-      spdlog::info("{}", d.location_and_message());
-      break;
-  }
+  const MessageLevel level = message_level(d.severity);
+  if (should_log(level)) emit(level, d);
 }
 
 void report(const Diagnostics& ds) {
   for (const Diagnostic& d : ds) report(d);
+}
+
+// Usage errors and main()'s last words have never been coloured: text keeps their bytes.
+void report_usage_error(std::string message) {
+  emit(MessageLevel::kError, make_error({}, {}, std::move(message)), false);
+}
+
+void report_out_of_memory() noexcept {
+  if (g_out_of_memory_line.empty()) {
+    write_stderr("hpfreeze: error: ");
+    write_stderr(kOutOfMemory);
+    write_stderr("\n");
+    return;
+  }
+  write_stderr(g_out_of_memory_line);
+}
+
+void report_internal_error(std::string_view what) noexcept {
+  try {
+    report_usage_error("internal error: " + std::string(what));
+  } catch (...) {
+    write_stderr("hpfreeze: error: internal error: ");
+    write_stderr(what);
+    write_stderr("\n");
+  }
 }
 
 Outcome finish(const CommandResult& result) {

@@ -4,12 +4,12 @@
 // (commands.cc), names every usage mistake, writes --help and --version like any other
 // output (a failed write is exit status 2), and is the one place where an exception that
 // escapes a command becomes a diagnostic instead of an abort.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <optional>
@@ -21,23 +21,49 @@
 
 #include "cli.h"
 #include "hpfreeze/io.h"
+#include "hpfreeze/message_format.h"
 #include "hpfreeze/version.h"
 
 namespace hpfreeze::cli {
 namespace {
 
-// Writes one line to stderr without allocating: also usable once memory has run out.
-void write_stderr(std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
+Outcome usage_error(const std::string& message) {
+  report_usage_error(message);
+  return kExitTrouble;
 }
 
-Outcome usage_error(const std::string& message) {
-  write_stderr("hpfreeze: error: " + message + "\n");
-  return kExitTrouble;
+constexpr std::string_view kMessageFormatFlag = "--message-format";
+constexpr std::string_view kMessageFormatEnv = "HPFREEZE_MESSAGE_FORMAT";
+
+// The --message-format of the command line (the last one before any "--", on either side
+// of the command word), else $HPFREEZE_MESSAGE_FORMAT when set and not empty, else text.
+// Read before the parse, so that its own mistakes as well as CLI11's come out in it; a
+// value that names no format is a usage error, printed in text.
+Expected<MessageFormat> message_format_of(int argc, char** argv) {
+  std::optional<std::string> value;
+  std::string from(kMessageFormatFlag);
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == kMessageFormatFlag) {
+      if (i + 1 == argc) {
+        return make_io_error({}, from + " needs a value: text, github or json");
+      }
+      value = argv[++i];
+    } else if (arg.size() > kMessageFormatFlag.size() &&
+               arg.substr(0, arg.find('=')) == kMessageFormatFlag) {
+      value = std::string(arg.substr(kMessageFormatFlag.size() + 1));
+    }
+  }
+  if (!value) {
+    const char* env = std::getenv(std::string(kMessageFormatEnv).c_str());
+    if (env == nullptr || *env == '\0') return MessageFormat::kText;
+    value = env;
+    from = kMessageFormatEnv;
+  }
+  if (std::optional<MessageFormat> format = parse_message_format(*value)) return *format;
+  return make_io_error({}, from + ": unknown message format " + quote_for_diagnostic(*value) +
+                               " (text, github or json)");
 }
 
 // Optimal string alignment distance: edits, counting a swap of neighbours as one, so that
@@ -141,13 +167,25 @@ Outcome print(const std::string& text) {
 struct GlobalFlags {
   CLI::Option* verbose;
   CLI::Option* quiet;
+  CLI::Option* message_format;
 };
-GlobalFlags add_global_flags(CLI::App& app) {
+GlobalFlags add_global_flags(CLI::App& app, const char* quiet_help = nullptr) {
   app.set_version_flag("--version", std::string("hpfreeze ") + hpfreeze::kVersion,
                        "Print the version and exit");
   const std::string verbose_help = "More diagnostics on stderr (repeatable)";
-  const std::string quiet_help = "Fewer diagnostics: -q errors only, -qq none";
-  return {app.add_flag("-v,--verbose", verbose_help), app.add_flag("-q,--quiet", quiet_help)};
+  const std::string quiet_text =
+      quiet_help != nullptr ? quiet_help : "Fewer diagnostics: -q errors only, -qq none";
+  // Its value was read and checked before the parse (message_format_of); declared for
+  // --help, the man pages and completion, which list its choices.
+  CLI::Option* message_format =
+      app.add_option(std::string(kMessageFormatFlag),
+                     "How stderr lines are written: text (default), github (workflow "
+                     "commands) or json (JSON Lines); also $HPFREEZE_MESSAGE_FORMAT")
+          ->type_name("FORMAT")
+          ->check(CLI::IsMember({"text", "github", "json"}))
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  return {app.add_flag("-v,--verbose", verbose_help), app.add_flag("-q,--quiet", quiet_text),
+          message_format};
 }
 
 bool is_help_flag(std::string_view arg) {
@@ -173,11 +211,13 @@ std::optional<std::pair<int, std::string>> foreign_option(int argc, char** argv,
     if (arg == "--" || arg.size() < 2 || arg[0] != '-') return std::nullopt;
     std::string name(arg.substr(0, arg.find('=')));
     if (!is_own(name)) return std::pair{i, std::move(name)};
+    if (arg == kMessageFormatFlag) ++i;  // its value
   }
   return std::nullopt;
 }
 
-// hpfreeze's own flags take no value, so in `hpfreeze --plan p.json freeze` the parser would
+// hpfreeze's own flags (but --message-format) take no value, so in
+// `hpfreeze --plan p.json freeze` the parser would
 // take p.json for the command: the option is named instead, with where it belongs when a
 // later word is a command that takes it.
 Outcome misplaced_option(const std::pair<int, std::string>& option, int argc, char** argv,
@@ -200,19 +240,23 @@ Outcome misplaced_option(const std::pair<int, std::string>& option, int argc, ch
   return usage_error("unknown option '" + name + "' " + help_hint(nullptr));
 }
 
-// The command word: the first argument that is not a flag (hpfreeze's own flags take no
-// value), if any.
+// The command word: the first argument that is not a flag or the value of
+// --message-format (hpfreeze's other flags take no value), if any.
 std::optional<int> command_index(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") return i + 1 < argc ? std::optional<int>(i + 1) : std::nullopt;
     if (arg.empty() || arg[0] != '-') return i;
+    if (arg == kMessageFormatFlag) ++i;
   }
   return std::nullopt;
 }
 
 Outcome run(int argc, char** argv) {
   setup_logging(0, 0);  // until the command line is read: for errors writing --help
+  Expected<MessageFormat> format = message_format_of(argc, argv);
+  if (!format) return usage_error(format.errors().front().message);
+  set_message_format(*format);
   CLI::App app{
       "hpfreeze: freeze a HyperParallel sharding plan into a byte-stable codegen_meta.json"};
   app.name("hpfreeze");
@@ -246,7 +290,7 @@ Outcome run(int argc, char** argv) {
     if (only && *only != command.name) continue;
     CLI::App* sub = app.add_subcommand(command.name, command.description);
     Runner runner = command.declare(*sub);
-    entries.push_back({sub, add_global_flags(*sub), std::move(runner)});
+    entries.push_back({sub, add_global_flags(*sub, command.quiet_help), std::move(runner)});
   }
   if (foreign) {
     std::vector<CLI::App*> subs;
@@ -312,15 +356,11 @@ int main(int argc, char** argv) {
   try {
     return exit_status(run(argc, argv));
   } catch (const std::bad_alloc&) {
-    write_stderr(
-        "hpfreeze: error: out of memory (the inputs need more memory than the "
-        "process may use)\n");
+    report_out_of_memory();
   } catch (const std::exception& e) {
-    write_stderr("hpfreeze: error: internal error: ");
-    write_stderr(e.what());
-    write_stderr("\n");
+    report_internal_error(e.what());
   } catch (...) {
-    write_stderr("hpfreeze: error: internal error: unknown exception\n");
+    report_internal_error("unknown exception");
   }
   return exit_status(kExitTrouble);
 }

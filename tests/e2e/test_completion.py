@@ -169,7 +169,12 @@ class Shells:
                     ("hpfreeze report m.json --optimizer ad", ["adam", "adamw"]),
                     # Values that are not files get nothing: a mesh, a count, a field name.
                     ("hpfreeze report m.json --mesh ", []), ("hpfreeze report m.json --top ", []),
-                    ("hpfreeze diff a b --ignore ", [])])
+                    ("hpfreeze diff a b --ignore ", []),
+                    # --message-format's choices, before and after the command word, and
+                    # the command word after its value.
+                    ("hpfreeze --message-format ", ["github", "json", "text"]),
+                    ("hpfreeze check m.json --message-format g", ["github"]),
+                    ("hpfreeze --message-format github fr", ["freeze"])])
 
     def test_arguments(self):
         self.check([("hpfreeze expand pl", ["plan.json"]), ("hpfreeze parse S", [])])
@@ -177,7 +182,8 @@ class Shells:
     def test_the_same_as_bash(self):
         lines = [["hpfreeze", "freeze", "--"], ["hpfreeze", "report", "--"], ["hpfreeze", "he"],
                  ["hpfreeze", "freeze", "--plan", "p"],
-                 ["hpfreeze", "report", "m.json", "--optimizer", "a"]]
+                 ["hpfreeze", "report", "m.json", "--optimizer", "a"],
+                 ["hpfreeze", "--message-format", ""], ["hpfreeze", "diff", "--message-format", "j"]]
         self.check([(" ".join(words), bash_complete(words, self.dir)) for words in lines])
 
 

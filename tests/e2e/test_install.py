@@ -237,17 +237,22 @@ class Completion(unittest.TestCase):
         commands = subcommands(BINARY)
         self.assertEqual(self.complete("hpfreeze", ""),
                          sorted(commands + ["help", "-h", "--help", "--version", "-v",
-                                            "--verbose", "-q", "--quiet"]))
+                                            "--verbose", "-q", "--quiet", "--message-format"]))
         self.assertEqual(self.complete("hpfreeze", "fr"), ["freeze"])
         self.assertEqual(self.complete("hpfreeze", "he"), ["help"])
         self.assertEqual(self.complete("hpfreeze", "help", "th"), ["thaw"])
         self.assertEqual(self.complete("hpfreeze", "-v", "pa"), ["parse"])
+        self.assertEqual(self.complete("hpfreeze", "--message-format", ""),
+                         ["github", "json", "text"])
+        self.assertEqual(self.complete("hpfreeze", "--message-format", "github", "fr"), ["freeze"])
+        self.assertEqual(self.complete("hpfreeze", "--message-format", "=", "j"), ["json"])
+        self.assertEqual(self.complete("hpfreeze", "diff", "--message-format", "t"), ["text"])
 
     def test_subcommand_flags(self):
         self.assertEqual(self.complete("hpfreeze", "freeze", "--d"), ["--depfile"])
         freeze_flags = ["--help", "--plan", "--model", "--base", "--output", "--if-changed",
-                        "--depfile", "--no-verify", "--strict", "--allow-empty"]
-        global_flags = ["--version", "--verbose", "--quiet"]
+                        "--check", "--depfile", "--no-verify", "--strict", "--allow-empty"]
+        global_flags = ["--version", "--verbose", "--quiet", "--message-format"]
         self.assertEqual(self.complete("hpfreeze", "freeze", "--"),
                          sorted(freeze_flags + global_flags))
         self.assertEqual(self.complete("hpfreeze", "parse", "--"),
@@ -255,8 +260,9 @@ class Completion(unittest.TestCase):
 
     def test_flags_right_after_a_command_without_file_arguments(self):
         expected = sorted(["-h", "--help", "--plan", "--model", "--base", "-o", "--output",
-                           "--if-changed", "--depfile", "--no-verify", "--strict",
-                           "--allow-empty", "--version", "-v", "--verbose", "-q", "--quiet"])
+                           "--if-changed", "--check", "--depfile", "--no-verify", "--strict",
+                           "--allow-empty", "--version", "-v", "--verbose", "-q", "--quiet",
+                           "--message-format"])
         self.assertEqual(self.complete("hpfreeze", "freeze", ""), expected)
         self.assertEqual(self.complete("hpfreeze", "freeze", "--plan", "plan.json", ""),
                          expected)

@@ -77,6 +77,18 @@ class Freeze(TempDirTest):
                          [golden.replace(" plan.json: ", " <stdin>: ", 1)])
         self.assertEqual(str(e.exception), e.exception.diagnostics[0])
         self.assertIsInstance(e.exception, RuntimeError)
+        # The lines stay text when the environment asks the CLI for another format.
+        saved = os.environ.get("HPFREEZE_MESSAGE_FORMAT")
+        os.environ["HPFREEZE_MESSAGE_FORMAT"] = "json"
+        try:
+            with self.assertRaises(hx.HpfreezeError) as again:
+                hx.freeze(load(plan), load(model), binary=BINARY)
+        finally:
+            if saved is None:
+                del os.environ["HPFREEZE_MESSAGE_FORMAT"]
+            else:
+                os.environ["HPFREEZE_MESSAGE_FORMAT"] = saved
+        self.assertEqual(again.exception.diagnostics, e.exception.diagnostics)
 
     def test_a_model_error_names_its_pipe_and_trouble_is_2(self):
         model = load(os.path.join(EXAMPLE, "model.json"))

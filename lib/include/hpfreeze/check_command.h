@@ -42,4 +42,8 @@ std::string_view severity_name(Severity severity);
 // the finding has a text position (syntax errors).
 std::string render_findings_json_lines(const Diagnostics& findings);
 
+// One such line for `d`, with `severity` as its "severity" and the message's detail lines
+// appended to "message" after LFs (--message-format json).
+void append_finding_json_line(std::string& out, const Diagnostic& d, std::string_view severity);
+
 }  // namespace hpfreeze

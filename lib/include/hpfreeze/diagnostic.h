@@ -25,8 +25,10 @@ struct Diagnostic {
   std::size_t column = 0;  // 1-based byte column; 0 when unknown
   std::string message;     // lowercase, no final period
   ErrorClass error_class = ErrorClass::kRejected;
+  // Lines shown under the message, each as it is (freeze --check's differences); no LF.
+  std::vector<std::string> detail;
 
-  // "FILE[:LINE:COL]: POINTER: message", each part only when known.
+  // "FILE[:LINE:COL]: POINTER: message", each part only when known; not the detail.
   [[nodiscard]] std::string location_and_message() const;
 };
 
@@ -62,6 +64,10 @@ class Expected {
 // Appends one reference token to a JSON Pointer, escaping '~' as ~0 and '/' as ~1.
 void append_pointer_token(std::string& pointer, std::string_view token);
 std::string pointer_join(std::string_view pointer, std::string_view token);
+
+// `text` with its control characters (and DEL) escaped as a diagnostic line shows them:
+// \n, \r, \t, \xNN; every other byte as it is.
+std::string escape_control(std::string_view text);
 
 // Renders arbitrary bytes for a diagnostic: printable ASCII as is, the rest as \xNN,
 // quoted with single quotes ('S(x)'). A text longer than kMaxDiagnosticText bytes is

@@ -89,6 +89,8 @@ struct DiffRequest {
   std::string new_path;
   bool json = false;
   DiffOptions options;
+  // No output, the outcome only (diff --quiet, as git diff --quiet).
+  bool quiet = false;
 };
 
 // Reads, decodes (decode_meta) and compares both files. The output holds one line per

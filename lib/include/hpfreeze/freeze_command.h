@@ -21,6 +21,8 @@ struct FreezeRequest {
   // Also write a Make-syntax depfile "OUT: PLAN MODEL [BASE]" here (hpfreeze/depfile.h),
   // with the output, both or neither (io.h); if_changed leaves an identical one alone too.
   std::optional<std::string> depfile_path;
+  // --check: compare the meta with output_path (a file) instead of writing anything.
+  bool check = false;
   FreezeOptions options;
 };
 
@@ -56,6 +58,9 @@ struct FreezeStages {
   bool written = false;
   double write_ms = 0;
   bool output_unchanged = false;  // --if-changed found the same bytes and left OUT alone
+  bool checked = false;           // --check compared the meta with OUT
+  bool check_matched = false;     // ... and OUT held the same bytes
+  double check_ms = 0;            // reading OUT and comparing (the diff included)
 };
 
 // The freeze pipeline up to the meta bytes; nothing is written. Fills `stages` when given.
@@ -69,6 +74,17 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
 // depfile needs -o FILE and file inputs (no '-') whose paths make and ninja read back;
 // these usage errors come first, before any input is read, with ErrorClass::kIo so that
 // they map to exit status 2 like every other failure to write.
+// With request.check, run_freeze_check instead.
 CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages = nullptr);
+
+// At most this many differences are listed under freeze --check's error.
+inline constexpr std::size_t kMaxCheckDifferences = 10;
+
+// freeze --check: render_meta, then compare with the file output_path names; writes
+// nothing. Ok when the file holds exactly these bytes. An error (kRejected: exit 1) when
+// it is missing or differs, the latter with the differences diff finds from the file to
+// the new meta as its detail lines. Usage errors (kIo): output_path "-", a depfile_path.
+// A path that cannot be looked at, a directory or anything but a regular file is kIo too.
+CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stages = nullptr);
 
 }  // namespace hpfreeze

@@ -130,6 +130,12 @@ std::string pointer_join(std::string_view pointer, std::string_view token) {
   return out;
 }
 
+std::string escape_control(std::string_view text) {
+  std::string out;
+  append_escaped(out, text, false);
+  return out;
+}
+
 std::string quote_for_diagnostic(std::string_view text) {
   std::string out = "'";
   append_escaped(out, shorten_for_diagnostic(text), true);

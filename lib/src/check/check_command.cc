@@ -541,21 +541,28 @@ std::string_view severity_name(Severity severity) {
   return kNames[static_cast<std::size_t>(severity)];
 }
 
+void append_finding_json_line(std::string& out, const Diagnostic& d, std::string_view severity) {
+  std::string message = d.message;
+  for (const std::string& line : d.detail) {
+    message += '\n';
+    message += line;
+  }
+  JsonObject o;
+  o.push_back({"severity", Json(severity)});
+  o.push_back({"file", Json(std::string_view(d.file))});
+  o.push_back({"pointer", Json(std::string_view(d.pointer))});
+  o.push_back({"message", Json(std::string_view(message))});
+  if (d.line != 0) {
+    o.push_back({"line", Json(static_cast<std::uint64_t>(d.line))});
+    if (d.column != 0) o.push_back({"column", Json(static_cast<std::uint64_t>(d.column))});
+  }
+  out += encode_compact_json(Json(std::move(o)));
+  out += '\n';
+}
+
 std::string render_findings_json_lines(const Diagnostics& findings) {
   std::string out;
-  for (const Diagnostic& d : findings) {
-    JsonObject o;
-    o.push_back({"severity", Json(severity_name(d.severity))});
-    o.push_back({"file", Json(std::string_view(d.file))});
-    o.push_back({"pointer", Json(std::string_view(d.pointer))});
-    o.push_back({"message", Json(std::string_view(d.message))});
-    if (d.line != 0) {
-      o.push_back({"line", Json(static_cast<std::uint64_t>(d.line))});
-      if (d.column != 0) o.push_back({"column", Json(static_cast<std::uint64_t>(d.column))});
-    }
-    out += encode_compact_json(Json(std::move(o)));
-    out += '\n';
-  }
+  for (const Diagnostic& d : findings) append_finding_json_line(out, d, severity_name(d.severity));
   return out;
 }
 

@@ -297,6 +297,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
 }
 
 CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
+  if (request.check) return run_freeze_check(request, stages);
   CommandResult result;
   std::optional<Expected<std::string>> depfile;
   if (request.depfile_path) {

@@ -435,7 +435,8 @@ TEST_F(RunDiff, TextAndJsonOutput) {
   DiffRequest request{write("a", R"j({"param_plan": {}, "signature": "a", "n": 1})j"),
                       write("b", R"j({"param_plan": {}, "signature": "b", "n": 2})j"),
                       false,
-                      {}};
+                      {},
+                      false};
   CommandResult report = run_diff(request);
   EXPECT_EQ(messages(report), std::vector<std::string>{});
   EXPECT_TRUE(report.negative);
@@ -454,13 +455,34 @@ TEST_F(RunDiff, TextAndJsonOutput) {
   EXPECT_EQ(report.output, "");
 }
 
+TEST_F(RunDiff, QuietPrintsNothingAndKeepsTheOutcome) {
+  DiffRequest request{write("a", R"j({"param_plan": {}, "n": 1})j"),
+                      write("b", R"j({"param_plan": {}, "n": 2})j"),
+                      false,
+                      {},
+                      true};
+  for (const bool json : {false, true}) {
+    request.json = json;
+    const CommandResult report = run_diff(request);
+    EXPECT_EQ(report.output, "");
+    EXPECT_EQ(report.outcome(), Outcome::kRejected);
+  }
+  request.new_path = request.old_path;
+  EXPECT_EQ(run_diff(request).outcome(), Outcome::kOk);
+  request.new_path = write("c", "[1]");
+  const CommandResult bad = run_diff(request);
+  EXPECT_EQ(bad.outcome(), Outcome::kTrouble);  // errors are still reported
+  EXPECT_FALSE(bad.diagnostics.empty());
+}
+
 TEST_F(RunDiff, IgnoredItemsThatMatchNothingAreRefused) {
   DiffRequest request{
       write("a", R"j({"param_plan": {"b": {}}, "n": [1, 2], "tied_pairs": [["x", "y"]],
                       "injections": [{"match": "m", "ep_size": 1}]})j"),
       write("b", R"j({"param_plan": {}, "n": [1], "only_new": {"k": 1}, "injections": []})j"),
       false,
-      {}};
+      {},
+      false};
   // Each of these names something in one of the files.
   request.options.ignored_fields = {"n,/n/1,only_new", "/only_new/k", "/param_plan/b",
                                     "/injections/m/ep_size", "tied_pairs"};
@@ -494,7 +516,7 @@ TEST_F(RunDiff, IgnoredItemsThatMatchNothingAreRefused) {
 TEST_F(RunDiff, ErrorsNameEveryBadFile) {
   const std::string missing = path("missing");
   std::remove(missing.c_str());
-  DiffRequest request{write("a", "[1]"), write("b", "{\"a\": }"), false, {}};
+  DiffRequest request{write("a", "[1]"), write("b", "{\"a\": }"), false, {}, false};
   CommandResult report = run_diff(request);
   ASSERT_EQ(report.diagnostics.size(), 2u);
   EXPECT_EQ(report.diagnostics[0].location_and_message(),
@@ -506,7 +528,7 @@ TEST_F(RunDiff, ErrorsNameEveryBadFile) {
   EXPECT_EQ(report.outcome(), Outcome::kTrouble);
   EXPECT_EQ(report.output, "");
 
-  request = DiffRequest{missing, write("b", R"j({"param_plan": {}})j"), false, {}};
+  request = DiffRequest{missing, write("b", R"j({"param_plan": {}})j"), false, {}, false};
   report = run_diff(request);
   ASSERT_EQ(report.diagnostics.size(), 1u);
   EXPECT_EQ(report.diagnostics[0].error_class, ErrorClass::kIo);

@@ -1,0 +1,181 @@
+#include "hpfreeze/message_format.h"
+
+#include <string>
+
+#include "hpfreeze/check_command.h"
+
+namespace hpfreeze {
+
+namespace {
+
+// The runner's escaping of a workflow command: in the message (data) % CR LF, in a
+// property value also : and ,. Other control bytes are shown as a text line shows them.
+void append_github_escaped(std::string& out, std::string_view text, bool property) {
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (ch == '%') {
+      out += "%25";
+    } else if (ch == '\r') {
+      out += "%0D";
+    } else if (ch == '\n') {
+      out += "%0A";
+    } else if (property && ch == ':') {
+      out += "%3A";
+    } else if (property && ch == ',') {
+      out += "%2C";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += escape_control(std::string_view(&ch, 1));
+    } else {
+      out += ch;
+    }
+  }
+}
+
+std::string_view text_level_name(MessageLevel level) {
+  switch (level) {
+    case MessageLevel::kError:
+      return "error";
+    case MessageLevel::kWarning:
+      return "warning";
+    case MessageLevel::kNote:
+      return "note";
+    case MessageLevel::kDebug:
+      return "debug";
+    case MessageLevel::kTrace:
+      break;
+  }
+  return "trace";
+}
+
+// spdlog's ansicolor_sink colours, which text mode has always used.
+std::string_view text_level_color(MessageLevel level) {
+  switch (level) {
+    case MessageLevel::kError:
+      return "\033[31m\033[1m";
+    case MessageLevel::kWarning:
+      return "\033[33m\033[1m";
+    case MessageLevel::kNote:
+      return "\033[32m";
+    case MessageLevel::kDebug:
+      return "\033[36m";
+    case MessageLevel::kTrace:
+      break;
+  }
+  return "\033[37m";
+}
+
+std::string_view github_command(MessageLevel level) {
+  switch (level) {
+    case MessageLevel::kError:
+      return "error";
+    case MessageLevel::kWarning:
+      return "warning";
+    case MessageLevel::kNote:
+      return "notice";
+    case MessageLevel::kDebug:
+    case MessageLevel::kTrace:
+      break;
+  }
+  return "debug";
+}
+
+std::string_view json_severity(MessageLevel level) {
+  switch (level) {
+    case MessageLevel::kError:
+      return "error";
+    case MessageLevel::kWarning:
+      return "warning";
+    case MessageLevel::kNote:
+      return "note";
+    case MessageLevel::kDebug:
+    case MessageLevel::kTrace:
+      break;
+  }
+  return "info";
+}
+
+std::string format_text(MessageLevel level, const Diagnostic& d, bool color) {
+  std::string out = "hpfreeze: ";
+  if (color) out += text_level_color(level);
+  out += text_level_name(level);
+  if (color) out += "\033[m";
+  out += ": ";
+  out += d.location_and_message();
+  out += '\n';
+  for (const std::string& line : d.detail) {
+    out += "  ";
+    out += escape_control(line);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_github(MessageLevel level, const Diagnostic& d) {
+  std::string out = "::";
+  out += github_command(level);
+  const char* separator = " ";
+  const auto property = [&](std::string_view name, std::string_view value) {
+    out += separator;
+    out += name;
+    out += '=';
+    append_github_escaped(out, value, true);
+    separator = ",";
+  };
+  if (!d.file.empty()) property("file", d.file);
+  if (d.line != 0) {
+    property("line", std::to_string(d.line));
+    if (d.column != 0) property("col", std::to_string(d.column));
+  }
+  out += "::";
+  std::string message;
+  if (!d.pointer.empty()) {
+    message += shorten_for_diagnostic(d.pointer);
+    message += ": ";
+  }
+  message += d.message;
+  for (const std::string& line : d.detail) {
+    message += '\n';
+    message += line;
+  }
+  append_github_escaped(out, message, false);
+  out += '\n';
+  return out;
+}
+
+}  // namespace
+
+std::optional<MessageFormat> parse_message_format(std::string_view name) {
+  if (name == "text") return MessageFormat::kText;
+  if (name == "github") return MessageFormat::kGithub;
+  if (name == "json") return MessageFormat::kJson;
+  return std::nullopt;
+}
+
+MessageLevel message_level(Severity severity) {
+  switch (severity) {
+    case Severity::kError:
+      return MessageLevel::kError;
+    case Severity::kWarning:
+      return MessageLevel::kWarning;
+    case Severity::kNote:
+      break;
+  }
+  return MessageLevel::kNote;
+}
+
+std::string format_message(MessageFormat format, MessageLevel level, const Diagnostic& d,
+                           bool color) {
+  switch (format) {
+    case MessageFormat::kText:
+      return format_text(level, d, color);
+    case MessageFormat::kGithub:
+      return format_github(level, d);
+    case MessageFormat::kJson:
+      break;
+  }
+  std::string out;
+  append_finding_json_line(out, d, json_severity(level));
+  return out;
+}
+
+}  // namespace hpfreeze

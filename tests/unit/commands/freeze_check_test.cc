@@ -1,0 +1,193 @@
+// run_freeze with check: the file -o names is compared, never written; the error lists the
+// differences diff finds, from the file to the new meta.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+
+#include "hpfreeze/freeze_command.h"
+
+namespace hpfreeze {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTiny = std::string(HPFREEZE_TESTDATA_DIR) + "/cases/tiny";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+class FreezeCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("hpfreeze_freeze_check_test_" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    request_.plan_path = kTiny + "/plan.json";
+    request_.model_path = kTiny + "/model.json";
+    request_.output_path = path("meta.json");
+    request_.check = true;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write(const std::string& text) const {
+    std::ofstream(request_.output_path, std::ios::binary) << text;
+  }
+  std::set<std::string> entries() const {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.insert(e.path().filename().string());
+    return names;
+  }
+  // Runs the check and asserts that nothing in the directory changed.
+  CommandResult run() {
+    const std::set<std::string> before = entries();
+    const bool existed = fs::exists(request_.output_path);
+    const std::string bytes = existed ? read_file(request_.output_path) : std::string();
+    const auto mtime = existed ? fs::last_write_time(request_.output_path) : fs::file_time_type{};
+    CommandResult result = run_freeze(request_);
+    EXPECT_EQ(entries(), before);
+    EXPECT_EQ(fs::exists(request_.output_path), existed);
+    if (existed) {
+      EXPECT_EQ(read_file(request_.output_path), bytes);
+      EXPECT_EQ(fs::last_write_time(request_.output_path), mtime);
+    }
+    return result;
+  }
+
+  fs::path dir_;
+  FreezeRequest request_;
+  const std::string expected_ = read_file(kTiny + "/expected.json");
+};
+
+TEST_F(FreezeCheck, TheSameBytesPass) {
+  write(expected_);
+  const CommandResult result = run();
+  EXPECT_TRUE(result.diagnostics.empty());
+  EXPECT_EQ(result.outcome(), Outcome::kOk);
+  EXPECT_EQ(result.output, "");
+  request_.if_changed = true;  // accepted, and changes nothing
+  EXPECT_EQ(run().outcome(), Outcome::kOk);
+}
+
+TEST_F(FreezeCheck, ADifferenceIsListedAsDiffShowsIt) {
+  write(replaced(expected_, R"j("tp": "S(0)")j", R"j("tp": "R")j"));
+  const CommandResult result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  const Diagnostic& d = result.diagnostics[0];
+  EXPECT_EQ(d.severity, Severity::kError);
+  EXPECT_EQ(d.file, request_.output_path);
+  EXPECT_EQ(d.pointer, "");
+  EXPECT_EQ(d.message,
+            "differs from what freeze would write: 1 difference (hpfreeze diff's lines, the file "
+            "being OLD)");
+  EXPECT_EQ(d.detail, std::vector<std::string>{"~ /param_plan/lin/params/weight/tp: R -> S(0)"});
+  EXPECT_EQ(result.outcome(), Outcome::kRejected);
+}
+
+TEST_F(FreezeCheck, ManyDifferencesAreCut) {
+  std::string extra;
+  for (int i = 1; i <= 12; ++i)
+    extra += "  \"x" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "\": 1,\n";
+  write(replaced(expected_, "{\n", "{\n" + extra));
+  const CommandResult result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  const Diagnostic& d = result.diagnostics[0];
+  EXPECT_EQ(d.message,
+            "differs from what freeze would write: 12 differences (hpfreeze diff's lines, the "
+            "file being OLD)");
+  ASSERT_EQ(d.detail.size(), kMaxCheckDifferences + 1);
+  EXPECT_EQ(d.detail[0], "- /x01: 1");
+  EXPECT_EQ(d.detail[9], "- /x10: 1");
+  EXPECT_EQ(d.detail[10], "... and 2 more");
+  EXPECT_EQ(result.outcome(), Outcome::kRejected);
+}
+
+TEST_F(FreezeCheck, OtherBytesOfTheSameMetaAreADifferenceToo) {
+  write(replaced(expected_, "{\n  \"boundary_classes\"", "{\"boundary_classes\""));
+  const CommandResult result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].message,
+            "differs from what freeze would write in its bytes only (key order, spacing): diff "
+            "finds no difference");
+  EXPECT_TRUE(result.diagnostics[0].detail.empty());
+  EXPECT_EQ(result.outcome(), Outcome::kRejected);
+}
+
+TEST_F(FreezeCheck, AFileThatIsNoMetaSaysWhy) {
+  write("[1]\n");
+  const CommandResult result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  const Diagnostic& d = result.diagnostics[0];
+  EXPECT_EQ(d.message, "differs from what freeze would write, and is no meta to compare it with");
+  ASSERT_EQ(d.detail.size(), 1u);
+  EXPECT_EQ(d.detail[0].rfind(request_.output_path + ": ", 0), 0u) << d.detail[0];
+  EXPECT_EQ(result.outcome(), Outcome::kRejected);
+}
+
+TEST_F(FreezeCheck, AMissingFileFailsAndStaysMissing) {
+  const CommandResult result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].location_and_message(),
+            request_.output_path + ": does not exist; freeze would write it");
+  EXPECT_EQ(result.outcome(), Outcome::kRejected);
+}
+
+TEST_F(FreezeCheck, BadInputsAreReportedAsByFreeze) {
+  write(expected_);
+  request_.plan_path = path("absent.json");
+  const CommandResult result = run();
+  EXPECT_EQ(result.outcome(), Outcome::kTrouble);
+  ASSERT_FALSE(result.diagnostics.empty());
+  EXPECT_EQ(result.diagnostics[0].file, request_.plan_path);
+}
+
+TEST_F(FreezeCheck, UsageErrors) {
+  request_.output_path = "-";
+  CommandResult result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].message,
+            "--check needs -o FILE: it compares FILE with what freeze would write there");
+  EXPECT_EQ(result.outcome(), Outcome::kTrouble);
+
+  request_.output_path = path("meta.json");
+  write(expected_);
+  request_.depfile_path = path("meta.d");
+  result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].location_and_message(),
+            path("meta.d") + ": --check writes nothing: leave out --depfile");
+  EXPECT_EQ(result.outcome(), Outcome::kTrouble);
+}
+
+TEST_F(FreezeCheck, OnlyARegularFileIsCompared) {
+  request_.output_path = dir_.string();
+  CommandResult result = run_freeze(request_);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].location_and_message(), dir_.string() + ": is a directory");
+  EXPECT_EQ(result.outcome(), Outcome::kTrouble);
+
+  const std::string fifo = path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  request_.output_path = fifo;
+  result = run_freeze(request_);  // would block, were the FIFO opened
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].message, "is not a regular file: --check compares with a file");
+  EXPECT_EQ(result.outcome(), Outcome::kTrouble);
+}
+
+}  // namespace
+}  // namespace hpfreeze
