@@ -126,7 +126,10 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
   const std::uint64_t data_size = file_size >= data_start ? file_size - data_start : 0;
   std::string text = header;  // the parse takes the bytes; the offsets need them
   if (header.capacity() < header.size() + kInputPadding) header.reserve(header.size() + kInputPadding);
-  Expected<JsonDocument> parsed = parse_json_document(name, std::move(header));
+  // Repeated keys are found below, where the byte of each entry is known.
+  ParseOptions options;
+  options.check_duplicate_keys = false;
+  Expected<JsonDocument> parsed = parse_json_document(name, std::move(header), options);
   if (!parsed) {
     Diagnostic d = parsed.errors().front();
     const std::size_t at = kLengthBytes + offset_of(text, d.line, d.column);
@@ -150,14 +153,22 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
       fail(root, "the safetensors header at byte 8 is not an object of tensors");
     }
     simdjson::dom::object tensors = object_of(doc.root());
+    std::unordered_map<std::string_view, std::size_t> seen;  // name -> its member index
     std::size_t member = 0;
+    auto byte_of = [&offsets](std::size_t m) {
+      return byte_text(kLengthBytes + (m < offsets.size() ? offsets[m] : 0));
+    };
     for (auto it = tensors.begin(); it != tensors.end(); ++it, ++member) {
       const std::string_view key = it.key();
-      const std::string at =
-          byte_text(kLengthBytes + (member < offsets.size() ? offsets[member] : 0));
+      const std::string at = byte_of(member);
       const Path pointer(root, key);
+      if (auto [first, fresh] = seen.try_emplace(key, member); !fresh) {
+        fail(pointer, quote_for_diagnostic(key) + " is named twice, at " + byte_of(first->second) +
+                          " and at " + at);
+      }
       if (key == "__metadata__") {
         expect_object(it.value(), pointer);
+        if (has_repeated_key(it.value())) fail(pointer, "__metadata__ (at " + at + ") repeats a key");
         continue;
       }
       const std::string who = "tensor " + quote_for_diagnostic(key) + " (at " + at + ")";
@@ -166,12 +177,15 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
       std::optional<element> shape;
       std::optional<element> data_offsets;
       for (auto f = object_of(it.value()).begin(); f != object_of(it.value()).end(); ++f) {
-        if (f.key() == "dtype") {
-          dtype = f.value();
-        } else if (f.key() == "shape") {
-          shape = f.value();
-        } else if (f.key() == "data_offsets") {
-          data_offsets = f.value();
+        std::optional<element>* slot = f.key() == "dtype"          ? &dtype
+                                       : f.key() == "shape"        ? &shape
+                                       : f.key() == "data_offsets" ? &data_offsets
+                                                                   : nullptr;
+        if (slot != nullptr && slot->has_value()) {
+          fail(Path(pointer, f.key()), who + " has '" + std::string(f.key()) + "' twice");
+        }
+        if (slot != nullptr) {
+          *slot = f.value();
         } else {
           fail(Path(pointer, f.key()),
                who + " has an unknown field " + quote_for_diagnostic(f.key()));
