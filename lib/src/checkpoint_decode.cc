@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <limits>
 #include <unordered_map>
 #include <utility>
 
@@ -17,6 +18,7 @@
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/io.h"
 #include "io_posix.h"
+#include "name_index.h"
 
 namespace hpfreeze {
 
@@ -95,15 +97,14 @@ std::vector<std::size_t> member_offsets(std::string_view text) {
   return out;
 }
 
-// Line and column of a parse error, back to a byte offset of `text`.
-std::size_t offset_of(std::string_view text, std::size_t line, std::size_t column) {
-  std::size_t offset = 0;
-  for (std::size_t l = 1; l < line && offset < text.size(); ++l) {
-    const std::size_t eol = text.find('\n', offset);
-    if (eol == std::string_view::npos) return text.size();
-    offset = eol + 1;
+// Where each line of `text` starts, to turn a parse error's line and column back into a
+// byte offset.
+std::vector<std::size_t> line_starts(std::string_view text) {
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1)) {
+    starts.push_back(i + 1);
   }
-  return std::min(text.size(), offset + (column > 0 ? column - 1 : 0));
+  return starts;
 }
 
 struct Extent {
@@ -120,11 +121,33 @@ std::optional<std::string_view> safetensors_dtype(std::string_view code) {
   return c->torch;
 }
 
-Expected<ModelTree> decode_safetensors_header(const std::string& name, std::string header,
-                                              std::uint64_t file_size) {
+namespace {
+
+ModelTree empty_checkpoint(const std::string& file, std::string pointer) {
+  ModelTree model;
+  model.file = file;
+  model.checkpoint = true;
+  model.has_parameters = true;
+  model.parameters_pointer = std::move(pointer);
+  return model;
+}
+
+// The first name of `names` that repeats an earlier one, and both positions.
+std::optional<std::pair<std::size_t, std::size_t>> first_repeat(
+    const std::vector<std::string_view>& names) {
+  std::unordered_map<std::string_view, std::size_t> seen;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (auto [at, fresh] = seen.try_emplace(names[k], k); !fresh) return std::pair{at->second, k};
+  }
+  return std::nullopt;
+}
+
+// Decodes one header and appends its tensors to `model` (names copied into model.names).
+std::optional<Diagnostic> append_header(ModelTree& model, const std::string& name,
+                                        std::string header, std::uint64_t file_size) {
   const std::uint64_t data_start = kLengthBytes + header.size();
   const std::uint64_t data_size = file_size >= data_start ? file_size - data_start : 0;
-  std::string text = header;  // the parse takes the bytes; the offsets need them
+  const std::vector<std::size_t> lines = line_starts(header);
   if (header.capacity() < header.size() + kInputPadding) header.reserve(header.size() + kInputPadding);
   // Repeated keys are found below, where the byte of each entry is known.
   ParseOptions options;
@@ -132,7 +155,8 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
   Expected<JsonDocument> parsed = parse_json_document(name, std::move(header), options);
   if (!parsed) {
     Diagnostic d = parsed.errors().front();
-    const std::size_t at = kLengthBytes + offset_of(text, d.line, d.column);
+    const std::size_t line = std::clamp<std::size_t>(d.line, 1, lines.size());
+    const std::size_t at = kLengthBytes + lines[line - 1] + (d.column > 0 ? d.column - 1 : 0);
     d.line = 0;
     d.column = 0;
     d.message = "the safetensors header (bytes 8 to " + std::to_string(data_start) +
@@ -140,12 +164,13 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
     return d;
   }
   const JsonDocument& doc = *parsed;
-  const std::vector<std::size_t> offsets = member_offsets(text);
-  ModelTree model;
-  model.file = name;
-  model.checkpoint = true;
-  model.has_parameters = true;
-  model.parameters_pointer = "";
+  std::vector<std::size_t> offsets;  // of each member, made for the first message needing one
+  auto byte_of = [&offsets, &doc](std::size_t m) {
+    if (offsets.empty()) offsets = member_offsets(doc.bytes());
+    return byte_text(kLengthBytes + (m < offsets.size() ? offsets[m] : 0));
+  };
+  const std::size_t first = model.parameters.size();
+  std::vector<std::size_t> member_of_tensor;  // per appended tensor
   std::vector<Extent> extents;
   try {
     const Path root;
@@ -153,25 +178,24 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
       fail(root, "the safetensors header at byte 8 is not an object of tensors");
     }
     simdjson::dom::object tensors = object_of(doc.root());
-    std::unordered_map<std::string_view, std::size_t> seen;  // name -> its member index
     std::size_t member = 0;
-    auto byte_of = [&offsets](std::size_t m) {
-      return byte_text(kLengthBytes + (m < offsets.size() ? offsets[m] : 0));
-    };
+    std::optional<std::size_t> metadata;
     for (auto it = tensors.begin(); it != tensors.end(); ++it, ++member) {
       const std::string_view key = it.key();
-      const std::string at = byte_of(member);
       const Path pointer(root, key);
-      if (auto [first, fresh] = seen.try_emplace(key, member); !fresh) {
-        fail(pointer, quote_for_diagnostic(key) + " is named twice, at " + byte_of(first->second) +
-                          " and at " + at);
-      }
       if (key == "__metadata__") {
+        if (metadata) {
+          fail(pointer, "'__metadata__' is named twice, at " + byte_of(*metadata) + " and at " +
+                            byte_of(member));
+        }
+        metadata = member;
         expect_object(it.value(), pointer);
-        if (has_repeated_key(it.value())) fail(pointer, "__metadata__ (at " + at + ") repeats a key");
+        if (has_repeated_key(it.value())) {
+          fail(pointer, "__metadata__ (at " + byte_of(member) + ") repeats a key");
+        }
         continue;
       }
-      const std::string who = "tensor " + quote_for_diagnostic(key) + " (at " + at + ")";
+      auto who = [&] { return "tensor " + quote_for_diagnostic(key) + " (at " + byte_of(member) + ")"; };
       if (!it.value().is_object()) fail_type(pointer, "an object", it.value());
       std::optional<element> dtype;
       std::optional<element> shape;
@@ -182,24 +206,24 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
                                        : f.key() == "data_offsets" ? &data_offsets
                                                                    : nullptr;
         if (slot != nullptr && slot->has_value()) {
-          fail(Path(pointer, f.key()), who + " has '" + std::string(f.key()) + "' twice");
+          fail(Path(pointer, f.key()), who() + " has '" + std::string(f.key()) + "' twice");
         }
         if (slot != nullptr) {
           *slot = f.value();
         } else {
           fail(Path(pointer, f.key()),
-               who + " has an unknown field " + quote_for_diagnostic(f.key()));
+               who() + " has an unknown field " + quote_for_diagnostic(f.key()));
         }
       }
       for (const auto& [field, value] : {std::pair{"dtype", dtype}, std::pair{"shape", shape},
                                          std::pair{"data_offsets", data_offsets}}) {
-        if (!value) fail(pointer, who + " has no '" + std::string(field) + "'");
+        if (!value) fail(pointer, who() + " has no '" + std::string(field) + "'");
       }
       const std::string_view code = expect_string(*dtype, Path(pointer, "dtype"));
       const DtypeCode* dt = find_code(code);
       if (dt == nullptr) {
         fail(Path(pointer, "dtype"),
-             who + (is_sub_byte(code) ? " has the sub-byte dtype " : " has unknown dtype ") +
+             who() + (is_sub_byte(code) ? " has the sub-byte dtype " : " has unknown dtype ") +
                  quote_for_diagnostic(code) +
                  (is_sub_byte(code) ? ", whose element size the planner cannot count" : ""));
       }
@@ -213,7 +237,7 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
         const Path dim_pointer(shape_pointer, d);
         if (e.type() != element_type::UINT64 &&
             (e.type() != element_type::INT64 || int64_of(e) < 0)) {
-          fail(dim_pointer, who + " has a shape entry that is not a non-negative integer");
+          fail(dim_pointer, who() + " has a shape entry that is not a non-negative integer");
         }
         sizes[d] = e.type() == element_type::UINT64 ? uint64_of(e)
                                                      : static_cast<std::uint64_t>(int64_of(e));
@@ -227,28 +251,29 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
       for (element e : range) {
         if (k == 2 || (e.type() != element_type::UINT64 &&
                        (e.type() != element_type::INT64 || int64_of(e) < 0))) {
-          fail(offsets_pointer, who + ": data_offsets must be two non-negative integers");
+          fail(offsets_pointer, who() + ": data_offsets must be two non-negative integers");
         }
         span[k++] = e.type() == element_type::UINT64 ? uint64_of(e)
                                                       : static_cast<std::uint64_t>(int64_of(e));
       }
-      if (k != 2) fail(offsets_pointer, who + ": data_offsets must be two non-negative integers");
+      if (k != 2) fail(offsets_pointer, who() + ": data_offsets must be two non-negative integers");
       if (span[0] > span[1]) {
-        fail(offsets_pointer, who + " ends (" + std::to_string(span[1]) +
+        fail(offsets_pointer, who() + " ends (" + std::to_string(span[1]) +
                                   ") before it begins (" + std::to_string(span[0]) + ")");
       }
       if (span[1] > data_size) {
-        fail(offsets_pointer, who + " ends at byte " + std::to_string(span[1]) +
+        fail(offsets_pointer, who() + " ends at byte " + std::to_string(span[1]) +
                                   " of the data, past its end: the data are " +
                                   std::to_string(data_size) + " bytes (from " +
                                   byte_text(data_start) + " of the file)");
       }
       if (!fits || span[1] - span[0] != bytes) {
-        fail(offsets_pointer, who + " holds " + std::to_string(span[1] - span[0]) +
+        fail(offsets_pointer, who() + " holds " + std::to_string(span[1] - span[0]) +
                                   " bytes, but its shape and dtype need " +
                                   (fits ? std::to_string(bytes) : "more than 2^64-1"));
       }
       extents.push_back({span[0], span[1], model.parameters.size()});
+      member_of_tensor.push_back(member);
       auto& [fqn, parameter] = model.parameters.emplace_back();
       fqn = model.names.copy(key);
       parameter.shape = sizes;
@@ -273,29 +298,60 @@ Expected<ModelTree> decode_safetensors_header(const std::string& name, std::stri
                  byte_text(data_start + extents[i - 1].end));
       }
     }
+    // Names repeat rarely: one fast index over them, a slower search only on a repeat.
+    NameIndex index;
+    const auto name_of = [&model, first](std::size_t k) { return model.parameters[first + k].first; };
+    if (!index.build(model.parameters.size() - first, name_of)) {
+      std::vector<std::string_view> names;
+      for (std::size_t k = first; k < model.parameters.size(); ++k) {
+        names.push_back(model.parameters[k].first);
+      }
+      const auto [a, b] = *first_repeat(names);
+      fail(Path(root, names[b]), quote_for_diagnostic(names[b]) + " is named twice, at " +
+                                     byte_of(member_of_tensor[a]) + " and at " +
+                                     byte_of(member_of_tensor[b]));
+    }
   } catch (const DecodeError& error) {
     return to_diagnostic(error, name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<ModelTree> decode_safetensors_header(const std::string& name, std::string header,
+                                              std::uint64_t file_size) {
+  ModelTree model = empty_checkpoint(name, "");
+  if (std::optional<Diagnostic> d = append_header(model, name, std::move(header), file_size)) {
+    return *d;
   }
   return model;
 }
 
 namespace {
 
-// read_safetensors; with `required` (a shard), a file that cannot be opened or is no
-// safetensors file is an error naming `who`'s index instead of nullopt.
-std::optional<Expected<ModelTree>> read_header(const std::string& path, const std::string& who) {
+// What read_header found: not a safetensors file (only without `who`), or one whose
+// header decoded into the model (error empty) or did not.
+struct HeaderRead {
+  bool safetensors = true;
+  std::optional<Diagnostic> error;
+};
+
+// Reads the header of the file at `path` into `model`. With `who` (the index naming it as
+// a shard), a file that cannot be opened or is no safetensors file is an error instead.
+HeaderRead read_header(const std::string& path, const std::string& who, ModelTree& model) {
   const bool required = !who.empty();
   const std::string of = required ? " (a shard of " + who + ")" : "";
   const int fd = posix::openat_retrying(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
-    if (!required) return std::nullopt;  // the JSON reader reports it
-    return Expected<ModelTree>(make_io_error(path, "cannot open: " + describe_errno(errno) + of));
+    if (!required) return {false, {}};  // the JSON reader reports it
+    return {true, make_io_error(path, "cannot open: " + describe_errno(errno) + of)};
   }
   const posix::FdCloser closer(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (!required) return std::nullopt;
-    return Expected<ModelTree>(make_io_error(path, "is not a regular file" + of));
+    if (!required) return {false, {}};
+    return {true, make_io_error(path, "is not a regular file" + of)};
   }
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   auto read_at = [fd](char* out, std::uint64_t n, std::uint64_t offset) -> int {
@@ -312,59 +368,59 @@ std::optional<Expected<ModelTree>> read_header(const std::string& path, const st
   std::array<char, kLengthBytes> head{};
   const std::uint64_t have = std::min<std::uint64_t>(file_size, kLengthBytes);
   if (int err = read_at(head.data(), have, 0); err != 0) {
-    return Expected<ModelTree>(posix::io_error(path, "read failed", err));
+    return {true, posix::io_error(path, "read failed", err)};
   }
   if (!looks_like_safetensors(std::string_view(head.data(), have))) {
-    if (!required) return std::nullopt;
-    return Expected<ModelTree>(make_error(path, "", "is not a safetensors file" + of));
+    if (!required) return {false, {}};
+    return {true, make_error(path, "", "is not a safetensors file" + of)};
   }
   if (have < kLengthBytes) {
-    return Expected<ModelTree>(make_error(
-        path, "", "a safetensors file starts with an 8-byte header length, but the file has " +
-                      std::to_string(have) + " byte" + (have == 1 ? "" : "s")));
+    return {true, make_error(path, "",
+                             "a safetensors file starts with an 8-byte header length, but the "
+                             "file has " +
+                                 std::to_string(have) + " byte" + (have == 1 ? "" : "s"))};
   }
   std::uint64_t length = 0;
   for (std::size_t i = kLengthBytes; i-- > 0;) {
     length = length << 8 | static_cast<unsigned char>(head[i]);
   }
   if (length > file_size - kLengthBytes) {
-    return Expected<ModelTree>(
-        make_error(path, "", "the safetensors header length at byte 0 (" + std::to_string(length) +
+    return {true, make_error(path, "",
+                             "the safetensors header length at byte 0 (" + std::to_string(length) +
                                  " bytes) runs past the end of the file (" +
-                                 std::to_string(file_size) + " bytes)"));
+                                 std::to_string(file_size) + " bytes)")};
   }
   if (length >= kMaxInputSize) {
-    return Expected<ModelTree>(make_io_error(
-        path, "input too large: the safetensors header is 4 GiB or more (" +
-                  std::to_string(length) + " bytes, from byte 8)"));
+    return {true, make_io_error(path, "input too large: the safetensors header is 4 GiB or more (" +
+                                          std::to_string(length) + " bytes, from byte 8)")};
   }
   std::string header;
   header.reserve(static_cast<std::size_t>(length) + kInputPadding);
   header.resize(static_cast<std::size_t>(length));
   if (int err = read_at(header.data(), length, kLengthBytes); err != 0) {
-    return Expected<ModelTree>(posix::io_error(path, "read failed", err));
+    return {true, posix::io_error(path, "read failed", err)};
   }
-  return decode_safetensors_header(path, std::move(header), file_size);
+  return {true, append_header(model, path, std::move(header), file_size)};
 }
 
 }  // namespace
 
 std::optional<Expected<ModelTree>> read_safetensors(const std::string& path) {
   if (path == "-") return std::nullopt;
-  return read_header(path, "");
+  ModelTree model = empty_checkpoint(path, "");
+  HeaderRead read = read_header(path, "", model);
+  if (!read.safetensors) return std::nullopt;
+  if (read.error) return Expected<ModelTree>(std::move(*read.error));
+  return Expected<ModelTree>(std::move(model));
 }
 
 Expected<ModelTree> decode_checkpoint_index(const JsonDocument& index, const std::string& path) {
   const std::string& file = index.name();
-  ModelTree model;
-  model.file = file;
-  model.checkpoint = true;
-  model.has_parameters = true;
-  model.parameters_pointer = "/weight_map";
-  // weight_map: tensor -> shard, in the index's order; the shards in first-named order.
+  ModelTree model = empty_checkpoint(file, "/weight_map");
+  // The weight_map's entries (tensor, shard) in the index's order; the shards in the
+  // order first named.
+  std::vector<std::pair<std::string_view, std::size_t>> listed;
   std::vector<std::string_view> shards;
-  std::unordered_map<std::string_view, std::size_t> shard_of_name;  // shard name -> index
-  std::unordered_map<std::string_view, std::size_t> listed;         // tensor -> shard
   if (!index.keys_checked()) {
     if (std::optional<Diagnostic> repeated = find_duplicate_key(index)) return *repeated;
   }
@@ -378,72 +434,66 @@ Expected<ModelTree> decode_checkpoint_index(const JsonDocument& index, const std
     const Path map_pointer(root, "weight_map");
     if (!map) fail(root, "a sharded checkpoint's index needs a 'weight_map'");
     simdjson::dom::object entries = expect_object(*map, map_pointer);
+    listed.reserve(entries.size());
+    std::unordered_map<std::string_view, std::size_t> shard_of_name;
+    std::string_view last;  // consecutive entries mostly name the same shard
+    std::size_t last_shard = 0;
     for (auto it = entries.begin(); it != entries.end(); ++it) {
       const std::string_view shard = expect_string(it.value(), Path(map_pointer, it.key()));
-      auto [s, fresh] = shard_of_name.try_emplace(shard, shards.size());
-      if (fresh) shards.push_back(shard);
-      listed.try_emplace(it.key(), s->second);  // keys are unique: checked above
+      if (shards.empty() || shard != last) {
+        auto [s, fresh] = shard_of_name.try_emplace(shard, shards.size());
+        if (fresh) shards.push_back(shard);
+        last = shard;
+        last_shard = s->second;
+      }
+      listed.emplace_back(it.key(), last_shard);
     }
   } catch (const DecodeError& error) {
     return to_diagnostic(error, file);
   }
+  NameIndex by_name;  // keys are unique: checked above
+  by_name.build(listed.size(), [&listed](std::size_t k) { return listed[k].first; });
+  constexpr std::size_t kNowhere = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> found(listed.size(), kNowhere);  // the shard each entry is in
   // Shards are named relative to the index's directory (the current one for stdin).
   const std::size_t slash = path == "-" ? std::string::npos : path.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  std::unordered_map<std::string_view, std::size_t> found;  // tensor -> shard it is in
-  auto in_map = [&](std::string_view tensor) {
-    return make_error(file, pointer_join("/weight_map", tensor), "");
+  auto at_entry = [&file](std::string_view tensor, std::string message) {
+    return make_error(file, pointer_join("/weight_map", tensor), std::move(message));
   };
   for (std::size_t s = 0; s < shards.size(); ++s) {
     const std::string shard_path = shards[s].starts_with('/') ? std::string(shards[s])
                                                               : dir + std::string(shards[s]);
-    std::optional<Expected<ModelTree>> shard = read_header(shard_path, file);
-    if (!*shard) return std::move(shard->errors());
-    for (auto& [name, parameter] : (*shard)->parameters) {
-      const auto listed_at = listed.find(name);
-      if (listed_at == listed.end()) {
-        Diagnostic d = make_error(file, "/weight_map",
-                                  "tensor " + quote_for_diagnostic(name) + " of shard " +
-                                      quote_for_diagnostic(shards[s]) +
-                                      " is not in the weight_map");
-        return d;
+    const std::size_t from = model.parameters.size();
+    if (HeaderRead read = read_header(shard_path, file, model); read.error) return *read.error;
+    for (std::size_t k = from; k < model.parameters.size(); ++k) {
+      const std::string_view name = model.parameters[k].first;
+      const std::optional<std::size_t> entry =
+          by_name.find(name, [&listed](std::size_t i) { return listed[i].first; });
+      if (!entry) {
+        return make_error(file, "/weight_map",
+                          "tensor " + quote_for_diagnostic(name) + " of shard " +
+                              quote_for_diagnostic(shards[s]) + " is not in the weight_map");
       }
-      const std::string_view kept = model.names.copy(name);
-      if (auto [at, fresh] = found.try_emplace(kept, s); !fresh) {
-        Diagnostic d = in_map(name);
-        d.message = "tensor " + quote_for_diagnostic(name) + " is in two shards, " +
-                    quote_for_diagnostic(shards[at->second]) + " and " +
-                    quote_for_diagnostic(shards[s]);
-        return d;
+      if (found[*entry] != kNowhere) {
+        return at_entry(name, "tensor " + quote_for_diagnostic(name) + " is in two shards, " +
+                                  quote_for_diagnostic(shards[found[*entry]]) + " and " +
+                                  quote_for_diagnostic(shards[s]));
       }
-      if (listed_at->second != s) {
-        Diagnostic d = in_map(name);
-        d.message = "tensor " + quote_for_diagnostic(name) + " is in shard " +
-                    quote_for_diagnostic(shards[s]) + ", not in " +
-                    quote_for_diagnostic(shards[listed_at->second]) + " as the weight_map says";
-        return d;
+      found[*entry] = s;
+      if (listed[*entry].second != s) {
+        return at_entry(name, "tensor " + quote_for_diagnostic(name) + " is in shard " +
+                                  quote_for_diagnostic(shards[s]) + ", not in " +
+                                  quote_for_diagnostic(shards[listed[*entry].second]) +
+                                  " as the weight_map says");
       }
-      const std::span<std::uint64_t> dims = model.dims.allocate(parameter.shape.size());
-      std::copy(parameter.shape.begin(), parameter.shape.end(), dims.begin());
-      model.parameters.push_back({kept, ModelParameter{dims, parameter.dtype,
-                                                       parameter.requires_grad}});
     }
   }
-  for (const auto& [tensor, s] : listed) {
-    if (found.count(tensor) != 0) continue;
-    // The first such tensor in the index's order, for a stable message.
-    std::string_view first = tensor;
-    simdjson::dom::object entries = object_of(member_of(object_of(index.root()), "weight_map"));
-    for (auto it = entries.begin(); it != entries.end(); ++it) {
-      if (found.count(it.key()) == 0) {
-        first = it.key();
-        break;
-      }
-    }
-    Diagnostic d = in_map(first);
-    d.message = "tensor " + quote_for_diagnostic(first) + " is not in shard " +
-                quote_for_diagnostic(shards[listed.at(first)]);
-    return d;
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    if (found[k] != kNowhere) continue;
+    return at_entry(listed[k].first, "tensor " + quote_for_diagnostic(listed[k].first) +
+                                         " is not in shard " +
+                                         quote_for_diagnostic(shards[listed[k].second]));
   }
   return model;
 }
