@@ -109,6 +109,22 @@ class CheckpointReport(TempDirTest):
                          f"hpfreeze: error: {long}: the safetensors header length at byte 0 "
                          "(99 bytes) runs past the end of the file (10 bytes)\n")
 
+    def test_json_readers_name_a_safetensors_file(self):
+        ck = checkpoints.write_safetensors(self.path("model.safetensors"), TENSORS)
+        message = ("this looks like a safetensors checkpoint, not JSON (report and check read "
+                   "one as --model FILE, by path)\n")
+        # From stdin the stream stops at its first NUL: a syntax error, exit 1.
+        with open(ck, "rb") as f:
+            r = run("report", self.write_meta(), "--model", "-", stdin=f.read())
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(r.stderr.decode().startswith("hpfreeze: error: <stdin>:1:"), r.stderr)
+        plan = self.path("plan.json")
+        with open(plan, "w") as f:
+            json.dump({"format": "hpfreeze.plan/v1", "modules": {}}, f)
+        r = run("freeze", "--plan", plan, "--model", ck, "--allow-empty")
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr.decode(), f"hpfreeze: error: {ck}: " + message)
+
     def test_missing_shard_cannot_be_read(self):
         index = checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})
         os.remove(self.path("ck", "a.safetensors"))

@@ -176,6 +176,26 @@ TEST_F(CheckpointFiles, RecognisedByContentNotName) {
   EXPECT_FALSE(read_safetensors("-").has_value());
 }
 
+TEST(SafetensorsAsJson, AJsonReaderNamesIt) {
+  // Given to a reader of JSON (freeze's --model, a stream on stdin), a safetensors file is
+  // named as such instead of a syntax error at its first byte.
+  std::string bytes("\x02\0\0\0\0\0\0\0{}", 10);
+  Expected<JsonDocument> doc = parse_json_document("model.safetensors", bytes);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.errors().front().location_and_message(),
+            "model.safetensors: this looks like a safetensors checkpoint, not JSON (report and "
+            "check read one as --model FILE, by path)");
+  // Anything short of a whole file (a length past the end, a stream cut at its first
+  // NUL, a header not an object) is still a syntax error where it stops being JSON.
+  for (const std::string& text :
+       {std::string("\x40\0\0\0\0\0\0\0{}", 10), std::string("\x02\0\0\0\0\0\0\0[]", 10),
+        std::string("\x40\0", 2), std::string("{\"a\": 1}\0\0", 10)}) {
+    doc = parse_json_document("x.json", text);
+    ASSERT_FALSE(doc.ok());
+    EXPECT_THAT(doc.errors().front().location_and_message(), HasSubstr("x.json:1:"));
+  }
+}
+
 TEST_F(CheckpointFiles, LengthBeyondTheFileAndShortFiles) {
   write_checkpoint(path("long"), "{}", 0, 1000);
   EXPECT_EQ(error_of(*read_safetensors(path("long"))),
