@@ -138,7 +138,8 @@ std::vector<CapacityParam> uneven_shapes(std::int64_t count, bool composed) {
     const std::string name = "m" + std::to_string(i) + ".w";
     std::vector<std::int64_t> shape{next(5000), next(5000)};
     if (composed) {  // dp then tp on dim 0, ep on dim 1
-      ps.push_back(make(name, std::move(shape), {{"dp", uneven0}, {"tp", uneven0}, {"ep", uneven1}}));
+      ps.push_back(
+          make(name, std::move(shape), {{"dp", uneven0}, {"tp", uneven0}, {"ep", uneven1}}));
     } else if (i % 5 == 0) {
       ps.push_back(make(name, std::move(shape), {{"tp", uneven0}, {"ep", uneven0}}));
     } else if (i % 3 == 0) {

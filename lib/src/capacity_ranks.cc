@@ -92,12 +92,12 @@ class RankSearch {
       : groups_(groups), n_(std::move(n)), cuts_(n_.size()), monotone_(n_.size(), 1) {}
 
   const std::vector<Group>& groups_;
-  std::vector<std::uint64_t> n_;                   // per model axis
-  std::vector<std::vector<std::uint64_t>> cuts_;   // per model axis: starts of its runs
-  std::vector<char> monotone_;                     // per model axis
-  std::vector<std::size_t> active_;                // groups some axis of the mesh shards
-  std::uint64_t constant_ = 0;                     // the bytes of every other group
-  std::vector<std::size_t> used_;                  // model axes that cut ranks, in order
+  std::vector<std::uint64_t> n_;                  // per model axis
+  std::vector<std::vector<std::uint64_t>> cuts_;  // per model axis: starts of its runs
+  std::vector<char> monotone_;                    // per model axis
+  std::vector<std::size_t> active_;               // groups some axis of the mesh shards
+  std::uint64_t constant_ = 0;                    // the bytes of every other group
+  std::vector<std::size_t> used_;                 // model axes that cut ranks, in order
 
   // One group's bytes on the rank at `coord` (per model axis).
   [[nodiscard]] std::uint64_t bytes(const Group& group,
@@ -127,9 +127,9 @@ class RankSearch {
 };
 
 void RankSearch::add_group(const Group& group, std::vector<std::uint64_t>& coord,
-                                          const std::vector<std::size_t>& free_pos,
-                                          const std::vector<std::size_t>& segments,
-                                          std::map<std::vector<std::size_t>, RunTable>& tables) {
+                           const std::vector<std::size_t>& free_pos,
+                           const std::vector<std::size_t>& segments,
+                           std::map<std::vector<std::size_t>, RunTable>& tables) {
   // The group's own run starts on each of its free axes, from the sizes that reach them.
   std::vector<std::size_t> axes;  // model axes, free, in scope order (by free position)
   std::vector<std::vector<std::uint64_t>> own;
@@ -202,11 +202,11 @@ void RankSearch::add_group(const Group& group, std::vector<std::uint64_t>& coord
       const std::vector<std::uint64_t>& c = cuts_[sorted_axes[k]];
       const std::vector<std::uint64_t>& o = sorted_own[k];
       coord[sorted_axes[k]] = o[index[k]];
-      lo[k] = static_cast<std::size_t>(std::lower_bound(c.begin(), c.end(), o[index[k]]) -
-                                       c.begin());
+      lo[k] =
+          static_cast<std::size_t>(std::lower_bound(c.begin(), c.end(), o[index[k]]) - c.begin());
       hi[k] = index[k] + 1 < o.size()
-                  ? static_cast<std::size_t>(
-                        std::lower_bound(c.begin(), c.end(), o[index[k] + 1]) - c.begin())
+                  ? static_cast<std::size_t>(std::lower_bound(c.begin(), c.end(), o[index[k] + 1]) -
+                                             c.begin())
                   : c.size();
     }
     const std::uint64_t value = bytes(group, coord);
@@ -358,8 +358,8 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
       for (std::size_t t = effective.size(); t-- > 0;) {
         if (!later_grow) search.monotone_[effective[t]->axis] = 0;
         if (t > 0 && later_grow) {
-          later_grow = grows_with_input(inputs[t], size_of[effective[t]->axis],
-                                        effective[t]->split_factor);
+          later_grow =
+              grows_with_input(inputs[t], size_of[effective[t]->axis], effective[t]->split_factor);
         }
       }
     }

@@ -1,7 +1,5 @@
 // Checkpoints as --model (checkpoint.h, docs/formats.md "Checkpoints"): safetensors
 // headers, read by offset, and the sharded checkpoint's index.
-#include "hpfreeze/checkpoint.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +13,7 @@
 
 #include "dom_decode.h"
 #include "hpfreeze/capacity.h"
+#include "hpfreeze/checkpoint.h"
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/io.h"
 #include "io_posix.h"
@@ -148,7 +147,8 @@ std::optional<Diagnostic> append_header(ModelTree& model, const std::string& nam
   const std::uint64_t data_start = kLengthBytes + header.size();
   const std::uint64_t data_size = file_size >= data_start ? file_size - data_start : 0;
   const std::vector<std::size_t> lines = line_starts(header);
-  if (header.capacity() < header.size() + kInputPadding) header.reserve(header.size() + kInputPadding);
+  if (header.capacity() < header.size() + kInputPadding)
+    header.reserve(header.size() + kInputPadding);
   // Repeated keys are found below, where the byte of each entry is known.
   ParseOptions options;
   options.check_duplicate_keys = false;
@@ -195,7 +195,9 @@ std::optional<Diagnostic> append_header(ModelTree& model, const std::string& nam
         }
         continue;
       }
-      auto who = [&] { return "tensor " + quote_for_diagnostic(key) + " (at " + byte_of(member) + ")"; };
+      auto who = [&] {
+        return "tensor " + quote_for_diagnostic(key) + " (at " + byte_of(member) + ")";
+      };
       if (!it.value().is_object()) fail_type(pointer, "an object", it.value());
       std::optional<element> dtype;
       std::optional<element> shape;
@@ -240,7 +242,7 @@ std::optional<Diagnostic> append_header(ModelTree& model, const std::string& nam
           fail(dim_pointer, who() + " has a shape entry that is not a non-negative integer");
         }
         sizes[d] = e.type() == element_type::UINT64 ? uint64_of(e)
-                                                     : static_cast<std::uint64_t>(int64_of(e));
+                                                    : static_cast<std::uint64_t>(int64_of(e));
         fits = fits && !__builtin_mul_overflow(bytes, sizes[d], &bytes);
         ++d;
       }
@@ -254,12 +256,12 @@ std::optional<Diagnostic> append_header(ModelTree& model, const std::string& nam
           fail(offsets_pointer, who() + ": data_offsets must be two non-negative integers");
         }
         span[k++] = e.type() == element_type::UINT64 ? uint64_of(e)
-                                                      : static_cast<std::uint64_t>(int64_of(e));
+                                                     : static_cast<std::uint64_t>(int64_of(e));
       }
       if (k != 2) fail(offsets_pointer, who() + ": data_offsets must be two non-negative integers");
       if (span[0] > span[1]) {
-        fail(offsets_pointer, who() + " ends (" + std::to_string(span[1]) +
-                                  ") before it begins (" + std::to_string(span[0]) + ")");
+        fail(offsets_pointer, who() + " ends (" + std::to_string(span[1]) + ") before it begins (" +
+                                  std::to_string(span[0]) + ")");
       }
       if (span[1] > data_size) {
         fail(offsets_pointer, who() + " ends at byte " + std::to_string(span[1]) +
@@ -300,7 +302,9 @@ std::optional<Diagnostic> append_header(ModelTree& model, const std::string& nam
     }
     // Names repeat rarely: one fast index over them, a slower search only on a repeat.
     NameIndex index;
-    const auto name_of = [&model, first](std::size_t k) { return model.parameters[first + k].first; };
+    const auto name_of = [&model, first](std::size_t k) {
+      return model.parameters[first + k].first;
+    };
     if (!index.build(model.parameters.size() - first, name_of)) {
       std::vector<std::string_view> names;
       for (std::size_t k = first; k < model.parameters.size(); ++k) {
@@ -462,8 +466,8 @@ Expected<ModelTree> decode_checkpoint_index(const JsonDocument& index, const std
     return make_error(file, pointer_join("/weight_map", tensor), std::move(message));
   };
   for (std::size_t s = 0; s < shards.size(); ++s) {
-    const std::string shard_path = shards[s].starts_with('/') ? std::string(shards[s])
-                                                              : dir + std::string(shards[s]);
+    const std::string shard_path =
+        shards[s].starts_with('/') ? std::string(shards[s]) : dir + std::string(shards[s]);
     const std::size_t from = model.parameters.size();
     if (HeaderRead read = read_header(shard_path, file, model); read.error) return *read.error;
     for (std::size_t k = from; k < model.parameters.size(); ++k) {

@@ -404,10 +404,11 @@ TEST(CapacityChunking, RankZeroHoldsMostAndGrowsWithTheSize) {
         ASSERT_GE(held[0], previous) << v << " on " << n << " x " << f;
         previous = held[0];
         // And the planner's bytes for [v] on that axis agree.
-        const Placement p = f == 1 ? Placement::shard(0, true) : Placement::strided_shard(0, f, true);
-        const MeshCapacity m = evaluate({param_of("w", {static_cast<std::int64_t>(v)}, "uint8",
-                                                  {{"t", p}})},
-                                        {"t"}, mesh({{"t", n}}));
+        const Placement p =
+            f == 1 ? Placement::shard(0, true) : Placement::strided_shard(0, f, true);
+        const MeshCapacity m =
+            evaluate({param_of("w", {static_cast<std::int64_t>(v)}, "uint8", {{"t", p}})}, {"t"},
+                     mesh({{"t", n}}));
         ASSERT_EQ(m.max_rank_bytes, held[0]);
         ASSERT_EQ(m.min_rank_bytes, held[n - 1]);
       }

@@ -55,14 +55,22 @@ TEST(SafetensorsDtypes, EveryCodeMapsToTorchsName) {
     bool floating;
   };
   const Row rows[] = {
-      {"BOOL", "bool", 1, false},         {"U8", "uint8", 1, false},
-      {"I8", "int8", 1, false},           {"I16", "int16", 2, false},
-      {"U16", "uint16", 2, false},        {"I32", "int32", 4, false},
-      {"U32", "uint32", 4, false},        {"I64", "int64", 8, false},
-      {"U64", "uint64", 8, false},        {"F16", "float16", 2, true},
-      {"BF16", "bfloat16", 2, true},      {"F32", "float32", 4, true},
-      {"F64", "float64", 8, true},        {"C64", "complex64", 8, true},
-      {"F8_E4M3", "float8_e4m3fn", 1, true}, {"F8_E5M2", "float8_e5m2", 1, true},
+      {"BOOL", "bool", 1, false},
+      {"U8", "uint8", 1, false},
+      {"I8", "int8", 1, false},
+      {"I16", "int16", 2, false},
+      {"U16", "uint16", 2, false},
+      {"I32", "int32", 4, false},
+      {"U32", "uint32", 4, false},
+      {"I64", "int64", 8, false},
+      {"U64", "uint64", 8, false},
+      {"F16", "float16", 2, true},
+      {"BF16", "bfloat16", 2, true},
+      {"F32", "float32", 4, true},
+      {"F64", "float64", 8, true},
+      {"C64", "complex64", 8, true},
+      {"F8_E4M3", "float8_e4m3fn", 1, true},
+      {"F8_E5M2", "float8_e5m2", 1, true},
       {"F8_E8M0", "float8_e8m0fnu", 1, true},
   };
   for (const Row& r : rows) {
@@ -126,8 +134,9 @@ TEST(SafetensorsHeader, CorruptHeadersNameTheByte) {
             "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9) ends at byte 16 of the "
             "data, past its end: the data are 8 bytes (from byte " +
                 std::to_string(8 + outside.size()) + " of the file)");
-  EXPECT_EQ(error_of(decode(one_tensor("BF16", "[2]", "[4,2]"), 8)),
-            "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9) ends (2) before it begins (4)");
+  EXPECT_EQ(
+      error_of(decode(one_tensor("BF16", "[2]", "[4,2]"), 8)),
+      "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9) ends (2) before it begins (4)");
   EXPECT_EQ(error_of(decode(one_tensor("BF16", "[3]", "[0,4]"), 8)),
             "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9) holds 4 bytes, but its shape "
             "and dtype need 6");
@@ -154,9 +163,9 @@ TEST(SafetensorsHeader, CorruptHeadersNameTheByte) {
                             R"("a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
                             2)),
             "ck.safetensors: /a: 'a' is named twice, at byte 9 and at byte 61");
-  EXPECT_EQ(error_of(decode(R"({"a":{"dtype":"U8","shape":[1],"dtype":"U8","data_offsets":[0,1]}})",
-                            1)),
-            "ck.safetensors: /a/dtype: tensor 'a' (at byte 9) has 'dtype' twice");
+  EXPECT_EQ(
+      error_of(decode(R"({"a":{"dtype":"U8","shape":[1],"dtype":"U8","data_offsets":[0,1]}})", 1)),
+      "ck.safetensors: /a/dtype: tensor 'a' (at byte 9) has 'dtype' twice");
   EXPECT_EQ(error_of(decode(R"({"__metadata__":{"k":"1","k":"2"}})", 0)),
             "ck.safetensors: /__metadata__: __metadata__ (at byte 9) repeats a key");
 }
@@ -199,12 +208,14 @@ TEST(SafetensorsAsJson, AJsonReaderNamesIt) {
 TEST_F(CheckpointFiles, LengthBeyondTheFileAndShortFiles) {
   write_checkpoint(path("long"), "{}", 0, 1000);
   EXPECT_EQ(error_of(*read_safetensors(path("long"))),
-            path("long") + ": : the safetensors header length at byte 0 (1000 bytes) runs past "
-                           "the end of the file (10 bytes)");
+            path("long") +
+                ": : the safetensors header length at byte 0 (1000 bytes) runs past "
+                "the end of the file (10 bytes)");
   io_testing::spit(path("short"), std::string("\x05\0\0", 3));
   EXPECT_EQ(error_of(*read_safetensors(path("short"))),
-            path("short") + ": : a safetensors file starts with an 8-byte header length, but the "
-                            "file has 3 bytes");
+            path("short") +
+                ": : a safetensors file starts with an 8-byte header length, but the "
+                "file has 3 bytes");
 }
 
 TEST_F(CheckpointFiles, TheInputLimitAppliesToTheHeader) {
@@ -214,8 +225,9 @@ TEST_F(CheckpointFiles, TheInputLimitAppliesToTheHeader) {
   const Expected<ModelTree> m = *read_safetensors(path("huge"));
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.errors().front().error_class, ErrorClass::kIo);
-  EXPECT_EQ(error_of(m), path("huge") + ": : input too large: the safetensors header is 4 GiB or "
-                                        "more (4294967296 bytes, from byte 8)");
+  EXPECT_EQ(error_of(m), path("huge") +
+                             ": : input too large: the safetensors header is 4 GiB or "
+                             "more (4294967296 bytes, from byte 8)");
   // Data of any size are fine: only the header is read.
   write_checkpoint(path("big"), one_tensor("BF16", "[1048576,262144]", "[0,549755813888]"),
                    std::uint64_t{1} << 39);
@@ -226,8 +238,8 @@ TEST_F(CheckpointFiles, TheInputLimitAppliesToTheHeader) {
 
 // An index in `dir` and its shards; weight_map entries as given.
 void write_index(const std::string& path, std::string_view weight_map) {
-  io_testing::spit(path, R"({"metadata": {"total_size": 0}, "weight_map": )" +
-                             std::string(weight_map) + "}");
+  io_testing::spit(
+      path, R"({"metadata": {"total_size": 0}, "weight_map": )" + std::string(weight_map) + "}");
 }
 
 Expected<ModelTree> load_index(const std::string& path) {
@@ -246,8 +258,9 @@ TEST_F(CheckpointFiles, IndexNamesShardsRelativeToItself) {
                    R"("x.n":{"dtype":"I64","shape":[3],"data_offsets":[16,40]}})",
                    40);
   write_checkpoint(path("ck/b.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
-  write_index(path("ck/model.safetensors.index.json"),
-              R"({"x.w": "parts/a.safetensors", "w": "b.safetensors", "x.n": "parts/a.safetensors"})");
+  write_index(
+      path("ck/model.safetensors.index.json"),
+      R"({"x.w": "parts/a.safetensors", "w": "b.safetensors", "x.n": "parts/a.safetensors"})");
   const Expected<ModelTree> m = load_index(path("ck/model.safetensors.index.json"));
   ASSERT_TRUE(m.ok()) << error_of(m);
   EXPECT_TRUE(m->checkpoint);
@@ -270,31 +283,35 @@ TEST_F(CheckpointFiles, IndexErrors) {
   Expected<ModelTree> m = load_index(path("i1.json"));
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.errors().front().error_class, ErrorClass::kIo);
-  EXPECT_EQ(error_of(m), path("gone.safetensors") + ": : cannot open: No such file or directory "
-                                                    "(a shard of " + path("i1.json") + ")");
+  EXPECT_EQ(error_of(m), path("gone.safetensors") +
+                             ": : cannot open: No such file or directory "
+                             "(a shard of " +
+                             path("i1.json") + ")");
   // A tensor of a shard that the weight_map does not list.
   write_checkpoint(path("z.safetensors"),
                    R"({"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
   write_index(path("i2.json"), R"({"w": "a.safetensors", "v": "z.safetensors"})");
   EXPECT_EQ(error_of(load_index(path("i2.json"))),
-            path("i2.json") + ": /weight_map: tensor 'z' of shard 'z.safetensors' is not in the "
-                              "weight_map");
+            path("i2.json") +
+                ": /weight_map: tensor 'z' of shard 'z.safetensors' is not in the "
+                "weight_map");
   // Listed, but in another shard than the map says, or in none.
   write_index(path("i4.json"), R"({"v": "a.safetensors", "w": "c.safetensors"})");
   write_checkpoint(path("c.safetensors"),
                    R"({"v":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
   EXPECT_EQ(error_of(load_index(path("i4.json"))),
-            path("i4.json") + ": /weight_map/w: tensor 'w' is in shard 'a.safetensors', not in "
-                              "'c.safetensors' as the weight_map says");
+            path("i4.json") +
+                ": /weight_map/w: tensor 'w' is in shard 'a.safetensors', not in "
+                "'c.safetensors' as the weight_map says");
   write_index(path("i5.json"), R"({"w": "a.safetensors", "u": "a.safetensors"})");
   EXPECT_EQ(error_of(load_index(path("i5.json"))),
             path("i5.json") + ": /weight_map/u: tensor 'u' is not in shard 'a.safetensors'");
   // A shard that is no safetensors file.
   io_testing::spit(path("j.safetensors"), "{}");
   write_index(path("i6.json"), R"({"w": "j.safetensors"})");
-  EXPECT_EQ(error_of(load_index(path("i6.json"))),
-            path("j.safetensors") + ": : is not a safetensors file (a shard of " + path("i6.json") +
-                ")");
+  EXPECT_EQ(
+      error_of(load_index(path("i6.json"))),
+      path("j.safetensors") + ": : is not a safetensors file (a shard of " + path("i6.json") + ")");
   // The weight_map must map names to file names.
   write_index(path("i7.json"), R"({"w": 3})");
   EXPECT_EQ(error_of(load_index(path("i7.json"))),
@@ -309,8 +326,9 @@ TEST_F(CheckpointFiles, DuplicateTensorAcrossShards) {
                    21);
   write_index(path("i.json"), R"({"w": "a.safetensors", "v": "b.safetensors"})");
   EXPECT_EQ(error_of(load_index(path("i.json"))),
-            path("i.json") + ": /weight_map/w: tensor 'w' is in two shards, 'a.safetensors' and "
-                             "'b.safetensors'");
+            path("i.json") +
+                ": /weight_map/w: tensor 'w' is in two shards, 'a.safetensors' and "
+                "'b.safetensors'");
 }
 
 }  // namespace
