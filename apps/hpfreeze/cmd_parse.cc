@@ -11,7 +11,7 @@ namespace hpfreeze::cli {
 Runner declare_parse(CLI::App& app) {
   struct Flags {
     std::vector<std::string> placements;
-    ParseOptions options;
+    ParseCommandOptions options;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("PLACEMENT", flags->placements,

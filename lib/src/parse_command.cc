@@ -6,7 +6,7 @@
 
 namespace hpfreeze {
 
-CommandResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options) {
+CommandResult run_parse(std::span<const ParseInput> inputs, const ParseCommandOptions& options) {
   CommandResult result;
   for (const ParseInput& input : inputs) {
     if (input.too_long) {

@@ -22,14 +22,14 @@ struct ParseInput {
 // the limit only bounds the memory an endless line can take.
 inline constexpr std::size_t kMaxParseLine = std::size_t{1} << 20;
 
-struct ParseOptions {
+struct ParseCommandOptions {
   bool json = false;   // one JSON object per line: the dump form plus "canonical"
   bool check = false;  // valid but non-canonical input is an error too
 };
 
 // The canonical form (or with `json`, the JSON object) of each valid input as an output
 // line ending in '\n', and one error per rejected input, in input order.
-CommandResult run_parse(std::span<const ParseInput> inputs, const ParseOptions& options);
+CommandResult run_parse(std::span<const ParseInput> inputs, const ParseCommandOptions& options);
 
 // Cuts stdin into parse inputs as it arrives, chunk by chunk: one per '\n'-terminated
 // line (a final line without '\n' counts too, from finish()), with one trailing '\r'
