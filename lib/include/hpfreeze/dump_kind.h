@@ -11,7 +11,7 @@
 
 namespace hpfreeze {
 
-enum class DumpKind { kUnknown, kPlan, kModel, kMeta };
+enum class DumpKind { kUnknown, kPlan, kModel, kMeta, kCheckpointIndex, kSafetensors };
 
 // The kind a document's `format` tag names (kUnknown for none or another tag).
 DumpKind tagged_dump_kind(const JsonDocument& document);
@@ -19,11 +19,12 @@ DumpKind tagged_dump_kind(const JsonDocument& document);
 // The kind from the top-level keys: the `format` tag and the shape of `modules` (spec
 // objects in a plan, class names in a model tree) must not contradict each other, so that
 // a real dump with one bad field keeps its decoder's exact error; `param_plan` or
-// `codegen_version` without `modules` is a meta. The document's tree must be alive.
+// `codegen_version` without `modules` is a meta, an object `weight_map` without `modules`
+// a sharded checkpoint's index. The document's tree must be alive.
 DumpKind guess_dump_kind(const JsonDocument& document);
 
 // "a plan dump (hpfreeze.plan/v1)", "a model tree dump (hpfreeze.model/v1)",
-// "a codegen_meta.json".
+// "a codegen_meta.json", "a sharded checkpoint's index", "a safetensors checkpoint".
 std::string_view dump_kind_name(DumpKind kind);
 
 // "this looks like KIND; WHO wants WANTED" (no pointer) when `kind` is known and not

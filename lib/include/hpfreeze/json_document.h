@@ -147,6 +147,12 @@ class JsonDocument {
 Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
                                            ParseOptions options = {});
 
+// Whether the first bytes of a file (up to 8) are a safetensors file's header length: a
+// NUL byte among them, which no JSON text holds and every header length below 2^56 has.
+// The parser uses it to name a whole checkpoint given as JSON; the checkpoint reader to
+// recognise one.
+bool looks_like_safetensors(std::string_view first_bytes);
+
 // The first key, in document order, that repeats an earlier key of its object: the same
 // diagnostic parse_json_document gives with the check on. For documents parsed without
 // it, after a decoder found a problem (so that a duplicate key is reported as such).

@@ -26,6 +26,8 @@ DumpKind guess_dump_kind(const JsonDocument& document) {
     }
   } else if (!root["codegen_version"].error() || !root["param_plan"].error()) {
     return DumpKind::kMeta;
+  } else if (simdjson::dom::object map; !root["weight_map"].get_object().get(map)) {
+    return DumpKind::kCheckpointIndex;
   }
   if (by_shape == DumpKind::kUnknown && !root["parameters"].error()) by_shape = DumpKind::kModel;
   if (by_format == DumpKind::kUnknown) return by_shape;
@@ -41,6 +43,10 @@ std::string_view dump_kind_name(DumpKind kind) {
       return "a model tree dump (hpfreeze.model/v1)";
     case DumpKind::kMeta:
       return "a codegen_meta.json";
+    case DumpKind::kCheckpointIndex:
+      return "a sharded checkpoint's index (*.safetensors.index.json)";
+    case DumpKind::kSafetensors:
+      return "a safetensors checkpoint";
     case DumpKind::kUnknown:
       break;
   }
