@@ -121,6 +121,60 @@ void BM_PlanSweep64Uneven(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanSweep64Uneven)->Unit(benchmark::kMillisecond);
 
+// Distinct uneven shapes on large axes (the shape of a 108 KB meta on the mesh of its own
+// parallel_dims): every parameter is its own group and cuts the axes at its own ranks, so
+// a walk over rank classes costs groups x runs; the planner's cost should stay about
+// linear in the parameters.
+std::vector<CapacityParam> uneven_shapes(std::int64_t count, bool composed) {
+  std::vector<CapacityParam> ps;
+  std::uint64_t seed = 1;
+  auto next = [&seed](std::int64_t bound) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::int64_t>((seed >> 33) % static_cast<std::uint64_t>(bound)) + 1;
+  };
+  const auto uneven0 = Placement::shard(0, true);
+  const auto uneven1 = Placement::shard(1, true);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::string name = "m" + std::to_string(i) + ".w";
+    std::vector<std::int64_t> shape{next(5000), next(5000)};
+    if (composed) {  // dp then tp on dim 0, ep on dim 1
+      ps.push_back(make(name, std::move(shape), {{"dp", uneven0}, {"tp", uneven0}, {"ep", uneven1}}));
+    } else if (i % 5 == 0) {
+      ps.push_back(make(name, std::move(shape), {{"tp", uneven0}, {"ep", uneven0}}));
+    } else if (i % 3 == 0) {
+      ps.push_back(make(name, std::move(shape), {{"tp", uneven0}, {"ep", uneven1}}));
+    } else {
+      ps.push_back(make(name, std::move(shape), {{"tp", uneven0}}));
+    }
+  }
+  return ps;
+}
+
+CapacityRequest uneven_request(std::int64_t count, bool composed, std::vector<AxisSize> fixed) {
+  CapacityRequest r;
+  r.params = uneven_shapes(count, composed);
+  r.axis_order = {"dp", "tp", "ep"};
+  r.fixed = std::move(fixed);
+  return r;
+}
+
+// Arg: parameters, on dp=4 tp=4999 ep=5003.
+void BM_UnevenShapesLargeAxes(benchmark::State& state) {
+  const CapacityRequest r =
+      uneven_request(state.range(0), false, {{"dp", 4}, {"tp", 4999}, {"ep", 5003}});
+  run(state, r);
+}
+BENCHMARK(BM_UnevenShapesLargeAxes)->Arg(700)->Arg(1500)->Arg(15000)->Unit(benchmark::kMillisecond);
+
+// Uneven compositions on dim 0 (dp then tp), where the earlier axis is searched run by run:
+// arg parameters on dp=61 tp=67 ep=71.
+void BM_UnevenCompositions(benchmark::State& state) {
+  const CapacityRequest r =
+      uneven_request(state.range(0), true, {{"dp", 61}, {"tp", 67}, {"ep", 71}});
+  run(state, r);
+}
+BENCHMARK(BM_UnevenCompositions)->Arg(1500)->Arg(15000)->Unit(benchmark::kMillisecond);
+
 // The per-parameter work alone (grouping), which the meshes share.
 void BM_BuildModel(benchmark::State& state) {
   const std::vector<CapacityParam> params = deepseek_v3();

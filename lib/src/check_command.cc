@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hpfreeze/background_task.h"
+#include "hpfreeze/checkpoint.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json.h"
@@ -353,9 +354,8 @@ class MetaChecker {
     }
   }
 
-  void check_against_model() {
-    const ModelTree& model = *model_;
-    const std::string in_model = " (" + model.file + ")";
+  // The boundaries and boundary_classes against the model's module tree.
+  void check_modules(const ModelTree& model, const std::string& in_model) {
     for (const MetaBoundary& b : meta_->boundaries) {
       if (model.find_class(b.fqn) == nullptr) {
         error(pointer_join("/param_plan", b.fqn), "boundary module " + quote_for_diagnostic(b.fqn) +
@@ -374,6 +374,18 @@ class MetaChecker {
                            quote_for_diagnostic(*actual) + in_model);
       }
     }
+  }
+
+  void check_against_model() {
+    const ModelTree& model = *model_;
+    const std::string in_model = " (" + model.file + ")";
+    if (model.checkpoint) {
+      add(Severity::kNote, model.file, "",
+          "a checkpoint has no module tree: the module checks (boundary modules and "
+          "boundary_classes against the model) were skipped");
+    } else {
+      check_modules(model, in_model);
+    }
     if (!model.has_parameters) {
       add(Severity::kNote, model.file, "",
           "the model tree has no 'parameters': parameter checks skipped");
@@ -386,7 +398,7 @@ class MetaChecker {
     for (const auto& [fqn, info] : model.parameters) {
       if (!info.requires_grad || coverage.covers(fqn)) continue;
       add(allow_uncovered_ ? Severity::kWarning : Severity::kError, model.file,
-          pointer_join("/parameters", fqn),
+          model.parameter_pointer(fqn),
           "trainable parameter " + quote_for_diagnostic(fqn) +
               " is not covered by any param_plan entry of " + file_);
     }
@@ -493,21 +505,23 @@ CommandResult run_check(const CheckRequest& request) {
   // read, parsed and decoded: both texts are held at once either way.
   std::optional<Expected<InputFile>> meta_input;
   BackgroundTask meta_read([&meta_input, &request] { meta_input = read_input(request.meta_path); });
+  // A safetensors checkpoint is read header only; anything else as JSON.
+  std::optional<Expected<ModelTree>> model;
+  if (request.model_path) model = read_safetensors(*request.model_path);
   std::optional<Expected<InputFile>> model_input;
-  if (request.model_path) model_input = read_input(*request.model_path);
+  if (request.model_path && !model) model_input = read_input(*request.model_path);
 
   // The model's parser and tape go on to the meta's parse (ParseScratch).
   ParseScratch scratch;
   scratch.expect_input(std::max(regular_file_size(request.meta_path),
-                                request.model_path ? regular_file_size(*request.model_path) : 0));
+                                model_input ? regular_file_size(*request.model_path) : 0));
   std::optional<Expected<JsonDocument>> model_doc;
-  std::optional<Expected<ModelTree>> model;
   if (model_input) {
     model_doc = parse_input(*model_input, scratch);
     // A decoded tree is only used when the meta could be read (its parse errors aside):
     // decoded beside the meta's read, it is dropped if that read failed.
     if (*model_doc) {
-      model = decode_model_tree(**model_doc);
+      model = decode_model_input(**model_doc, *request.model_path);
       if (*model) (**model_doc).release_tree(scratch);  // the tree views only the strings
     }
   }
@@ -521,6 +535,10 @@ CommandResult run_check(const CheckRequest& request) {
   if (!meta) add_load_errors(std::move(meta.errors()), io_errors, result.diagnostics);
   if (model_doc && !*model_doc) {
     add_load_errors(std::move(model_doc->errors()), io_errors, result.diagnostics);
+  }
+  if (model && !*model && model->errors().front().error_class == ErrorClass::kIo) {
+    add_load_errors(std::move(model->errors()), io_errors, result.diagnostics);
+    model.reset();
   }
   if (!io_errors.empty()) {
     result.diagnostics = std::move(io_errors);

@@ -4,6 +4,10 @@
 
 namespace hpfreeze {
 
+bool looks_like_safetensors(std::string_view first_bytes) {
+  return first_bytes.substr(0, 8).find('\0') != std::string_view::npos;
+}
+
 DumpKind tagged_dump_kind(const JsonDocument& document) {
   std::string_view format;
   if (document.root()["format"].get_string().get(format)) return DumpKind::kUnknown;
@@ -26,6 +30,8 @@ DumpKind guess_dump_kind(const JsonDocument& document) {
     }
   } else if (!root["codegen_version"].error() || !root["param_plan"].error()) {
     return DumpKind::kMeta;
+  } else if (simdjson::dom::object map; !root["weight_map"].get_object().get(map)) {
+    return DumpKind::kCheckpointIndex;
   }
   if (by_shape == DumpKind::kUnknown && !root["parameters"].error()) by_shape = DumpKind::kModel;
   if (by_format == DumpKind::kUnknown) return by_shape;
@@ -41,6 +47,10 @@ std::string_view dump_kind_name(DumpKind kind) {
       return "a model tree dump (hpfreeze.model/v1)";
     case DumpKind::kMeta:
       return "a codegen_meta.json";
+    case DumpKind::kCheckpointIndex:
+      return "a sharded checkpoint's index (*.safetensors.index.json)";
+    case DumpKind::kSafetensors:
+      return "a safetensors checkpoint";
     case DumpKind::kUnknown:
       break;
   }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "hpfreeze/dump_kind.h"
 #include "huge_pages.h"
 #include "json_syntax_locator.h"
 #include "name_index.h"
@@ -292,6 +293,16 @@ struct ParseMemory {
   std::size_t expected_input = 0;
 };
 
+// A whole safetensors file given to a JSON reader: its 8-byte header length, a header that
+// fits in the bytes and starts as an object. Only a whole file: a stream is read up to its
+// first control byte, and a JSON text with a NUL keeps its syntax error.
+bool is_safetensors_file(std::string_view bytes) {
+  if (bytes.size() < 9 || !looks_like_safetensors(bytes) || bytes[8] != '{') return false;
+  std::uint64_t length = 0;
+  for (std::size_t i = 8; i-- > 0;) length = length << 8 | static_cast<unsigned char>(bytes[i]);
+  return length <= bytes.size() - 8;
+}
+
 // The parsed document, or the errors; `bytes` gets its padding here.
 Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& display_name,
                                                                    std::string& bytes,
@@ -374,6 +385,11 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
   }
   if (error) {
     if (error == simdjson::MEMALLOC) return out_of_memory(std::move(display_name), size);
+    if (is_safetensors_file(bytes)) {
+      return make_error(display_name, "",
+                        "this looks like a safetensors checkpoint, not JSON (report and check "
+                        "read one as --model FILE, by path)");
+    }
     return locate_syntax_error(display_name, bytes, simdjson::error_message(error));
   }
   if (!check_keys) {

@@ -69,6 +69,10 @@ const ModelParameter* ModelTree::find_parameter(std::string_view fqn, std::size_
   return &parameters[*i].second;
 }
 
+std::string ModelTree::parameter_pointer(std::string_view fqn) const {
+  return pointer_join(parameters_pointer, fqn);
+}
+
 bool ModelTree::index() {
   module_index();
   parameter_index();

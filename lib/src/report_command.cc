@@ -38,8 +38,6 @@ bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, st
   return true;
 }
 
-std::string parameter_pointer(std::string_view fqn) { return pointer_join("/parameters", fqn); }
-
 Diagnostic make_note(std::string file, std::string pointer, std::string message) {
   Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
   d.severity = Severity::kNote;
@@ -295,7 +293,7 @@ class ReportBuilder {
     }
     const std::optional<std::uint64_t> size = last_size_;
     if (!size) {
-      error(model_.file, pointer_join(parameter_pointer(fqn), "dtype"),
+      error(model_.file, pointer_join(model_.parameter_pointer(fqn), "dtype"),
             "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
                 quote_for_diagnostic(*p.dtype));
     }
@@ -305,7 +303,7 @@ class ReportBuilder {
   bool full_bytes(std::string_view fqn, const ModelParameter& p, std::uint64_t unit,
                   std::uint64_t& out) {
     if (checked_volume(p.shape, unit, out)) return true;
-    error(model_.file, parameter_pointer(fqn),
+    error(model_.file, model_.parameter_pointer(fqn),
           "parameter " + quote_for_diagnostic(fqn) + " of shape " + shape_text(p.shape) + " and " +
               std::to_string(unit) + "-byte elements needs more than 2^64-1 bytes");
     return false;
@@ -513,7 +511,7 @@ class ReportBuilder {
     report_.uncovered_bytes = uncovered.value;
 
     if (missing_dtype_count_ > 0) {
-      warning(model_.file, parameter_pointer(first_missing_dtype_),
+      warning(model_.file, model_.parameter_pointer(first_missing_dtype_),
               std::to_string(missing_dtype_count_) + " parameter" +
                   (missing_dtype_count_ == 1 ? " has" : "s have") +
                   " no dtype, counted as bfloat16 (2 bytes); the first is " +

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "hpfreeze/checkpoint.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
@@ -46,10 +47,12 @@ CommandResult run_report(const ReportRequest& request) {
   const InputPath inputs[] = {{"META", request.meta_path, {}}, {"--model", request.model_path, {}}};
   result.diagnostics = check_stdout_apart(inputs);
   if (!result.diagnostics.empty()) return result;
+  // A safetensors checkpoint as --model is read header only, before anything is parsed.
+  std::optional<Expected<ModelTree>> checkpoint = read_safetensors(request.model_path);
   // The model's text, parser and tape go on to the meta's read and parse (ParseScratch).
   ParseScratch scratch;
-  scratch.expect_input(
-      std::max(regular_file_size(request.model_path), regular_file_size(request.meta_path)));
+  scratch.expect_input(std::max(checkpoint ? 0 : regular_file_size(request.model_path),
+                                regular_file_size(request.meta_path)));
   auto load = [&scratch](const std::string& path, ParseOptions options, bool last,
                          Diagnostics& errors) -> std::optional<JsonDocument> {
     Expected<InputFile> input = read_input(path, scratch.take_text());
@@ -79,11 +82,17 @@ CommandResult run_report(const ReportRequest& request) {
   ParseOptions model_options;
   model_options.check_duplicate_keys = false;
   Diagnostics model_unread;
-  std::optional<JsonDocument> model_doc =
-      load(request.model_path, model_options, false, model_unread);
+  std::optional<JsonDocument> model_doc;
   std::optional<Expected<ModelTree>> model;
+  if (checkpoint && !*checkpoint && checkpoint->errors().front().error_class == ErrorClass::kIo) {
+    model_unread = std::move(checkpoint->errors());
+  } else if (checkpoint) {
+    model = std::move(*checkpoint);
+  } else {
+    model_doc = load(request.model_path, model_options, false, model_unread);
+  }
   if (model_doc) {
-    model = decode_model_tree(*model_doc);
+    model = decode_model_input(*model_doc, request.model_path);
     // The decoded tree views only the document's strings.
     if (*model) model_doc->release_tree(scratch);
   }
@@ -92,7 +101,7 @@ CommandResult run_report(const ReportRequest& request) {
   if (!meta_unread.empty() || !model_unread.empty()) {
     result.diagnostics = std::move(meta_unread);
     result.diagnostics.insert(result.diagnostics.end(), model_unread.begin(), model_unread.end());
-    if (model && !*model) {
+    if (model && !*model && model_doc) {
       if (std::optional<Diagnostic> repeated = find_duplicate_key(*model_doc)) {
         result.diagnostics.push_back(std::move(*repeated));
       }

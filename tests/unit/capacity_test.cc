@@ -330,26 +330,6 @@ TEST(CapacityVerdict, ExitCodeAndText) {
   EXPECT_FALSE(no_budget->meshes[0].fits.has_value());
 }
 
-TEST(CapacityChunking, ManyDistinctUnevenSizesAreRefusedNotEnumerated) {
-  // 3 axes of 2^20 ranks, 200 distinct uneven sizes each: about 400 cuts per axis, 6.4e7
-  // rank classes, above the 2^24 limit.
-  std::vector<CapacityParam> params;
-  for (const char* axis : {"a", "b", "c"}) {
-    for (std::int64_t k = 0; k < 200; ++k) {
-      params.push_back(param(std::string(axis) + std::to_string(k),
-                             {(std::int64_t{1} << 21) + 7 * k + 1}, "bf16", {{axis, "S(-1)"}}));
-    }
-  }
-  Expected<CapacityModel> model = CapacityModel::build(params, {"a", "b", "c"}, Optimizer::kNone);
-  ASSERT_TRUE(model.ok());
-  const std::uint64_t n = std::uint64_t{1} << 20;
-  Expected<MeshCapacity> m = model->evaluate(mesh({{"a", n}, {"b", n}, {"c", n}}), std::nullopt);
-  ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.errors().front().message,
-            "the ranks of mesh a=1048576 b=1048576 c=1048576 fall into more than 16777216 classes "
-            "of distinct sizes; too many to compare exactly");
-}
-
 // torch.chunk of `length` into `chunks`, padded with empty chunks: the sizes, rank by rank.
 std::vector<std::uint64_t> torch_chunk(std::uint64_t length, std::uint64_t chunks) {
   std::vector<std::uint64_t> out(chunks, 0);
@@ -359,24 +339,118 @@ std::vector<std::uint64_t> torch_chunk(std::uint64_t length, std::uint64_t chunk
   return out;
 }
 
+TEST(CapacityChunking, ManyDistinctUnevenSizesOnHugeAxesAreExact) {
+  // 3 axes of 2^20 ranks, 200 distinct uneven sizes v = 2^21 + 7k + 1 each, one axis per
+  // param: chunks of ceil(v / 2^20) = 3, so a rank i holds min(3, max(0, v - 3i)) and the
+  // ranks from ceil(v / 3) on hold nothing. Worst rank: 3 elements of every param,
+  // 600 x 3 x 2 bytes. Best: 0 bytes, first reached on each axis where its largest size
+  // (k = 199: 2^21 + 1394) runs out, ceil((2^21 + 1394) / 3) = 699516.
+  std::vector<CapacityParam> params;
+  for (const char* axis : {"a", "b", "c"}) {
+    for (std::int64_t k = 0; k < 200; ++k) {
+      params.push_back(param(std::string(axis) + std::to_string(k),
+                             {(std::int64_t{1} << 21) + 7 * k + 1}, "bf16", {{axis, "S(-1)"}}));
+    }
+  }
+  const std::uint64_t n = std::uint64_t{1} << 20;
+  const MeshCapacity m = evaluate(params, {"a", "b", "c"}, mesh({{"a", n}, {"b", n}, {"c", n}}));
+  EXPECT_EQ(m.max_rank_bytes, 3600U);
+  EXPECT_EQ(m.max_rank, (std::vector<std::uint64_t>{0, 0, 0}));
+  EXPECT_EQ(m.min_rank_bytes, 0U);
+  EXPECT_EQ(m.min_rank, (std::vector<std::uint64_t>{699516, 699516, 699516}));
+}
+
+TEST(CapacityChunking, ManyRunsOfComposedAxesAreRefusedNotEnumerated) {
+  // Each param composes two uneven shards of dim 0, a (2^20 ranks) then b (3 ranks), of
+  // a size v = 3 x 2^20 + 28k + 3: a's chunks are 4 and the partial one 3, on rank v / 4,
+  // a different rank for each k. b gives rank 2 nothing of a 4 (2,2,0) but 1 of a 3
+  // (1,1,1): the bytes do not fall along a, so a is searched run by run. 3000 sizes give
+  // about 6000 runs; with a second such pair, x then y, the runs multiply past 2^22.
+  std::vector<CapacityParam> params;
+  const std::int64_t n = std::int64_t{1} << 20;
+  for (std::int64_t k = 0; k < 3000; ++k) {
+    for (const auto& [outer, inner] : {std::pair{"a", "b"}, std::pair{"x", "y"}}) {
+      params.push_back(param(std::string(outer) + std::to_string(k), {3 * n + 28 * k + 3}, "bf16",
+                             {{outer, "S(-1)"}, {inner, "S(-1)"}}));
+    }
+  }
+  Expected<CapacityModel> model =
+      CapacityModel::build(params, {"a", "b", "x", "y"}, Optimizer::kNone);
+  ASSERT_TRUE(model.ok());
+  const auto u = static_cast<std::uint64_t>(n);
+  Expected<MeshCapacity> m =
+      model->evaluate(mesh({{"a", u}, {"b", 3}, {"x", u}, {"y", 3}}), std::nullopt);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors().front().message,
+            "the ranks of mesh a=1048576 b=3 x=1048576 y=3 fall into more than 4194304 classes "
+            "of distinct sizes; too many to compare exactly");
+}
+
+// torch.chunk's two properties the planner's search rests on (chunk_geometry.h): no rank
+// holds more than rank 0, and rank 0's piece never shrinks as the chunked size grows.
+TEST(CapacityChunking, RankZeroHoldsMostAndGrowsWithTheSize) {
+  for (std::uint64_t n = 1; n <= 9; ++n) {
+    for (std::uint64_t f = 1; f <= 4; ++f) {
+      std::uint64_t previous = 0;
+      for (std::uint64_t v = 0; v <= 120; ++v) {
+        const std::vector<std::uint64_t> pieces = torch_chunk(v, n * f);
+        std::vector<std::uint64_t> held(n, 0);
+        for (std::uint64_t i = 0; i < n; ++i) {
+          for (std::uint64_t r = 0; r < f; ++r) held[i] += pieces[i + r * n];
+        }
+        for (std::uint64_t i = 1; i < n; ++i) {
+          ASSERT_LE(held[i], held[i - 1]) << v << " on " << n << " x " << f;
+        }
+        ASSERT_GE(held[0], previous) << v << " on " << n << " x " << f;
+        previous = held[0];
+        // And the planner's bytes for [v] on that axis agree.
+        const Placement p = f == 1 ? Placement::shard(0, true) : Placement::strided_shard(0, f, true);
+        const MeshCapacity m = evaluate({param_of("w", {static_cast<std::int64_t>(v)}, "uint8",
+                                                  {{"t", p}})},
+                                        {"t"}, mesh({{"t", n}}));
+        ASSERT_EQ(m.max_rank_bytes, held[0]);
+        ASSERT_EQ(m.min_rank_bytes, held[n - 1]);
+      }
+    }
+  }
+}
+
 // Random small plans against a rank-by-rank walk: every rank, every parameter, each axis
-// chunking the local size in turn.
-TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
-  std::mt19937 rng(16);
+// chunking the local size in turn. The second kind of round puts every shard on dim 0, so
+// that uneven compositions (whose earlier axes the planner may have to search run by run)
+// are the rule.
+struct RandomRounds {
+  const char* name;
+  unsigned seed;
+  int rounds;
+  int max_params;
+  int max_rank;
+  int max_size;
+  bool dim0_only;
+  std::vector<int> max_axis;
+};
+
+void PrintTo(const RandomRounds& rounds, std::ostream* out) { *out << rounds.name; }
+
+class CapacityRandom : public ::testing::TestWithParam<RandomRounds> {};
+
+TEST_P(CapacityRandom, PlansMatchRankByRankWalk) {
+  const RandomRounds& config = GetParam();
+  std::mt19937 rng(config.seed);
   auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const std::vector<std::string> axes{"x", "y", "z"};
-  for (int round = 0; round < 300; ++round) {
+  for (int round = 0; round < config.rounds; ++round) {
     std::vector<CapacityParam> params;
-    const int count = pick(1, 4);
+    const int count = pick(1, config.max_params);
     for (int i = 0; i < count; ++i) {
       const std::string dtype = pick(0, 1) != 0 ? "bf16" : "float32";
       std::vector<std::int64_t> shape;
       std::vector<std::pair<std::string, Placement>> placements;
-      const int rank = pick(1, 3);
-      for (int d = 0; d < rank; ++d) shape.push_back(pick(0, 23));
+      const int rank = pick(1, config.max_rank);
+      for (int d = 0; d < rank; ++d) shape.push_back(pick(0, config.max_size));
       for (const std::string& a : axes) {
         const int kind = pick(0, 4);
-        const auto dim = static_cast<std::int64_t>(pick(0, rank - 1));
+        const auto dim = static_cast<std::int64_t>(config.dim0_only ? 0 : pick(0, rank - 1));
         const bool uneven = pick(0, 1) != 0;
         if (kind == 0) continue;
         placements.emplace_back(a, kind == 1   ? Placement::replicate()
@@ -388,9 +462,9 @@ TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
           param_of("p" + std::to_string(i), std::move(shape), dtype, std::move(placements));
       params.push_back(p);
     }
-    const std::vector<std::uint64_t> n{static_cast<std::uint64_t>(pick(1, 5)),
-                                       static_cast<std::uint64_t>(pick(1, 4)),
-                                       static_cast<std::uint64_t>(pick(1, 3))};
+    const std::vector<std::uint64_t> n{static_cast<std::uint64_t>(pick(1, config.max_axis[0])),
+                                       static_cast<std::uint64_t>(pick(1, config.max_axis[1])),
+                                       static_cast<std::uint64_t>(pick(1, config.max_axis[2]))};
     const MeshCapacity got =
         evaluate(params, axes, mesh({{"x", n[0]}, {"y", n[1]}, {"z", n[2]}}), Optimizer::kAdam);
     std::uint64_t max = 0;
@@ -436,6 +510,12 @@ TEST(CapacityChunking, RandomPlansMatchRankByRankWalk) {
     ASSERT_EQ(got.min_rank, min_at) << "round " << round;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Capacity, CapacityRandom,
+    ::testing::Values(RandomRounds{"AnyDims", 16, 300, 4, 3, 23, false, {5, 4, 3}},
+                      RandomRounds{"ComposedOnDim0", 25, 400, 8, 2, 90, true, {7, 5, 4}}),
+    [](const ::testing::TestParamInfo<RandomRounds>& rounds) { return rounds.param.name; });
 
 // A source that makes each param into one reused buffer gives what the list gives: the
 // planner keeps no view of a param past the next one (a stale view would read the bytes of

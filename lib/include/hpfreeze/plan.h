@@ -111,6 +111,15 @@ struct ModelTree {
   bool has_parameters = false;  // `parameters` present and not null
   std::vector<std::pair<std::string_view, ModelParameter>> parameters;
   BlockArena<std::uint64_t> dims;  // every parameter's shape
+  // A checkpoint's (checkpoint.h): parameters and no module tree, the names held in
+  // `names`, each parameter at `parameters_pointer`/NAME of `file` ("" in a safetensors
+  // header, "/weight_map" in an index).
+  bool checkpoint = false;
+  std::string parameters_pointer = "/parameters";
+  StringArena names;
+
+  // The JSON Pointer of parameter `fqn` in `file`.
+  [[nodiscard]] std::string parameter_pointer(std::string_view fqn) const;
 
   [[nodiscard]] const std::string_view* find_class(std::string_view fqn) const;
   [[nodiscard]] const ModelParameter* find_parameter(std::string_view fqn) const;

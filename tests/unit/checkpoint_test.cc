@@ -1,0 +1,317 @@
+// Checkpoints as --model (checkpoint.h): the safetensors header decoder, the file reader
+// and the sharded index. Every file is made here; the data are holes (truncate).
+#include "hpfreeze/checkpoint.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/io.h"
+#include "io_test_support.h"
+
+namespace hpfreeze {
+namespace {
+
+using io_testing::TempDirTest;
+using ::testing::HasSubstr;
+
+// The 8-byte little-endian length, the header, then `data` bytes left as a hole.
+void write_checkpoint(const std::string& path, std::string_view header, std::uint64_t data,
+                      std::optional<std::uint64_t> length = std::nullopt) {
+  std::string bytes(8, '\0');
+  std::uint64_t n = length.value_or(header.size());
+  for (std::size_t i = 0; i < 8; ++i, n >>= 8) bytes[i] = static_cast<char>(n & 0xff);
+  bytes += header;
+  io_testing::spit(path, bytes);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(bytes.size() + data)), 0);
+}
+
+Expected<ModelTree> decode(std::string header, std::uint64_t data) {
+  const std::uint64_t size = 8 + header.size() + data;
+  return decode_safetensors_header("ck.safetensors", std::move(header), size);
+}
+
+std::string one_tensor(std::string_view dtype, std::string_view shape, std::string_view offsets) {
+  return R"({"w":{"dtype":")" + std::string(dtype) + R"(","shape":)" + std::string(shape) +
+         R"(,"data_offsets":)" + std::string(offsets) + "}}";
+}
+
+std::string error_of(const Expected<ModelTree>& m) {
+  if (m) return "<ok>";
+  const Diagnostic& d = m.errors().front();
+  return d.file + ": " + d.pointer + ": " + d.message;
+}
+
+TEST(SafetensorsDtypes, EveryCodeMapsToTorchsName) {
+  // The issue's table, with torch's itemsize of each name and whether it is floating.
+  struct Row {
+    const char* code;
+    const char* torch;
+    std::uint64_t size;
+    bool floating;
+  };
+  const Row rows[] = {
+      {"BOOL", "bool", 1, false},         {"U8", "uint8", 1, false},
+      {"I8", "int8", 1, false},           {"I16", "int16", 2, false},
+      {"U16", "uint16", 2, false},        {"I32", "int32", 4, false},
+      {"U32", "uint32", 4, false},        {"I64", "int64", 8, false},
+      {"U64", "uint64", 8, false},        {"F16", "float16", 2, true},
+      {"BF16", "bfloat16", 2, true},      {"F32", "float32", 4, true},
+      {"F64", "float64", 8, true},        {"C64", "complex64", 8, true},
+      {"F8_E4M3", "float8_e4m3fn", 1, true}, {"F8_E5M2", "float8_e5m2", 1, true},
+      {"F8_E8M0", "float8_e8m0fnu", 1, true},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(safetensors_dtype(r.code), std::optional<std::string_view>(r.torch)) << r.code;
+    const std::uint64_t bytes = 3 * 5 * r.size;
+    const Expected<ModelTree> m =
+        decode(one_tensor(r.code, "[3,5]", "[0," + std::to_string(bytes) + "]"), bytes);
+    ASSERT_TRUE(m.ok()) << r.code << ": " << error_of(m);
+    ASSERT_EQ(m->parameters.size(), 1U);
+    const auto& [name, p] = m->parameters.front();
+    EXPECT_EQ(name, "w");
+    EXPECT_EQ(p.dtype, std::optional<std::string_view>(r.torch));
+    EXPECT_EQ(p.requires_grad, r.floating) << r.code;
+    EXPECT_EQ(std::vector<std::uint64_t>(p.shape.begin(), p.shape.end()),
+              (std::vector<std::uint64_t>{3, 5}));
+    EXPECT_TRUE(m->checkpoint);
+    EXPECT_TRUE(m->modules.empty());
+  }
+}
+
+TEST(SafetensorsDtypes, SubByteAndUnknownCodesNameTheTensor) {
+  // The entry "w" starts at header byte 1, file byte 9.
+  for (const char* code : {"F4", "F6_E2M3", "F6_E3M2"}) {
+    EXPECT_FALSE(safetensors_dtype(code).has_value());
+    EXPECT_EQ(error_of(decode(one_tensor(code, "[2]", "[0,1]"), 1)),
+              std::string("ck.safetensors: /w/dtype: tensor 'w' (at byte 9) has the sub-byte "
+                          "dtype '") +
+                  code + "', whose element size the planner cannot count");
+  }
+  for (const char* code : {"F8_E4M3FNUZ", "bf16", "Q4_K", ""}) {
+    EXPECT_FALSE(safetensors_dtype(code).has_value());
+    EXPECT_EQ(error_of(decode(one_tensor(code, "[2]", "[0,1]"), 1)),
+              std::string("ck.safetensors: /w/dtype: tensor 'w' (at byte 9) has unknown dtype '") +
+                  code + "'");
+  }
+}
+
+TEST(SafetensorsHeader, MetadataAndEmptyTensors) {
+  // __metadata__ is no tensor; an empty tensor may share its offset with the next one.
+  const std::string header =
+      R"({"__metadata__":{"format":"pt"},"e":{"dtype":"F32","shape":[0,4],"data_offsets":[0,0]},)"
+      R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  const Expected<ModelTree> m = decode(header, 8);
+  ASSERT_TRUE(m.ok()) << error_of(m);
+  ASSERT_EQ(m->parameters.size(), 2U);
+  EXPECT_EQ(m->parameters[0].first, "e");
+  EXPECT_EQ(m->parameters[1].first, "w");
+  EXPECT_EQ(m->parameter_pointer("w"), "/w");
+}
+
+TEST(SafetensorsHeader, CorruptHeadersNameTheByte) {
+  // Not JSON: `{"w": }` fails at its '}', header byte 6, file byte 14.
+  EXPECT_THAT(error_of(decode(R"({"w": })", 0)), HasSubstr("at byte 14"));
+  EXPECT_THAT(error_of(decode(R"({"w": })", 0)),
+              HasSubstr("the safetensors header (bytes 8 to 15): "));
+  EXPECT_EQ(error_of(decode("[1, 2]", 0)),
+            "ck.safetensors: : the safetensors header at byte 8 is not an object of tensors");
+  // Offsets outside the 8 data bytes, which start at file byte 8 + header size.
+  const std::string outside = one_tensor("BF16", "[8]", "[0,16]");
+  EXPECT_EQ(error_of(decode(outside, 8)),
+            "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9) ends at byte 16 of the "
+            "data, past its end: the data are 8 bytes (from byte " +
+                std::to_string(8 + outside.size()) + " of the file)");
+  EXPECT_EQ(error_of(decode(one_tensor("BF16", "[2]", "[4,2]"), 8)),
+            "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9) ends (2) before it begins (4)");
+  EXPECT_EQ(error_of(decode(one_tensor("BF16", "[3]", "[0,4]"), 8)),
+            "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9) holds 4 bytes, but its shape "
+            "and dtype need 6");
+  EXPECT_EQ(error_of(decode(one_tensor("BF16", "[3]", "[0]"), 8)),
+            "ck.safetensors: /w/data_offsets: tensor 'w' (at byte 9): data_offsets must be two "
+            "non-negative integers");
+  EXPECT_EQ(error_of(decode(one_tensor("BF16", "[-3]", "[0,6]"), 8)),
+            "ck.safetensors: /w/shape/0: tensor 'w' (at byte 9) has a shape entry that is not a "
+            "non-negative integer");
+  // Overlapping: b (header byte 55, file byte 63) begins inside a.
+  const std::string overlap = R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},)"
+                              R"("b":{"dtype":"U8","shape":[8],"data_offsets":[4,12]}})";
+  const std::uint64_t data_start = 8 + overlap.size();
+  EXPECT_EQ(error_of(decode(overlap, 12)),
+            "ck.safetensors: /b/data_offsets: tensor 'b' overlaps tensor 'a': it begins at byte " +
+                std::to_string(data_start + 4) + " of the file, before the other ends at byte " +
+                std::to_string(data_start + 8));
+  EXPECT_EQ(error_of(decode(R"({"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]},"b":5})", 8)),
+            "ck.safetensors: /b: expected an object, got an integer");
+  EXPECT_EQ(error_of(decode(R"({"a":{"dtype":"U8","shape":[1]}})", 8)),
+            "ck.safetensors: /a: tensor 'a' (at byte 9) has no 'data_offsets'");
+  // A tensor named twice: the second name is at header byte 53, file byte 61.
+  EXPECT_EQ(error_of(decode(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                            R"("a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+                            2)),
+            "ck.safetensors: /a: 'a' is named twice, at byte 9 and at byte 61");
+  EXPECT_EQ(error_of(decode(R"({"a":{"dtype":"U8","shape":[1],"dtype":"U8","data_offsets":[0,1]}})",
+                            1)),
+            "ck.safetensors: /a/dtype: tensor 'a' (at byte 9) has 'dtype' twice");
+  EXPECT_EQ(error_of(decode(R"({"__metadata__":{"k":"1","k":"2"}})", 0)),
+            "ck.safetensors: /__metadata__: __metadata__ (at byte 9) repeats a key");
+}
+
+class CheckpointFiles : public TempDirTest {};
+
+TEST_F(CheckpointFiles, RecognisedByContentNotName) {
+  // A JSON file is not one, whatever its name; a safetensors file is, whatever its name.
+  io_testing::spit(path("model.safetensors"), R"({"format": "hpfreeze.model/v1"})");
+  EXPECT_FALSE(read_safetensors(path("model.safetensors")).has_value());
+  write_checkpoint(path("model.json"), one_tensor("F32", "[2]", "[0,8]"), 8);
+  std::optional<Expected<ModelTree>> m = read_safetensors(path("model.json"));
+  ASSERT_TRUE(m.has_value());
+  ASSERT_TRUE(m->ok()) << error_of(*m);
+  EXPECT_EQ((*m)->parameters.front().first, "w");
+  EXPECT_FALSE(read_safetensors(path("missing")).has_value());  // the JSON reader says why
+  EXPECT_FALSE(read_safetensors("-").has_value());
+}
+
+TEST(SafetensorsAsJson, AJsonReaderNamesIt) {
+  // Given to a reader of JSON (freeze's --model, a stream on stdin), a safetensors file is
+  // named as such instead of a syntax error at its first byte.
+  std::string bytes("\x02\0\0\0\0\0\0\0{}", 10);
+  Expected<JsonDocument> doc = parse_json_document("model.safetensors", bytes);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.errors().front().location_and_message(),
+            "model.safetensors: this looks like a safetensors checkpoint, not JSON (report and "
+            "check read one as --model FILE, by path)");
+  // Anything short of a whole file (a length past the end, a stream cut at its first
+  // NUL, a header not an object) is still a syntax error where it stops being JSON.
+  for (const std::string& text :
+       {std::string("\x40\0\0\0\0\0\0\0{}", 10), std::string("\x02\0\0\0\0\0\0\0[]", 10),
+        std::string("\x40\0", 2), std::string("{\"a\": 1}\0\0", 10)}) {
+    doc = parse_json_document("x.json", text);
+    ASSERT_FALSE(doc.ok());
+    EXPECT_THAT(doc.errors().front().location_and_message(), HasSubstr("x.json:1:"));
+  }
+}
+
+TEST_F(CheckpointFiles, LengthBeyondTheFileAndShortFiles) {
+  write_checkpoint(path("long"), "{}", 0, 1000);
+  EXPECT_EQ(error_of(*read_safetensors(path("long"))),
+            path("long") + ": : the safetensors header length at byte 0 (1000 bytes) runs past "
+                           "the end of the file (10 bytes)");
+  io_testing::spit(path("short"), std::string("\x05\0\0", 3));
+  EXPECT_EQ(error_of(*read_safetensors(path("short"))),
+            path("short") + ": : a safetensors file starts with an 8-byte header length, but the "
+                            "file has 3 bytes");
+}
+
+TEST_F(CheckpointFiles, TheInputLimitAppliesToTheHeader) {
+  // A header length of exactly 4 GiB in a sparse file that long: refused before reading.
+  const std::uint64_t four_gib = std::uint64_t{4} << 30;
+  write_checkpoint(path("huge"), "", four_gib, four_gib);
+  const Expected<ModelTree> m = *read_safetensors(path("huge"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors().front().error_class, ErrorClass::kIo);
+  EXPECT_EQ(error_of(m), path("huge") + ": : input too large: the safetensors header is 4 GiB or "
+                                        "more (4294967296 bytes, from byte 8)");
+  // Data of any size are fine: only the header is read.
+  write_checkpoint(path("big"), one_tensor("BF16", "[1048576,262144]", "[0,549755813888]"),
+                   std::uint64_t{1} << 39);
+  const Expected<ModelTree> big = *read_safetensors(path("big"));
+  ASSERT_TRUE(big.ok()) << error_of(big);
+  EXPECT_EQ(big->parameters.front().second.shape[1], 262144U);
+}
+
+// An index in `dir` and its shards; weight_map entries as given.
+void write_index(const std::string& path, std::string_view weight_map) {
+  io_testing::spit(path, R"({"metadata": {"total_size": 0}, "weight_map": )" +
+                             std::string(weight_map) + "}");
+}
+
+Expected<ModelTree> load_index(const std::string& path) {
+  Expected<InputFile> input = read_input(path);
+  EXPECT_TRUE(input.ok());
+  Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
+  EXPECT_TRUE(doc.ok());
+  return decode_model_input(*doc, path);
+}
+
+TEST_F(CheckpointFiles, IndexNamesShardsRelativeToItself) {
+  ASSERT_EQ(::mkdir(path("ck").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(path("ck/parts").c_str(), 0755), 0);
+  write_checkpoint(path("ck/parts/a.safetensors"),
+                   R"({"x.w":{"dtype":"BF16","shape":[4,2],"data_offsets":[0,16]},)"
+                   R"("x.n":{"dtype":"I64","shape":[3],"data_offsets":[16,40]}})",
+                   40);
+  write_checkpoint(path("ck/b.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  write_index(path("ck/model.safetensors.index.json"),
+              R"({"x.w": "parts/a.safetensors", "w": "b.safetensors", "x.n": "parts/a.safetensors"})");
+  const Expected<ModelTree> m = load_index(path("ck/model.safetensors.index.json"));
+  ASSERT_TRUE(m.ok()) << error_of(m);
+  EXPECT_TRUE(m->checkpoint);
+  EXPECT_EQ(m->file, path("ck/model.safetensors.index.json"));
+  ASSERT_EQ(m->parameters.size(), 3U);
+  EXPECT_EQ(m->parameters[0].first, "x.w");
+  EXPECT_EQ(m->parameters[1].first, "x.n");
+  EXPECT_EQ(m->parameters[2].first, "w");
+  EXPECT_EQ(m->parameters[1].second.dtype, std::optional<std::string_view>("int64"));
+  EXPECT_FALSE(m->parameters[1].second.requires_grad);
+  EXPECT_EQ(m->find_parameter("w")->shape[0], 5U);
+  EXPECT_EQ(m->parameter_pointer("x.w"), "/weight_map/x.w");
+}
+
+TEST_F(CheckpointFiles, IndexErrors) {
+  write_checkpoint(path("a.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  write_checkpoint(path("b.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  // A missing shard: an I/O error naming the shard's file and the index.
+  write_index(path("i1.json"), R"({"w": "gone.safetensors"})");
+  Expected<ModelTree> m = load_index(path("i1.json"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.errors().front().error_class, ErrorClass::kIo);
+  EXPECT_EQ(error_of(m), path("gone.safetensors") + ": : cannot open: No such file or directory "
+                                                    "(a shard of " + path("i1.json") + ")");
+  // A tensor of a shard that the weight_map does not list.
+  write_checkpoint(path("z.safetensors"),
+                   R"({"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
+  write_index(path("i2.json"), R"({"w": "a.safetensors", "v": "z.safetensors"})");
+  EXPECT_EQ(error_of(load_index(path("i2.json"))),
+            path("i2.json") + ": /weight_map: tensor 'z' of shard 'z.safetensors' is not in the "
+                              "weight_map");
+  // Listed, but in another shard than the map says, or in none.
+  write_index(path("i4.json"), R"({"v": "a.safetensors", "w": "c.safetensors"})");
+  write_checkpoint(path("c.safetensors"),
+                   R"({"v":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
+  EXPECT_EQ(error_of(load_index(path("i4.json"))),
+            path("i4.json") + ": /weight_map/w: tensor 'w' is in shard 'a.safetensors', not in "
+                              "'c.safetensors' as the weight_map says");
+  write_index(path("i5.json"), R"({"w": "a.safetensors", "u": "a.safetensors"})");
+  EXPECT_EQ(error_of(load_index(path("i5.json"))),
+            path("i5.json") + ": /weight_map/u: tensor 'u' is not in shard 'a.safetensors'");
+  // A shard that is no safetensors file.
+  io_testing::spit(path("j.safetensors"), "{}");
+  write_index(path("i6.json"), R"({"w": "j.safetensors"})");
+  EXPECT_EQ(error_of(load_index(path("i6.json"))),
+            path("j.safetensors") + ": : is not a safetensors file (a shard of " + path("i6.json") +
+                ")");
+  // The weight_map must map names to file names.
+  write_index(path("i7.json"), R"({"w": 3})");
+  EXPECT_EQ(error_of(load_index(path("i7.json"))),
+            path("i7.json") + ": /weight_map/w: expected a string, got an integer");
+}
+
+TEST_F(CheckpointFiles, DuplicateTensorAcrossShards) {
+  write_checkpoint(path("a.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  write_checkpoint(path("b.safetensors"),
+                   R"({"v":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                   R"("w":{"dtype":"F32","shape":[5],"data_offsets":[1,21]}})",
+                   21);
+  write_index(path("i.json"), R"({"w": "a.safetensors", "v": "b.safetensors"})");
+  EXPECT_EQ(error_of(load_index(path("i.json"))),
+            path("i.json") + ": /weight_map/w: tensor 'w' is in two shards, 'a.safetensors' and "
+                             "'b.safetensors'");
+}
+
+}  // namespace
+}  // namespace hpfreeze
