@@ -472,10 +472,13 @@ class ReportBuilder {
   }
 
   // No usable mesh is an error that says why: the closest mesh and by how much, or the
-  // first mesh's first parameter that does not divide.
+  // first mesh's first parameter that does not divide. The one mesh of a report without
+  // --sweep that does not divide has its findings already, which agree with it.
   void say_why_no_mesh_is_usable() {
-    if (!report_.capacity || capacity_exit_code(*report_.capacity) == 0) return;
-    error(meta_file_, "", capacity_answer_text(*report_.capacity));
+    const CapacityResult* cap = report_.capacity ? &*report_.capacity : nullptr;
+    if (cap == nullptr || capacity_exit_code(*cap) == 0) return;
+    if (!report_.swept && !cap->meshes.front().divisible()) return;
+    error(meta_file_, "", capacity_answer_text(*cap));
   }
 
   // Upstream's coverage rule (CoverageIndex): a model param is covered by a planned FQN
