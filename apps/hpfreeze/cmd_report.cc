@@ -1,5 +1,7 @@
 // `hpfreeze report META --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
-//  [--optimizer NAME] [--budget SIZE] [--allow-uncovered] [--json] [--top K]`
+//  [--replica-axis NAME]... [--optimizer NAME] [--zero 0|1|2|3] [--zero-axis AXIS]
+//  [--budget SIZE] [--fits-only] [--allow-uncovered] [--json] [--top K]`
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
@@ -18,6 +20,7 @@ Runner declare_report(CLI::App& app) {
     std::vector<std::string> sweeps;
     std::string optimizer;
     std::string budget;
+    std::string zero;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("META", flags->request.meta_path, "codegen_meta.json; '-' for stdin")
@@ -50,10 +53,36 @@ Runner declare_report(CLI::App& app) {
             return sweep ? std::string() : sweep.errors().front().message;
           },
           ""));
+  const CLI::Validator axis_name(
+      [](std::string& text) -> std::string {
+        auto start = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+        auto rest = [&](char c) { return start(c) || (c >= '0' && c <= '9'); };
+        const bool ok = !text.empty() && start(text.front()) &&
+                        std::all_of(text.begin(), text.end(), rest);
+        return ok ? std::string()
+                  : "'" + text + "': the axis name must match [A-Za-z_][A-Za-z0-9_]*";
+      },
+      "");
+  app.add_option("--replica-axis", flags->request.plan.replica_axes,
+                 "An axis no input names that holds replicas and only multiplies the devices, "
+                 "e.g. pp, so that --mesh and --sweep may use it (repeatable)")
+      ->type_name("NAME")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(axis_name);
   app.add_option("--optimizer", flags->optimizer,
                  "Count gradients and optimizer state too (default: none; docs/capacity.md)")
       ->type_name("NAME")
       ->check(CLI::IsMember({"none", "sgd", "momentum", "adam", "adamw"}));
+  app.add_option("--zero", flags->zero,
+                 "ZeRO/FSDP stage over --zero-axis: 1 splits the optimizer state, 2 the "
+                 "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
+      ->type_name("STAGE")
+      ->check(CLI::IsMember({"0", "1", "2", "3"}));
+  app.add_option("--zero-axis", flags->request.plan.zero.axis,
+                 "The data-parallel axis ZeRO splits over (default: dp)")
+      ->type_name("AXIS")
+      ->check(axis_name);
   app.add_option("--budget", flags->budget,
                  "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
       ->type_name("SIZE")
@@ -63,6 +92,8 @@ Runner declare_report(CLI::App& app) {
             return size ? std::string() : size.errors().front().message;
           },
           ""));
+  app.add_flag("--fits-only", flags->request.plan.fits_only,
+               "List only the usable meshes: those that divide and, with --budget, fit");
   app.add_flag("--allow-uncovered", flags->request.plan.allow_uncovered,
                "A trainable model parameter no plan entry covers is a warning, not an error "
                "(as check --allow-uncovered)");
@@ -80,8 +111,11 @@ Runner declare_report(CLI::App& app) {
   app.footer(help_footer("every finding is a warning or a note, and some mesh is usable",
                          "an error finding (a sharded dim does not divide on the mesh, the "
                          "meta does not fit the model, an uncovered trainable parameter), or "
-                         "no mesh divides and fits the --budget",
-                         "hpfreeze report codegen_meta.json --model model.json --mesh tp=2,cp=2"));
+                         "no mesh divides and fits the --budget (one error line says why)",
+                         "hpfreeze report codegen_meta.json --model model.json --mesh dp=8 "
+                         "--sweep tp=1,2,4,8 --optimizer adam --zero 3 --budget 80GiB",
+                         "usage error (an axis the inputs do not know, among others), or an "
+                         "input or output could not be read or written"));
   return [flags, &app]() -> Outcome {
     ReportRequest& request = flags->request;
     if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
@@ -108,6 +142,7 @@ Runner declare_report(CLI::App& app) {
     }
     if (app.count("--optimizer") > 0) request.plan.optimizer = *parse_optimizer(flags->optimizer);
     if (app.count("--budget") > 0) request.plan.budget = *parse_byte_size(flags->budget);
+    if (app.count("--zero") > 0) request.plan.zero.stage = flags->zero.front() - '0';
     if (app.count("--top") > 0) {
       // Digits only (checked above); a count beyond any list is as good as "all".
       std::size_t top = 0;

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/message_format.h"
+#include "hpfreeze/suggest.h"
 #include "hpfreeze/version.h"
 
 namespace hpfreeze::cli {
@@ -64,41 +65,6 @@ Expected<MessageFormat> message_format_of(int argc, char** argv) {
   if (std::optional<MessageFormat> format = parse_message_format(*value)) return *format;
   return make_io_error({}, from + ": unknown message format " + quote_for_diagnostic(*value) +
                                " (text, github or json)");
-}
-
-// Optimal string alignment distance: edits, counting a swap of neighbours as one, so that
-// "frezee" is one edit from "freeze".
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
-// The candidate nearest to `typed`, when it is near enough to be what was meant: at most a
-// third of its length in edits (one for short names). The first of equals wins.
-std::optional<std::string> nearest(std::string_view typed,
-                                   const std::vector<std::string>& candidates) {
-  std::optional<std::string> best;
-  std::size_t best_distance = 0;
-  for (const std::string& c : candidates) {
-    const std::size_t d = edit_distance(typed, c);
-    if (d > std::max<std::size_t>(1, c.size() / 3)) continue;
-    if (!best || d < best_distance) {
-      best = c;
-      best_distance = d;
-    }
-  }
-  return best;
 }
 
 std::vector<std::string> command_names() {

@@ -53,13 +53,23 @@ def budget_bytes(text):
 
 
 def cost_per_element(dtype, requires_grad, optimizer):
+    return sum(cost_parts(dtype, requires_grad, optimizer, 0))
+
+
+def cost_parts(dtype, requires_grad, optimizer, stage):
+    """(kept, split): bytes per element every rank of the ZeRO axis keeps of its local
+    piece, and bytes ZeRO `stage` splits over that axis (docs/capacity.md, "ZeRO"): stage 1
+    the master copy and moments, 2 the gradient too, 3 the weight too."""
     size, floating = DTYPES[dtype.removeprefix("torch.")]
     k = MOMENTS[optimizer]
+    weight = size
     if k is None or not requires_grad or not floating:
-        return size
-    weight, grad = size, size
-    master = 4 if size < 4 else 0
-    return weight + grad + master + k * max(4, size)
+        grad = state = 0
+    else:
+        grad = size
+        state = (4 if size < 4 else 0) + k * max(4, size)
+    split = {0: 0, 1: state, 2: grad + state, 3: weight + grad + state}[stage]
+    return weight + grad + state - split, split
 
 
 def parse_placement(text):
@@ -107,12 +117,18 @@ def meshes_of(axis_order, fixed, sweeps):
 
 def evaluate(case, mesh):
     optimizer = case["optimizer"]
+    stage, zero_axis = case.get("zero", (0, "dp"))
     sizes = dict(mesh)
     axes = [a for a, _ in mesh]
     params = []
     for p in case["params"]:
         placements = dict((a, parse_placement(t)) for a, t in p["placements"])
-        params.append((p, placements, cost_per_element(p["dtype"], p["requires_grad"], optimizer)))
+        kept, split = cost_parts(p["dtype"], p["requires_grad"], optimizer, stage)
+        # Not split: a 0-dim parameter, or one the plan already shards on the ZeRO axis.
+        pl = placements.get(zero_axis)
+        if not p["shape"] or (pl is not None and pl[0] in ("S", "SS")):
+            kept, split = kept + split, 0
+        params.append((p, placements, (kept, split)))
     order = case["resolved_axis_order"]
 
     # Divisibility: the first parameter, then the first axis in placement order, whose
@@ -150,14 +166,19 @@ def evaluate(case, mesh):
     for coords in itertools.product(*(range(s) for _, s in mesh)):
         at = dict(zip(axes, coords))
         total = 0
-        for p, placements, unit in params:
+        for p, placements, (kept, split) in params:
             shape = list(p["shape"])
             for axis in order:
                 pl = placements.get(axis)
                 if pl is None or pl[0] not in ("S", "SS") or sizes.get(axis, 1) == 1:
                     continue
                 shape[pl[1]] = local_size(shape[pl[1]], pl, sizes[axis], at[axis])
-            total += math.prod(shape) * unit
+            total += math.prod(shape) * kept
+            if split:
+                # ZeRO: dim 0 of what the plan left on this rank, chunked over the axis.
+                n = sizes.get(zero_axis, 1)
+                shape[0] = torch_chunk(shape[0], n)[at[zero_axis]] if n > 1 else shape[0]
+                total += math.prod(shape) * split
         if worst is None or total > worst[0]:
             worst = (total, coords)
         if best is None or total < best[0]:
@@ -186,16 +207,23 @@ def expected(case):
             listed.append(a)
     rest = {a for p in case["params"] for a, _ in p["placements"]}
     rest |= {a for a, _ in case["fixed"]} | {a for a, _ in case["sweeps"]}
+    stage, zero_axis = case.get("zero", (0, "dp"))
+    if stage:
+        rest.add(zero_axis)
     case["resolved_axis_order"] = listed + sorted(rest - set(listed))
     case["budget_bytes"] = None if case["budget"] is None else budget_bytes(case["budget"])
     meshes = [evaluate(case, m) for m in meshes_of(case["axis_order"], case["fixed"], case["sweeps"])]
     full = sum(math.prod(p["shape"]) * cost_per_element(p["dtype"], p["requires_grad"],
                                                          case["optimizer"])
                for p in case["params"])
-    doc = {"optimizer": case["optimizer"], "budget_bytes": case["budget_bytes"],
-           "axis_order": case["resolved_axis_order"], "params": len(case["params"]),
-           "full_bytes": full, "meshes": meshes}
-    exit_code = 0 if any(m["divisible"] and m["fits"] is not False for m in meshes) else 1
+    usable = [m for m in meshes if m["divisible"] and m["fits"] is not False]
+    answer = None if not usable else {k: usable[0][k] for k in ("mesh", "devices",
+                                                                 "max_rank_bytes")}
+    doc = {"optimizer": case["optimizer"], "zero": {"stage": stage, "axis": zero_axis},
+           "budget_bytes": case["budget_bytes"], "axis_order": case["resolved_axis_order"],
+           "params": len(case["params"]), "full_bytes": full, "answer": answer,
+           "meshes": meshes}
+    exit_code = 0 if usable else 1
     del case["resolved_axis_order"], case["budget_bytes"]
     return json.dumps(doc, separators=(",", ":")), exit_code
 
@@ -246,6 +274,12 @@ def deepseek_like(layers, dense_layers, experts):
     return ps
 
 
+# a [8,4] bf16 tp=S(0), b [6] float32 tp=R, c [3,2] bf16 tp=S(-1) (uneven dim 0).
+HAND_EXAMPLE = [param("a", [8, 4], placements=[("tp", "S(0)")]),
+                param("b", [6], "float32", [("tp", "R")]),
+                param("c", [3, 2], placements=[("tp", "S(-1)")])]
+
+
 def cases():
     return [
         {
@@ -283,6 +317,45 @@ def cases():
                        param("steps", [3], "int64", [("cp", "S(-1)")]),
                        param("flag", [5], "bool", [("tp", "R")]),
                        param("empty", [0, 7], "float32", [("tp", "S(1)")])],
+        },
+        {
+            # docs/capacity.md's hand example, every stage on the one mesh tp=2 dp=4.
+            "name": "zero_hand_example_stage_3",
+            "axis_order": ["tp", "dp"], "fixed": [["tp", 2], ["dp", 4]], "sweeps": [],
+            "optimizer": "adam", "budget": None, "zero": [3, "dp"],
+            "params": HAND_EXAMPLE,
+        },
+        {
+            # Stages 1 and 2 over a swept dp, an uneven and a strided dim 0, a frozen and a
+            # non-float parameter (split at stage 3 only), a 0-dim one (never split), one the
+            # plan shards on dp (not split again), and dp ahead of tp in the mesh order (the
+            # split still comes after the plan's tp).
+            "name": "zero_stages_uneven",
+            "axis_order": ["dp", "tp"], "fixed": [["tp", 2]], "sweeps": [["dp", [1, 3, 4]]],
+            "optimizer": "adamw", "budget": "400", "zero": [2, "dp"],
+            "params": [param("w", [7, 3], placements=[("tp", "S(-1)")]),
+                       param("s", [10, 2], placements=[("tp", "SS(-1,2)")]),
+                       param("frozen", [5, 2], requires_grad=False),
+                       param("ids", [6], "int64"),
+                       param("scale", [], "float32"),
+                       param("e", [8, 2], placements=[("dp", "S(0)")]),
+                       param("empty", [0, 3])],
+        },
+        {
+            "name": "zero_stage_1_other_axis",
+            "axis_order": ["tp"], "fixed": [["tp", 2]], "sweeps": [["fsdp", [1, 2, 8]]],
+            "optimizer": "momentum", "budget": None, "zero": [1, "fsdp"],
+            "params": [param("w", [9, 4], "float16", [("tp", "S(1)")]),
+                       param("b", [9], "float64"),
+                       param("frozen", [3, 3], requires_grad=False)],
+        },
+        {
+            "name": "zero_stage_3_over_a_stack",
+            "axis_order": ["ep", "tp", "dp"], "fixed": [["tp", 2]],
+            "sweeps": [["ep", [1, 2]], ["dp", [2, 5]]],
+            "optimizer": "adam", "budget": "2KiB", "zero": [3, "dp"],
+            "params": [param("experts", [4, 6, 5], placements=[("ep", "S(0)"), ("tp", "SS(1,3)")]),
+                       param("x", [5, 4], placements=[("tp", "S(0)"), ("ep", "S(0)")])],
         },
         {
             "name": "deepseek_like",

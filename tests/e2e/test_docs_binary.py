@@ -81,6 +81,22 @@ class ReportExample(unittest.TestCase):
         self.assertIn("\nmeshes (", output)
 
 
+class ReadmeCapacityExample(unittest.TestCase):
+    def test_the_sweep_example_answers_as_the_readme_says(self):
+        with open(os.path.join(SOURCE, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+        # The quick start's last report command (continued over lines) and the answer the
+        # text after the block quotes for it.
+        command = re.search(r"\nhpfreeze (report [^\n]*--sweep[^`]*?)\n```", text.replace(
+            "\\\n", " "), re.S).group(1).split()
+        said = " ".join(re.search(r"`(smallest mesh that fits:[^`]*)`", text).group(1).split())
+        self.assertIn("--budget", command)
+        frozen = os.path.join(SOURCE, "testdata", "example", "expected.json")
+        r = run(*[frozen if a == "/tmp/codegen_meta.json" else a for a in command], cwd=SOURCE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("\n" + said + "\n", r.stdout.decode())
+
+
 class NoSpecSections(unittest.TestCase):
     def test_no_doc_cites_a_spec_section(self):
         found = []

@@ -199,13 +199,15 @@ class SmallModel(unittest.TestCase):
                          "b=" + ",".join(map(str, range(1, 300)))],
              "--sweep: the sweeps make more than 65536 meshes"),
         )
+        replicas = ["--replica-axis", "cp", "--replica-axis", "a", "--replica-axis", "b"]
         for path, args, error in cases:
             with self.subTest(args=args):
-                r = run("report", path, "--model", self.model, *args)
+                r = run("report", path, "--model", self.model, *args, *replicas)
                 self.assertEqual((r.returncode, r.stdout, r.stderr),
                                  (2, "", f"hpfreeze: error: {error}\n"))
         # 2 x (2^63-1) devices is a mesh (that does not divide the model: exit 1).
-        r = run("report", self.meta, "--model", self.model, "--mesh", f"tp=2,cp={big}", "--json")
+        r = run("report", self.meta, "--model", self.model, "--mesh", f"tp=2,cp={big}", "--json",
+                *replicas)
         self.assertEqual(json.loads(r.stdout)["meshes"][0]["devices"], 2 ** 64 - 2)
         # With parallel_dims alone the sizes are the meta's: exit 1, the report is printed.
         meta["parallel_dims"] = {"tp_size": 4, "cp_size": int(big)}
@@ -215,6 +217,83 @@ class SmallModel(unittest.TestCase):
         self.assertNotEqual(r.stdout, "")
         self.assertIn(f"hpfreeze: error: {path}: /parallel_dims: mesh tp=4 cp={big} has more than "
                       "2^64-1 devices\n", r.stderr)
+
+    def test_unknown_axes_are_usage_errors_with_the_nearest(self):
+        known = ("(the inputs know dp, tp; --replica-axis NAME adds an axis that only holds "
+                 "replicas)")
+        r = run("report", self.meta, "--model", self.model, "--mesh", "TP=4,EP=8")
+        self.assertEqual((r.returncode, r.stdout), (2, ""))
+        self.assertEqual(r.stderr.splitlines(), [
+            f"hpfreeze: error: --mesh: unknown axis 'TP'; did you mean 'tp'? {known}",
+            f"hpfreeze: error: --mesh: unknown axis 'EP' {known}"])
+        r = run("report", self.meta, "--model", self.model, "--sweep", "tq=1,2,4")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown axis 'tq'; did you mean 'tp'?", r.stderr)
+        # Declared replicas are known: pp only multiplies the devices (and a note says so).
+        r = run("report", self.meta, "--model", self.model, "--mesh", "tp=1",
+                "--sweep", "pp=1,4", "--replica-axis", "pp", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual([m["devices"] for m in doc["meshes"]], [1, 4])
+        self.assertEqual({m["max_rank_bytes"] for m in doc["meshes"]}, {208})
+        self.assertIn("axis 'pp' shards no parameter: its sizes only multiply the devices",
+                      r.stderr)
+
+    def test_every_exit_1_says_why(self):
+        # tp=1 holds 208 bytes: over a 100-byte budget by 108; tp=2 and 4 do not divide.
+        r = run("report", self.meta, "--model", self.model, "--sweep", "tp=1,2,4",
+                "--budget", "100", "--json")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"hpfreeze: error: {self.meta}: no mesh fits the 100 B budget; closest: "
+                      "tp=1 (1 device, worst rank 208 B, over by 108 B)\n", r.stderr)
+        self.assertIsNone(json.loads(r.stdout)["answer"])
+        # None divides: the first mesh's first offender (tp=2: proj's 5 columns).
+        r = run("report", self.meta, "--model", self.model, "--sweep", "tp=2,4", "-q")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"hpfreeze: error: {self.meta}: no mesh divides; the first, tp=2, fails on "
+                      "proj.weight dim 1 (size 5) by tp=2\n", r.stderr)
+
+    def test_answer_and_fits_only(self):
+        r = run("report", self.meta, "--model", self.model, "--sweep", "tp=1,2,4",
+                "--budget", "300", "--top", "0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        at = lines.index(next(line for line in lines if line.startswith("MESH ")))
+        self.assertEqual(lines[at - 1],
+                         "smallest mesh that fits: tp=1 (1 device, worst rank 208 B of 300 B)")
+        self.assertIn("rank 0 below: the mesh above with the swept axes (tp) at size 1", r.stdout)
+        r = run("report", self.meta, "--model", self.model, "--sweep", "tp=1,2,4",
+                "--budget", "300", "--json", "--fits-only")
+        doc = json.loads(r.stdout)
+        self.assertEqual(doc["answer"], {"mesh": {"tp": 1}, "devices": 1, "max_rank_bytes": 208})
+        self.assertEqual([m["mesh"] for m in doc["meshes"]], [{"tp": 1}])
+
+    def test_zero_hand_example(self):
+        """docs/capacity.md's example: 416 / 216 / 172 / 128 B, best 64 B with stage 3."""
+        meta = {"mesh_dim_names": ["tp", "dp"], "parallel_dims": {"tp_size": 2, "dp_size": 4},
+                "param_plan": {"": {"params": {"a": {"tp": "S(0)"}, "b": {"tp": "R"},
+                                               "c": {"tp": "S(-1)"}}}}}
+        model = {"format": "hpfreeze.model/v1", "modules": {"": "M"},
+                 "parameters": {"a": {"shape": [8, 4], "dtype": "bfloat16"},
+                                "b": {"shape": [6], "dtype": "float32"},
+                                "c": {"shape": [3, 2], "dtype": "bfloat16"}}}
+        meta_path = write(self.tmp.name, "zero-meta.json", meta)
+        model_path = write(self.tmp.name, "zero-model.json", model)
+        for stage, worst, best in ((0, 416, 384), (1, 216, 168), (2, 172, 116), (3, 128, 64)):
+            with self.subTest(stage=stage):
+                r = run("report", meta_path, "--model", model_path, "--optimizer", "adam",
+                        "--zero", str(stage), "--json")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                doc = json.loads(r.stdout)
+                self.assertEqual(doc["zero"], {"stage": stage, "axis": "dp"})
+                m = doc["meshes"][0]
+                self.assertEqual((m["max_rank_bytes"], m["min_rank_bytes"]), (worst, best))
+        r = run("report", meta_path, "--model", model_path, "--optimizer", "adam", "--zero", "3")
+        self.assertIn("ZeRO stage 3 (the weights, gradients and optimizer state split over dp)",
+                      r.stdout)
+        for bad in (["--zero", "4"], ["--zero-axis", "d-p"]):
+            r = run("report", meta_path, "--model", model_path, *bad)
+            self.assertEqual(r.returncode, 2, bad)
 
     def test_parallel_dims_above_the_largest_axis_size(self):
         meta = json.loads(pathlib.Path(self.meta).read_text())

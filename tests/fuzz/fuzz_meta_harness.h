@@ -399,11 +399,48 @@ inline std::string check_report(std::string_view input) {
   if (!doc) return check_diagnostics(doc.errors(), "meta.json");
   Expected<FrozenMeta> meta = decode_meta(*doc, "report");
   if (!meta) return check_one_line_each(meta.errors(), {"meta.json"});
-  static const std::vector<MeshAxis> mesh = {{"dp", 3}, {"ep", 4}, {"tp", 2}};
+  // A mesh of the axes the meta knows (every --mesh axis must be one): mesh_dim_names and
+  // the placements' axes, with the ZeRO axis dp, sized 3, 4, 2, 3, ... in that order (the
+  // first 16 of them).
+  std::vector<MeshAxis> mesh;
+  auto add = [&mesh](std::string_view axis) {
+    if (mesh.size() < 16 &&  // devices stay below 4^16
+        std::none_of(mesh.begin(), mesh.end(), [&](const MeshAxis& a) { return a.name == axis; })) {
+      static constexpr std::uint64_t kSizes[] = {3, 4, 2};
+      mesh.push_back(MeshAxis{std::string(axis), kSizes[mesh.size() % 3]});
+    }
+  };
+  add("dp");
+  for (std::string_view axis : meta->mesh_dim_names.value_or(std::vector<std::string_view>{})) {
+    add(axis);
+  }
+  for (const MetaBoundary& b : meta->boundaries) {
+    for (const MetaParam& p : b.params) {
+      for (const MetaAxisPlacement& a : p.axes) add(a.axis);
+    }
+  }
   for (const std::optional<std::vector<MeshAxis>>& m :
        {std::optional<std::vector<MeshAxis>>{}, std::optional{mesh}}) {
-    if (std::string r = check_report_totals(*meta, build_report(*meta, model, m)); !r.empty()) {
-      return r;
+    const Report report = build_report(*meta, model, m);
+    if (!report.usage_errors.empty()) {
+      return "a mesh of the meta's own axes is refused: " + report.usage_errors.front().message;
+    }
+    if (std::string r = check_report_totals(*meta, report); !r.empty()) return r;
+  }
+  // The same mesh with ZeRO stage 3 over dp and a sweep of dp: the planner's worst rank
+  // never grows with more dp ranks.
+  ReportPlanOptions zero;
+  zero.zero.stage = 3;
+  zero.optimizer = Optimizer::kAdam;
+  std::vector<MeshAxis> fixed(mesh.begin() + 1, mesh.end());
+  zero.sweeps = {AxisSweep{"dp", {1, 2, 5}}};
+  const Report swept = build_report(*meta, model, fixed, zero);
+  if (!swept.usage_errors.empty()) return "the ZeRO sweep is refused";
+  if (swept.capacity) {
+    std::uint64_t last = ~std::uint64_t{0};
+    for (const MeshCapacity& m : swept.capacity->meshes) {
+      if (m.max_rank_bytes > last) return "ZeRO stage 3: a larger dp holds more";
+      last = m.max_rank_bytes;
     }
   }
   // The meta's own parameters on the mesh of its own parallel_dims.

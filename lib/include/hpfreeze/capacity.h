@@ -65,6 +65,24 @@ std::optional<std::uint64_t> dtype_element_size(std::string_view dtype);
 std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
                                 bool requires_grad, Optimizer optimizer);
 
+// ZeRO / FSDP sharding over a data-parallel axis (docs/capacity.md, "ZeRO"): stage 1
+// splits the optimizer state (master copy and moments), 2 the gradients too, 3 the
+// weights too.
+inline constexpr int kMaxZeroStage = 3;
+struct ZeroSharding {
+  int stage = 0;  // 0 (none) .. kMaxZeroStage
+  std::string axis = "dp";
+};
+
+// bytes_per_element in two parts: what every rank of the ZeRO axis keeps of its local
+// piece, and what ZeRO `stage` splits over that axis. kept + split is bytes_per_element.
+struct ElementCost {
+  std::uint64_t kept = 0;
+  std::uint64_t split = 0;
+};
+ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, bool requires_grad,
+                         Optimizer optimizer, int zero_stage);
+
 // Parses a --budget value: a decimal number (fraction allowed) and an optional unit:
 // B, K/KB/k/kB, M/MB, G/GB, T/TB, P/PB, E/EB (powers of 1000) or Ki/KiB ... Ei/EiB (powers
 // of 1024). Fractional bytes are rounded down. The message quotes the offending text.
@@ -134,10 +152,14 @@ class CapacityModel {
   // `axis_order` is the order placements are applied in (DTensor applies them in mesh-dim
   // order); axes of placements missing from it are appended by name. Errors name the
   // parameter: unknown dtype, negative size, dim out of range, more than 2^64-1 bytes.
+  // With `zero`, the split part of each parameter (element_cost) is chunked once more on
+  // dim 0 of its local piece over the ZeRO axis, after every placement of the plan.
   static Expected<CapacityModel> build(const std::vector<CapacityParam>& params,
-                                       std::vector<std::string> axis_order, Optimizer optimizer);
+                                       std::vector<std::string> axis_order, Optimizer optimizer,
+                                       const ZeroSharding& zero = {});
   static Expected<CapacityModel> build(const CapacityParamSource& params,
-                                       std::vector<std::string> axis_order, Optimizer optimizer);
+                                       std::vector<std::string> axis_order, Optimizer optimizer,
+                                       const ZeroSharding& zero = {});
 
   // Exact worst/best rank bytes over every rank of `mesh`; axes of the mesh the model does
   // not know hold no sharded dim. Fails only when the ranks fall into more distinct size
@@ -157,7 +179,7 @@ class CapacityModel {
   struct ShardedDim {
     std::size_t dim = 0;
     std::uint64_t size = 0;
-    std::vector<Step> steps;  // in axis order
+    std::vector<Step> steps;  // in axis order; a ZeRO split last
   };
   struct Group {
     std::vector<ShardedDim> dims;
@@ -180,25 +202,51 @@ struct CapacityRequest {
   std::vector<AxisSize> fixed;          // --mesh, or the mesh the meta implies
   std::vector<AxisSweep> sweeps;        // one per axis, none also in `fixed`
   Optimizer optimizer = Optimizer::kNone;
+  ZeroSharding zero;
   std::optional<std::uint64_t> budget;
+  bool fits_only = false;  // the renderings list the usable meshes only
 };
 
 struct CapacityResult {
   Optimizer optimizer = Optimizer::kNone;
+  ZeroSharding zero;
   std::optional<std::uint64_t> budget;
+  bool fits_only = false;
   std::vector<std::string> axis_order;  // resolved: the request's, then the rest by name
   std::size_t params = 0;
   std::uint64_t full_bytes = 0;      // every parameter whole on one device, with accounting
-  std::vector<MeshCapacity> meshes;  // by devices, then sizes in axis order
+  std::vector<MeshCapacity> meshes;  // by devices, then sizes in axis order; all of them
 };
+
+// The answer: the first usable mesh in the result's order (the smallest that divides
+// and, with a budget, fits); nullptr when none is.
+const MeshCapacity* capacity_answer(const CapacityResult& result);
+
+// Of the meshes that divide, the one whose worst rank is over the budget by the least
+// (the first of equals); nullptr when none divides or some mesh is usable.
+const MeshCapacity* closest_mesh(const CapacityResult& result);
+
+// One sentence: "smallest mesh that fits: tp=8 dp=4 (32 devices, worst rank 61.2 GiB of
+// 80.0 GiB)", or why no mesh is usable: "no mesh fits the 80.0 GiB budget; closest: ...
+// over by 13.3 GiB", "no mesh divides; the first, tp=3, does not divide ...".
+std::string capacity_answer_text(const CapacityResult& result);
+
+// "tp=2 dp=4", "(no axes)".
+std::string format_mesh(const Mesh& mesh);
+
+// How a mesh fails to divide: "model.w dim 0 (size 10) by tp=3" (" x split factor 2").
+std::string indivisible_text(const Indivisible& x);
 
 // Every combination of the sweeps with the fixed sizes, each axis at the position of
 // `axis_order` (mesh axes it lacks appended by name), sorted by device count, then by the
 // sizes in axis order. Errors: an axis given twice, a sweep with no size, more than 65536
-// meshes, a mesh of more than 2^64-1 devices.
+// meshes, a mesh of more than 2^64-1 devices. `problem`, when given, says which kind of
+// error it was.
+enum class MeshesProblem : std::uint8_t { kInvalid, kTooManyMeshes, kTooManyDevices };
 Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axis_order,
                                              const std::vector<AxisSize>& fixed,
-                                             const std::vector<AxisSweep>& sweeps);
+                                             const std::vector<AxisSweep>& sweeps,
+                                             MeshesProblem* problem = nullptr);
 
 Expected<CapacityResult> plan_capacity(const CapacityRequest& request);
 
@@ -206,12 +254,13 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request);
 // or every mesh of a sweep), else 0.
 int capacity_exit_code(const CapacityResult& result);
 
-// One line per mesh: mesh, devices, worst and best rank, a bar proportional to the worst
-// rank (with '|' at the budget), the verdict. Ends with a newline.
+// The answer line, then one line per mesh (the usable ones with fits_only): mesh, devices,
+// worst and best rank, a bar of the worst rank on a log scale (with '|' at the budget),
+// the verdict, then a line saying what the bar shows. Ends with a newline.
 std::string render_capacity_text(const CapacityResult& result);
 
-// One compact JSON object and a newline: {"optimizer", "budget_bytes", "axis_order",
-// "params", "full_bytes", "meshes": [{"mesh", "devices", "max_rank_bytes", ...}]}.
+// One compact JSON object and a newline: {"optimizer", "zero", "budget_bytes",
+// "axis_order", "params", "full_bytes", "answer", "meshes": [{"mesh", "devices", ...}]}.
 std::string render_capacity_json(const CapacityResult& result);
 
 }  // namespace hpfreeze

@@ -105,6 +105,9 @@ struct Report {
   // input error it would repeat is already a finding).
   std::optional<CapacityResult> capacity;
   bool swept = false;  // --sweep was given
+  // Command-line mistakes only the inputs reveal (an axis they do not know, sizes the
+  // flags make into no mesh): exit 2, and nothing else of the report counts.
+  Diagnostics usage_errors;
   // What ParamReport::local_shape and ::axes view: one allocation each for all params.
   std::vector<std::uint64_t> local_dims;
   std::vector<ReportAxis> applied_axes;
@@ -116,12 +119,18 @@ struct Report {
 struct ReportPlanOptions {
   std::vector<AxisSweep> sweeps;  // one per axis
   Optimizer optimizer = Optimizer::kNone;
+  ZeroSharding zero;  // --zero, --zero-axis
   std::optional<std::uint64_t> budget;
   bool allow_uncovered = false;  // uncovered trainable params: warning instead of error
+  bool fits_only = false;        // list the usable meshes only
+  // --replica-axis: axes no input names that may be in the mesh, holding replicas.
+  std::vector<std::string> replica_axes;
 };
 
 // Builds the report from a decoded meta; `mesh` is the --mesh value, nullopt to read
-// parallel_dims. Swept axes count as size 1 in the per-parameter table. `meta` and `model`
+// parallel_dims. Every --mesh and --sweep axis must be one the inputs know (else
+// usage_errors, and nothing more is computed). Swept axes count as size 1 in the
+// per-parameter table. `meta` and `model`
 // must outlive the report (it views their strings and shapes). `sorted_params`: put only
 // that many params in order (a renderer showing the top K needs no more); nullopt: all.
 Report build_report(const FrozenMeta& meta, const ModelTree& model,
@@ -147,9 +156,9 @@ struct ReportRequest {
 
 // Reads, decodes and reports. The output is the table (or with `json`, the JSON object);
 // empty when an input could not be read or decoded. The diagnostics are the read and
-// decode errors, or the findings (at most kMaxReportedErrors, then one line counting the
-// rest, then the summary line). No evaluated mesh usable (capacity_exit_code) makes the
-// result negative: exit status 1 without an error finding.
+// decode errors, the usage errors the inputs reveal, or the findings (at most
+// kMaxReportedErrors, then one line counting the rest, then the summary line). No
+// evaluated mesh usable (capacity_exit_code) is an error finding that says why.
 CommandResult run_report(const ReportRequest& request);
 
 }  // namespace hpfreeze

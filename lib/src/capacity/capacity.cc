@@ -45,14 +45,14 @@ struct KeyHash {
 
 Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
                                              std::vector<std::string> axis_order,
-                                             Optimizer optimizer) {
+                                             Optimizer optimizer, const ZeroSharding& zero) {
   return build(CapacityParamSource{params.size(), [&params](std::size_t i) { return params[i]; }},
-               std::move(axis_order), optimizer);
+               std::move(axis_order), optimizer, zero);
 }
 
 Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
                                              std::vector<std::string> axis_order,
-                                             Optimizer optimizer) {
+                                             Optimizer optimizer, const ZeroSharding& zero) {
   CapacityModel model;
   for (std::string& a : axis_order) {
     if (position(model.axis_order_, a) == model.axis_order_.size()) {
@@ -68,8 +68,15 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
       }
     }
   }
+  if (zero.stage > 0 && position(model.axis_order_, zero.axis) == model.axis_order_.size() &&
+      std::find(extra.begin(), extra.end(), zero.axis) == extra.end()) {
+    extra.push_back(zero.axis);
+  }
   std::sort(extra.begin(), extra.end());
   for (std::string& a : extra) model.axis_order_.push_back(std::move(a));
+  // The ZeRO axis's position; past every axis (so never a placement's) without ZeRO.
+  const auto zero_axis = static_cast<std::uint32_t>(
+      zero.stage > 0 ? position(model.axis_order_, zero.axis) : model.axis_order_.size());
 
   Diagnostics errors;
   std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of;
@@ -80,13 +87,53 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
   std::string last_dtype;  // a copy: a source's views last one call
   std::optional<std::uint64_t> element;
   bool last_grad = false;
-  std::uint64_t unit = 0;  // bytes per element of last_dtype with last_grad
+  ElementCost cost;  // of last_dtype with last_grad
+  // One part of a parameter (all of it, or what ZeRO keeps or splits) with its sharding
+  // steps, by dim: the constant when nothing shards it, else a member of its group.
+  auto add_member = [&](const CapacityParam& p, std::size_t i, std::uint64_t unit,
+                        const std::vector<std::pair<std::size_t, Step>>& member) {
+    std::uint64_t weight = unit;  // <= the parameter's bytes: no overflow
+    if (member.empty()) {
+      for (std::int64_t s : p.shape) weight *= static_cast<std::uint64_t>(s);
+      model.constant_bytes_ += weight;
+      return;
+    }
+    key.clear();
+    std::size_t next = 0;
+    for (std::size_t d = 0; d < p.shape.size(); ++d) {
+      const auto size = static_cast<std::uint64_t>(p.shape[d]);
+      std::size_t end = next;
+      while (end < member.size() && member[end].first == d) ++end;
+      if (end == next) {
+        weight *= size;
+        continue;
+      }
+      key.insert(key.end(), {d, size, end - next});
+      for (; next < end; ++next) {
+        const Step& s = member[next].second;
+        key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
+      }
+    }
+    auto [it, fresh] = group_of.try_emplace(key, model.groups_.size());
+    if (fresh) {
+      Group& group = model.groups_.emplace_back(Group{{}, 0, i});
+      for (std::size_t k = 0; k < member.size(); ++k) {
+        const std::size_t d = member[k].first;
+        if (k == 0 || member[k - 1].first != d) {
+          group.dims.push_back(ShardedDim{d, static_cast<std::uint64_t>(p.shape[d]), {}});
+        }
+        group.dims.back().steps.push_back(member[k].second);
+      }
+      model.first_fqns_.emplace_back(p.fqn);
+    }
+    model.groups_[it->second].weight += weight;  // the sum stays <= full_bytes_
+  };
   for (std::size_t i = 0; i < params.count; ++i) {
     const CapacityParam p = params.at(i);
     if (!element || p.dtype != last_dtype) {
       last_dtype.assign(p.dtype);
       element = dtype_element_size(p.dtype);
-      if (element) unit = bytes_per_element(p.dtype, *element, last_grad, optimizer);
+      if (element) cost = element_cost(p.dtype, *element, last_grad, optimizer, zero.stage);
     }
     if (!element) {
       errors.push_back(usage_error(
@@ -139,15 +186,15 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
     if (!ok) continue;
     if (p.requires_grad != last_grad) {
       last_grad = p.requires_grad;
-      unit = bytes_per_element(p.dtype, *element, last_grad, optimizer);
+      cost = element_cost(p.dtype, *element, last_grad, optimizer, zero.stage);
     }
-    std::uint64_t bytes = unit;
-    bool zero = false;
+    std::uint64_t bytes = cost.kept + cost.split;
+    bool empty = false;
     for (std::int64_t s : p.shape) {
-      zero = zero || s == 0;
+      empty = empty || s == 0;
       ok = ok && checked_mul(bytes, static_cast<std::uint64_t>(s), bytes);
     }
-    if (zero) continue;  // no bytes on any rank, and 0 divides by everything
+    if (empty) continue;  // no bytes on any rank, and 0 divides by everything
     if (!ok) {
       errors.push_back(usage_error(who(p.fqn) + " needs more than 2^64-1 bytes"));
       continue;
@@ -157,44 +204,27 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
                                    who(p.fqn) + " is the first beyond it"));
       break;
     }
-    if (steps.empty()) {
-      model.constant_bytes_ += bytes;
-      continue;
-    }
     // By dim, then by axis: each dim's steps compose in axis order.
     std::sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) {
       return x.first != y.first ? x.first < y.first : x.second.axis < y.second.axis;
     });
-    key.clear();
-    std::uint64_t weight = unit;  // <= bytes: no overflow
-    std::size_t next = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      const auto size = static_cast<std::uint64_t>(p.shape[d]);
-      std::size_t end = next;
-      while (end < steps.size() && steps[end].first == d) ++end;
-      if (end == next) {
-        weight *= size;
-        continue;
-      }
-      key.insert(key.end(), {d, size, end - next});
-      for (; next < end; ++next) {
-        const Step& s = steps[next].second;
-        key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
-      }
+    // ZeRO splits dim 0 of the local piece once more, after the plan's placements; not a
+    // 0-dim parameter, nor one the plan already shards on the ZeRO axis.
+    std::uint64_t kept = cost.kept;
+    const bool split =
+        cost.split != 0 && rank > 0 &&
+        std::none_of(steps.begin(), steps.end(), [&](const auto& s) {
+          return s.second.axis == zero_axis;
+        });
+    if (!split) kept += cost.split;
+    if (kept != 0) add_member(p, i, kept, steps);
+    if (split) {
+      std::size_t at = 0;
+      while (at < steps.size() && steps[at].first == 0) ++at;
+      steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(at),
+                   {std::size_t{0}, Step{zero_axis, 1, true}});
+      add_member(p, i, cost.split, steps);
     }
-    auto [it, fresh] = group_of.try_emplace(key, model.groups_.size());
-    if (fresh) {
-      Group& group = model.groups_.emplace_back(Group{{}, 0, i});
-      for (std::size_t k = 0; k < steps.size(); ++k) {
-        const std::size_t d = steps[k].first;
-        if (k == 0 || steps[k - 1].first != d) {
-          group.dims.push_back(ShardedDim{d, static_cast<std::uint64_t>(p.shape[d]), {}});
-        }
-        group.dims.back().steps.push_back(steps[k].second);
-      }
-      model.first_fqns_.emplace_back(p.fqn);
-    }
-    model.groups_[it->second].weight += weight;  // the sum stays <= full_bytes_
   }
   if (!errors.empty()) return errors;
   return model;
@@ -202,7 +232,11 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
 
 Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axis_order,
                                              const std::vector<AxisSize>& fixed,
-                                             const std::vector<AxisSweep>& sweeps) {
+                                             const std::vector<AxisSweep>& sweeps,
+                                             MeshesProblem* problem) {
+  MeshesProblem ignored{};
+  MeshesProblem& kind = problem != nullptr ? *problem : ignored;
+  kind = MeshesProblem::kInvalid;
   // One slot per axis, in placement order; a slot lists the sizes it takes.
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> values;
   for (const AxisSize& a : fixed) {
@@ -237,6 +271,7 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
   for (const auto& slot : slots) {
     count *= slot.second.size();
     if (count > kMaxMeshes) {
+      kind = MeshesProblem::kTooManyMeshes;
       return usage_error("the sweeps make more than " + std::to_string(kMaxMeshes) + " meshes");
     }
   }
@@ -254,6 +289,7 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
     if (!fits) {
       std::string label;
       for (const AxisSize& a : mesh.axes) label += " " + a.axis + "=" + std::to_string(a.size);
+      kind = MeshesProblem::kTooManyDevices;
       return usage_error("mesh" + label + " has more than 2^64-1 devices");
     }
     meshes.push_back(std::move(mesh));
@@ -293,17 +329,21 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
   }
   for (const AxisSize& a : request.fixed) add(a.axis);
   for (const AxisSweep& s : request.sweeps) add(s.axis);
+  if (request.zero.stage > 0) add(request.zero.axis);
   std::sort(rest.begin(), rest.end());
   for (std::string& a : rest) order.push_back(std::move(a));
 
   Expected<std::vector<Mesh>> meshes = enumerate_meshes(order, request.fixed, request.sweeps);
   if (!meshes) return meshes.errors();
-  Expected<CapacityModel> model = CapacityModel::build(params, order, request.optimizer);
+  Expected<CapacityModel> model =
+      CapacityModel::build(params, order, request.optimizer, request.zero);
   if (!model) return model.errors();
 
   CapacityResult result;
   result.optimizer = request.optimizer;
+  result.zero = request.zero;
   result.budget = request.budget;
+  result.fits_only = request.fits_only;
   result.axis_order = model->axis_order();
   result.params = params.count;
   result.full_bytes = model->full_bytes();
@@ -313,6 +353,22 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
     result.meshes.push_back(std::move(*one));
   }
   return result;
+}
+
+const MeshCapacity* capacity_answer(const CapacityResult& result) {
+  for (const MeshCapacity& m : result.meshes) {
+    if (m.usable()) return &m;
+  }
+  return nullptr;
+}
+
+const MeshCapacity* closest_mesh(const CapacityResult& result) {
+  if (capacity_answer(result) != nullptr) return nullptr;
+  const MeshCapacity* best = nullptr;
+  for (const MeshCapacity& m : result.meshes) {
+    if (m.divisible() && (best == nullptr || m.over_by < best->over_by)) best = &m;
+  }
+  return best;
 }
 
 int capacity_exit_code(const CapacityResult& result) {

@@ -72,4 +72,22 @@ std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_si
   return 2 * element_size + master + moments * moment;
 }
 
+ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, bool requires_grad,
+                         Optimizer optimizer, int zero_stage) {
+  const std::uint64_t all = bytes_per_element(dtype, element_size, requires_grad, optimizer);
+  if (zero_stage >= 3) return {0, all};
+  // Without gradients and state (all == the weight) stages 1 and 2 split nothing.
+  const std::uint64_t weight = element_size;
+  const std::uint64_t grad = all == weight ? 0 : element_size;
+  const std::uint64_t state = all - weight - grad;  // master copy and moments
+  switch (zero_stage) {
+    case 1:
+      return {weight + grad, state};
+    case 2:
+      return {weight, grad + state};
+    default:
+      return {all, 0};
+  }
+}
+
 }  // namespace hpfreeze

@@ -2,7 +2,6 @@
 // findings for stderr. The arithmetic is in report_command.cc, the rendering in
 // report_render.cc.
 #include <algorithm>
-#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,27 +17,6 @@ namespace hpfreeze {
 namespace {
 
 constexpr std::size_t kDefaultTextTop = 10;
-
-// Sizes that make no mesh (more than 2^64-1 devices, too many meshes): a usage error when a
-// flag gave one of them, naming the flags and the sizes parallel_dims gave; with
-// parallel_dims alone, the meta's error.
-Diagnostic mesh_error(Diagnostic d, const ReportRequest& request, const Report& report,
-                      const std::string& meta_file) {
-  std::string flags = request.mesh ? "--mesh" : "";
-  if (!request.plan.sweeps.empty()) flags += flags.empty() ? "--sweep" : " and --sweep";
-  if (flags.empty()) return make_error(meta_file, "/parallel_dims", std::move(d.message));
-  std::string message = flags + ": " + d.message;
-  // The sizes of a mesh too large (not of "the sweeps make more than N meshes").
-  if (report.mesh_source == MeshSource::kParallelDims && !report.mesh.empty() &&
-      d.message.starts_with("mesh ")) {
-    std::string sizes;
-    for (const MeshAxis& a : report.mesh) {
-      sizes += (sizes.empty() ? "" : " ") + std::string(a.name) + "=" + std::to_string(a.size);
-    }
-    message += " (" + sizes + " from parallel_dims in " + meta_file + ")";
-  }
-  return make_io_error({}, std::move(message));
-}
 
 }  // namespace
 
@@ -129,23 +107,14 @@ CommandResult run_report(const ReportRequest& request) {
   const std::optional<std::size_t> shown =
       request.json ? request.top : request.top.value_or(kDefaultTextTop);
   Report report = build_report(*meta, **model, request.mesh, request.plan, shown);
-  for (Diagnostic& d : report.findings) {
-    if (d.severity == Severity::kError && d.error_class == ErrorClass::kIo) {
-      d = mesh_error(std::move(d), request, report, meta->file);
-    }
-  }
-  // A usage error leaves no report to print.
-  const auto usage = [](const Diagnostic& d) {
-    return d.severity == Severity::kError && d.error_class == ErrorClass::kIo;
-  };
-  if (std::any_of(report.findings.begin(), report.findings.end(), usage)) {
-    std::copy_if(report.findings.begin(), report.findings.end(),
-                 std::back_inserter(result.diagnostics), usage);
+  // A command-line mistake the inputs reveal leaves no report to print.
+  if (!report.usage_errors.empty()) {
+    result.diagnostics = std::move(report.usage_errors);
     return result;
   }
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
-  // An error finding fails the run by itself; no usable mesh is a "no" without one.
+  // An error finding fails the run, no usable mesh among them (it says why).
   result.negative = report.capacity && capacity_exit_code(*report.capacity) != 0;
   // The summary after the per-parameter findings (the full list is in --json).
   std::size_t counts[3] = {0, 0, 0};

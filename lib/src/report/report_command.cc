@@ -11,6 +11,8 @@
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
+#include "report/report_axes.h"
+#include "report/report_local.h"
 
 namespace hpfreeze {
 namespace {
@@ -21,8 +23,6 @@ constexpr std::string_view kMissingDtype = "bfloat16";
 bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return !__builtin_mul_overflow(a, b, &out);
 }
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
 // Product of the dims times `unit`; false on overflow. A zero dim makes it 0 whatever the rest.
 bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, std::uint64_t& out) {
@@ -73,6 +73,7 @@ struct AxisInfo {
   std::string first_use;  // pointer of its first placement
   std::size_t rank = 0;   // position in Report::axis_order
   std::uint64_t size = 1;
+  bool shards = false;  // some placement on it is a Shard or StridedShard
 };
 
 // Sum that sticks at the maximum and remembers that it did.
@@ -98,6 +99,7 @@ class ReportBuilder {
     if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
     read_mesh(mesh);
     read_param_plan();
+    if (!known_axes(mesh)) return std::move(report_);
     order_axes();
     note_idle_axes();
     look_up_params();
@@ -105,6 +107,9 @@ class ReportBuilder {
     measure_uncovered();
     totals_and_warnings();
     plan_capacity_of_meshes();
+    if (!report_.usage_errors.empty()) return std::move(report_);
+    note_swept_axes_that_shard_nothing();
+    say_why_no_mesh_is_usable();
     return finish(sorted_params);
   }
 
@@ -117,11 +122,20 @@ class ReportBuilder {
   }
 
   void read_mesh(const std::optional<std::vector<MeshAxis>>& mesh) {
+    report_detail::ParallelDims dims = report_detail::read_parallel_dims(meta_);
+    named_axes_ = std::move(dims.axes);  // known whichever source gives the sizes
     if (mesh) {
       report_.mesh_source = MeshSource::kFlag;
       for (const MeshAxis& a : *mesh) sizes_[a.name] = a.size;
     } else {
-      read_parallel_dims();
+      if (dims.present) report_.mesh_source = MeshSource::kParallelDims;
+      for (auto& [axis, size] : dims.sizes) sizes_[axis] = size;
+      for (Diagnostic& d : dims.findings) report_.findings.push_back(std::move(d));
+      if (sizes_.empty() && plan_->sweeps.empty()) {
+        warning(meta_file_, dims.named ? "/parallel_dims" : "",
+                "no mesh sizes: the meta has no <axis>_size in parallel_dims and --mesh was not "
+                "given; every axis counts as size 1");
+      }
     }
     // A swept axis takes its sizes from --sweep (the caller refuses one also in --mesh);
     // the per-parameter table counts it as size 1.
@@ -129,36 +143,14 @@ class ReportBuilder {
     for (const auto& [name, size] : sizes_) report_.mesh.push_back(MeshAxis{name, size});
   }
 
-  void read_parallel_dims() {
-    const Json* dims = meta_.root.find("parallel_dims");
-    if (dims != nullptr && !dims->is_null() && !dims->is_object()) {
-      error(meta_file_, "/parallel_dims", "expected an object of <axis>_size integers");
-      dims = nullptr;
-    }
-    if (dims != nullptr && dims->is_object()) {
-      report_.mesh_source = MeshSource::kParallelDims;
-      constexpr std::string_view kSuffix = "_size";
-      for (const JsonMember& m : dims->as_object()) {
-        if (m.key.size() <= kSuffix.size() || !m.key.ends_with(kSuffix)) continue;
-        const std::string axis(m.key.substr(0, m.key.size() - kSuffix.size()));
-        const auto* i = std::get_if<std::int64_t>(&m.value.v);
-        if (i == nullptr || *i < 1) {
-          const auto* u = std::get_if<std::uint64_t>(&m.value.v);  // 2^63 and above
-          warning(meta_file_, pointer_join("/parallel_dims", m.key),
-                  "ignored: " +
-                      (u ? std::to_string(*u) + " is above the largest axis size, 2^63-1"
-                         : std::string("expected an integer >= 1")) +
-                      "; axis '" + axis + "' counts as size 1");
-          continue;
-        }
-        sizes_[axis] = static_cast<std::uint64_t>(*i);
-      }
-    }
-    if (sizes_.empty() && plan_->sweeps.empty()) {
-      warning(meta_file_, dims != nullptr ? "/parallel_dims" : "",
-              "no mesh sizes: the meta has no <axis>_size in parallel_dims and --mesh was not "
-              "given; every axis counts as size 1");
-    }
+  // Every --mesh and --sweep axis is one the inputs know; false (usage errors) otherwise.
+  bool known_axes(const std::optional<std::vector<MeshAxis>>& mesh) {
+    std::vector<std::string> named = std::move(named_axes_);
+    named.insert(named.end(), mesh_dim_names_.begin(), mesh_dim_names_.end());
+    for (const AxisInfo& a : axes_) named.emplace_back(a.name);
+    report_.usage_errors = report_detail::unknown_axes(
+        report_detail::known_axes(std::move(named), *plan_), mesh, plan_->sweeps);
+    return report_.usage_errors.empty();
   }
 
   AxisInfo* find_axis(std::string_view name) {
@@ -180,9 +172,11 @@ class ReportBuilder {
         const PlannedParam planned{&p, &b, boundary_report};
         ++boundary.params;
         for (const MetaAxisPlacement& a : p.axes) {
-          if (find_axis(a.axis) == nullptr) {
-            axes_.push_back(AxisInfo{a.axis, pointer_join(pointer_of(planned), a.axis)});
+          AxisInfo* axis = find_axis(a.axis);
+          if (axis == nullptr) {
+            axis = &axes_.emplace_back(AxisInfo{a.axis, pointer_join(pointer_of(planned), a.axis)});
           }
+          axis->shards = axis->shards || a.placement.has_dim();
         }
         planned_.push_back(planned);  // repeats are dropped by look_up_params
       }
@@ -348,9 +342,12 @@ class ReportBuilder {
     out.info = info;
     out.replicated = true;
     bool valid = true;
+    const bool empty =
+        std::find(info->shape.begin(), info->shape.end(), std::uint64_t{0}) != info->shape.end();
+    chunks_.start(info->shape);
     for (const auto& [a, rank] : order_) {
       report_.applied_axes.push_back(a);
-      valid = apply(planned, *a, info->shape, local, out.replicated) && valid;
+      valid = apply(planned, *a, info->shape, local, empty, out.replicated) && valid;
     }
     out.local_shape = local;
     out.axes = {report_.applied_axes.data() + axes_at, order_.size()};
@@ -363,11 +360,13 @@ class ReportBuilder {
     report_.params.push_back(out);
   }
 
-  // Applies one axis's placement to `local` (rank 0's shape so far). A dim that does not
-  // divide is an error and is then chunked with ceil, so the totals stay an upper bound.
-  // False when the dim is out of range. The messages are built only when one is given.
+  // Applies one axis's placement to `local` (rank 0's shape so far) with the planner's
+  // torch.chunk geometry (report_local.h). A dim divides as the planner says (docs/capacity.md,
+  // "Divisibility"): every such size by the axis size (times the split factor), except for an
+  // uneven placement or a parameter with a zero-sized dim; the largest size that does not is the
+  // error. False when the dim is out of range. The messages are built only when one is given.
   bool apply(const PlannedParam& planned, const AxisPlan& a, std::span<const std::uint64_t> shape,
-             std::span<std::uint64_t> local, bool& replicated) {
+             std::span<std::uint64_t> local, bool empty, bool& replicated) {
     const Placement& p = a.placement;
     if (!p.has_dim()) return true;
     auto pointer = [&] { return pointer_join(pointer_of(planned), a.axis); };
@@ -384,37 +383,23 @@ class ReportBuilder {
     const std::uint64_t n = find_axis(a.axis)->size;
     if (n == 1) return true;
     replicated = false;
-    const std::uint64_t s = local[dim];
-    auto dim_text = [&] {
-      return who() + " dim " + std::to_string(dim) + " " + size_phrase(s, shape[dim]);
-    };
-    auto on_axis = [&] { return where() + " of size " + std::to_string(n); };
-    if (p.kind == PlacementKind::kShard) {
-      if (!p.uneven_shard && s % n != 0) {
-        error(meta_file_, pointer(),
-              dim_text() + " is not divisible by " + std::to_string(n) + ": " + on_axis());
-      }
-      local[dim] = ceil_div(s, n);
-      return true;
+    const auto f = static_cast<std::uint64_t>(
+        p.kind == PlacementKind::kStridedShard ? std::max<std::int64_t>(1, p.split_factor) : 1);
+    const std::optional<std::uint64_t> bad = chunks_.shard(dim, n, f);
+    if (!empty && !p.uneven_shard && bad) {
+      const std::string dim_text =
+          who() + " dim " + std::to_string(dim) + " " + size_phrase(*bad, shape[dim]);
+      const std::string on_axis = where() + " of size " + std::to_string(n);
+      std::uint64_t nf = 0;
+      const std::string by =
+          f == 1          ? std::to_string(n)
+          : *bad % f != 0 ? "the split factor " + std::to_string(f)
+          : checked_mul(n, f, nf)
+              ? std::to_string(n) + " x " + std::to_string(f) + " = " + std::to_string(nf)
+              : std::to_string(n) + " x " + std::to_string(f);
+      error(meta_file_, pointer(), dim_text + " is not divisible by " + by + ": " + on_axis);
     }
-    const auto f = static_cast<std::uint64_t>(p.split_factor);
-    if (s % f != 0) {
-      error(meta_file_, pointer(),
-            dim_text() + " is not divisible by the split factor " + std::to_string(f) + ": " +
-                on_axis());
-      local[dim] = ceil_div(s, n);
-      return true;
-    }
-    std::uint64_t nf = 0;
-    const bool nf_fits = checked_mul(n, f, nf);
-    // s is a multiple of f, so f * ceil(s / (f * n)) = f * ceil((s / f) / n).
-    const std::uint64_t chunk = f * ceil_div(s / f, n);
-    if (!p.uneven_shard && (nf_fits ? s % nf != 0 : s != 0)) {
-      error(meta_file_, pointer(),
-            dim_text() + " is not divisible by " + std::to_string(n) + " x " + std::to_string(f) +
-                (nf_fits ? " = " + std::to_string(nf) : std::string()) + ": " + on_axis());
-    }
-    local[dim] = chunk;
+    local[dim] = chunks_.rank0(dim);
     return true;
   }
 
@@ -440,22 +425,57 @@ class ReportBuilder {
     for (const MeshAxis& a : report_.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
     request.sweeps = plan_->sweeps;
     request.optimizer = plan_->optimizer;
+    request.zero = plan_->zero;
     request.budget = plan_->budget;
+    request.fits_only = plan_->fits_only;
     report_.swept = !plan_->sweeps.empty();
-    auto meshes = enumerate_meshes(request.axis_order, request.fixed, request.sweeps);
-    Expected<CapacityResult> result =
-        meshes ? plan_capacity(request) : Expected<CapacityResult>(std::move(meshes.errors()));
+    MeshesProblem problem{};
+    auto meshes = enumerate_meshes(request.axis_order, request.fixed, request.sweeps, &problem);
+    if (!meshes) {
+      bool usage = false;
+      Diagnostic d = report_detail::mesh_sizes_error(
+          std::move(meshes.errors().front()), problem, report_.mesh_source == MeshSource::kFlag,
+          plan_->sweeps,
+          report_.mesh_source == MeshSource::kParallelDims ? report_.mesh : std::vector<MeshAxis>{},
+          meta_file_, usage);
+      (usage ? report_.usage_errors : report_.findings).push_back(std::move(d));
+      to_plan_ = {};
+      return;
+    }
+    Expected<CapacityResult> result = plan_capacity(request);
     to_plan_ = {};  // the planner keeps nothing of its input
     if (!result) {
       for (Diagnostic& d : result.errors()) {
-        // Sizes that make no mesh: run_report says whose sizes they are (kIo marks them).
-        if (!meshes) d.error_class = ErrorClass::kIo;
         if (d.file.empty()) d.file = meta_file_;
         report_.findings.push_back(std::move(d));
       }
       return;
     }
     report_.capacity = std::move(*result);
+  }
+
+  // A swept axis no placement shards (and that ZeRO does not split over) only multiplies
+  // the devices: one note says so, rather than rows that differ in nothing else.
+  void note_swept_axes_that_shard_nothing() {
+    for (const AxisSweep& s : plan_->sweeps) {
+      if (plan_->zero.stage > 0 && s.axis == plan_->zero.axis) continue;
+      const AxisInfo* axis = find_axis(s.axis);
+      if (axis != nullptr && axis->shards) continue;
+      report_.findings.push_back(
+          make_note(meta_file_, axis != nullptr ? axis->first_use : std::string(),
+                    "axis " + quote_for_diagnostic(s.axis) +
+                        " shards no parameter: its sizes only multiply the devices"));
+    }
+  }
+
+  // No usable mesh is an error that says why: the closest mesh and by how much, or the
+  // first mesh's first parameter that does not divide. The one mesh of a report without
+  // --sweep that does not divide has its findings already, which agree with it.
+  void say_why_no_mesh_is_usable() {
+    const CapacityResult* cap = report_.capacity ? &*report_.capacity : nullptr;
+    if (cap == nullptr || capacity_exit_code(*cap) == 0) return;
+    if (!report_.swept && !cap->meshes.front().divisible()) return;
+    error(meta_file_, "", capacity_answer_text(*cap));
   }
 
   // Upstream's coverage rule (CoverageIndex): a model param is covered by a planned FQN
@@ -533,29 +553,7 @@ class ReportBuilder {
   }
 
   Report finish(std::optional<std::size_t> sorted_params) {
-    auto by_bytes = [](const auto& a, const auto& b) {
-      if (a.rank0_bytes != b.rank0_bytes) return a.rank0_bytes > b.rank0_bytes;
-      return a.fqn < b.fqn;
-    };
-    std::vector<ParamReport>& params = report_.params;
-    if (sorted_params && *sorted_params < params.size()) {
-      // FQNs are unique here, so the first K are the same as after a full sort.
-      std::partial_sort(params.begin(),
-                        params.begin() + static_cast<std::ptrdiff_t>(*sorted_params), params.end(),
-                        by_bytes);
-    } else {
-      std::sort(params.begin(), params.end(), by_bytes);
-    }
-    std::sort(report_.boundaries.begin(), report_.boundaries.end(), by_bytes);
-    std::sort(report_.uncovered.begin(), report_.uncovered.end(),
-              [](const UncoveredParam& a, const UncoveredParam& b) {
-                if (a.bytes != b.bytes) return a.bytes > b.bytes;
-                return a.fqn < b.fqn;
-              });
-    std::stable_sort(report_.findings.begin(), report_.findings.end(),
-                     [](const Diagnostic& a, const Diagnostic& b) {
-                       return static_cast<int>(a.severity) < static_cast<int>(b.severity);
-                     });
+    report_detail::sort_report(report_, sorted_params);
     return std::move(report_);
   }
 
@@ -565,6 +563,7 @@ class ReportBuilder {
   std::optional<CoverageIndex> coverage_;
   Report report_;
   std::vector<std::string_view> mesh_dim_names_;
+  std::vector<std::string> named_axes_;  // parallel_dims's <axis>_size axes
   std::map<std::string, std::uint64_t, std::less<>> sizes_;
   std::vector<PlannedParam> planned_;
   std::vector<AxisInfo> axes_;           // every axis a placement names, in first-use order
@@ -572,6 +571,7 @@ class ReportBuilder {
   std::string_view last_dtype_;          // element_size's last lookup
   std::optional<std::uint64_t> last_size_;
   std::vector<std::pair<const AxisPlan*, std::size_t>> order_;  // scratch of measure()
+  report_detail::LocalChunks chunks_;                           // of the parameter measure() is at
   const ReportPlanOptions* plan_ = nullptr;
   // What the planner gets, in order: the planned params every check accepted (indexes of
   // report_.params), then every uncovered one (whole on every rank).

@@ -47,12 +47,24 @@ std::string render_table(const std::vector<Align>& align,
 std::string mesh_line(const Report& r) {
   std::string out = "mesh:";
   if (r.mesh.empty()) {
-    out += " none, every axis counts as size 1";
+    out += r.swept ? " none fixed" : " none, every axis counts as size 1";
   } else {
     for (const MeshAxis& a : r.mesh) out += " " + a.name + "=" + std::to_string(a.size);
     out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
   }
   out += '\n';
+  if (r.swept && r.capacity) {
+    // The per-parameter block is of one mesh; say which, since no sweep row is it unless
+    // every swept axis lists size 1.
+    std::string swept;
+    for (const AxisSize& a : r.capacity->meshes.front().mesh.axes) {
+      const bool fixed = std::any_of(r.mesh.begin(), r.mesh.end(),
+                                     [&](const MeshAxis& m) { return m.name == a.axis; });
+      if (!fixed) swept += (swept.empty() ? "" : ", ") + a.axis;
+    }
+    out += "rank 0 below: the mesh above with the swept axes (" + swept +
+           ") at size 1; the meshes table has every swept mesh\n";
+  }
   if (!r.axis_order.empty()) {
     out += "placement order:";
     for (std::size_t i = 0; i < r.axis_order.size(); ++i) {
@@ -458,10 +470,27 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   } else {
     w.null();
   }
+  w.key("zero").start_object();
+  w.key("stage").number(static_cast<std::uint64_t>(r.capacity ? cap->zero.stage : 0));
+  w.key("axis").string(cap != nullptr ? std::string_view(cap->zero.axis) : "dp");
+  w.end_object();
   w.key("swept").boolean(r.swept);
+  w.key("answer");
+  if (const MeshCapacity* m = cap != nullptr ? capacity_answer(*cap) : nullptr) {
+    w.start_object();
+    w.key("mesh");
+    write_coordinates(w, m->mesh, nullptr);
+    w.key("devices").number(m->mesh.devices);
+    w.key("max_rank_bytes").number(m->max_rank_bytes);
+    w.end_object();
+  } else {
+    w.null();
+  }
   w.key("meshes").start_array();
   if (cap != nullptr) {
-    for (const MeshCapacity& m : cap->meshes) write_mesh(w, m);
+    for (const MeshCapacity& m : cap->meshes) {
+      if (!cap->fits_only || m.usable()) write_mesh(w, m);
+    }
   }
   w.end_array();
   w.key("findings").start_array();

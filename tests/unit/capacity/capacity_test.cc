@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <deque>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -309,25 +311,89 @@ TEST(CapacityVerdict, ExitCodeAndText) {
   EXPECT_EQ(r->meshes[0].over_by, 6U);
   EXPECT_EQ(r->meshes[1].max_rank_bytes, 58U);
   EXPECT_EQ(capacity_exit_code(*r), 0);  // tp=2 fits
-  // Scale 106 bytes over 32 cells: 106 -> 32, 100 -> round(30.19) = 30, 58 -> round(17.5)
-  // = 18, tp=3's worst 3 rows (36 bytes) + 10 = 46 -> round(13.89) = 14; its best 2 rows +
-  // 10 = 34.
+  // A log scale from 46 (1 cell) to 106 (32 cells): ln(106/46) / ln(1.09) = 9.7 cells of 9 %
+  // fit in 32. 58 -> 1 + round(31 ln(58/46) / ln(106/46)) = 1 + round(8.61) = 10; the
+  // budget 100 -> 1 + round(28.84) = 30. tp=3's worst 3 rows (36 bytes) + 10 = 46; its
+  // best 2 rows + 10 = 34.
   EXPECT_EQ(render_capacity_text(*r),
             "2 params, 106 B whole on one device, optimizer none, budget 100 B\n"
+            "smallest mesh that fits: tp=2 (2 devices, worst rank 58 B of 100 B)\n"
             "MESH  DEVICES  WORST RANK  BEST RANK  BAR                                VERDICT\n"
             "tp=1        1       106 B      106 B  ##############################|##  over by 6 B\n"
-            "tp=2        2        58 B       58 B  ##################............|..  fits\n"
-            "tp=3        3        46 B       34 B  ##############................|..  does not "
-            "divide: model.w dim 0 by tp=3\n");
+            "tp=2        2        58 B       58 B  ##########....................|..  fits\n"
+            "tp=3        3        46 B       34 B  #.............................|..  does not "
+            "divide: model.w dim 0 by tp=3\n"
+            "BAR: the worst rank, log scale from 1 '#' at 46 B to 32 at 106 B; '|' marks the "
+            "budget\n");
+  // --fits-only: the usable rows; the answer is the same.
+  request.fits_only = true;
+  Expected<CapacityResult> fitting = plan_capacity(request);
+  const std::string text = render_capacity_text(*fitting);
+  EXPECT_NE(text.find("\ntp=2 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("\ntp=1 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("\ntp=3 "), std::string::npos) << text;
+  EXPECT_NE(render_capacity_json(*fitting).find(
+                R"("answer":{"mesh":{"tp":2},"devices":2,"max_rank_bytes":58},"meshes":[{"mesh":{"tp":2})"),
+            std::string::npos);
+  request.fits_only = false;
   request.sweeps = {{"tp", {3, 1}}};
   Expected<CapacityResult> none_fit = plan_capacity(request);
   ASSERT_TRUE(none_fit.ok());
   EXPECT_EQ(capacity_exit_code(*none_fit), 1);  // over budget, and not divisible
+  EXPECT_EQ(closest_mesh(*none_fit), &none_fit->meshes[0]);
+  EXPECT_EQ(capacity_answer_text(*none_fit),
+            "no mesh fits the 100 B budget; closest: tp=1 (1 device, worst rank 106 B, over by "
+            "6 B)");
+  request.sweeps = {{"tp", {3}}};
+  EXPECT_EQ(capacity_answer_text(*plan_capacity(request)),
+            "the mesh does not divide: model.w dim 0 (size 8) by tp=3");
+  request.sweeps = {{"tp", {3, 5}}};
+  EXPECT_EQ(capacity_answer_text(*plan_capacity(request)),
+            "no mesh divides; the first, tp=3, fails on model.w dim 0 (size 8) by tp=3");
+  request.sweeps = {{"tp", {3, 1}}};
   request.budget.reset();
   Expected<CapacityResult> no_budget = plan_capacity(request);
   ASSERT_TRUE(no_budget.ok());
   EXPECT_EQ(capacity_exit_code(*no_budget), 0);  // tp=1 divides; nothing to fit
   EXPECT_FALSE(no_budget->meshes[0].fits.has_value());
+}
+
+// Rows 10 % or more apart never draw the same bar, over a range far wider than 32 cells of
+// 10 % (1.1^32 = 21) can hold: 2^22 elements over tp from 1 to 2^20 (worst 8 MiB down to
+// 8 bytes), with a budget in between, and the budget is marked on every row.
+TEST(CapacityBar, TenPercentApartNeverShareABar) {
+  CapacityRequest request;
+  request.params = {param("w", {std::int64_t{1} << 22}, "bfloat16", {{"tp", "S(0)"}})};
+  AxisSweep tp{"tp", {}};
+  for (std::uint64_t n = 1; n <= (std::uint64_t{1} << 20); n = n * 5 / 4 + 1) tp.sizes.push_back(n);
+  request.sweeps = {tp};
+  request.budget = 3000;
+  Expected<CapacityResult> r = plan_capacity(request);
+  ASSERT_TRUE(r.ok());
+  const std::string text = render_capacity_text(*r);
+  std::vector<std::string> bars;
+  std::size_t at = text.find("VERDICT\n") + 8;
+  for (std::size_t k = 0; k < r->meshes.size(); ++k) {
+    const std::size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word && word.find_first_not_of("#.|") != std::string::npos) {
+    }
+    bars.push_back(word);
+    EXPECT_EQ(std::count(bars.back().begin(), bars.back().end(), '|'), 1) << line;
+    at = end + 1;
+  }
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    for (std::size_t j = 0; j < bars.size(); ++j) {
+      const double a = static_cast<double>(r->meshes[i].max_rank_bytes);
+      const double b = static_cast<double>(r->meshes[j].max_rank_bytes);
+      if (a >= 1.1 * b) {
+        EXPECT_NE(bars[i], bars[j]) << a << " vs " << b;
+      }
+    }
+  }
+  EXPECT_GT(bars.front().size(), 32U);  // the range needs more than 32 cells
 }
 
 // torch.chunk of `length` into `chunks`, padded with empty chunks: the sizes, rank by rank.
@@ -564,6 +630,62 @@ TEST(CapacitySource, MatchesTheListWithOneReusedBuffer) {
 
 // The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
 // like torch; the rendered JSON must match its bytes.
+// docs/capacity.md's hand example: a [8,4] bf16 tp=S(0), b [6] float32 tp=R, c [3,2] bf16
+// tp=S(-1) (uneven dim 0) on tp=2 dp=4 with adam, 16 bytes an element for both dtypes
+// (bf16 2+2+4+8, fp32 4+4+8). Rank (tp 0) holds a [4,4], b [6], c [2,2]; (tp 1) a [4,4],
+// b [6], c [1,2]. ZeRO chunks dim 0 of those over dp=4: a 4 -> 1,1,1,1; b 6 -> 2,2,2,0;
+// c 2 -> 1,1,0,0 and 1 -> 1,0,0,0. Per element kept | split (bf16; fp32):
+//   stage 0: 16 | 0;  1: 4 | 12 (8 | 8);  2: 2 | 14 (4 | 12);  3: 0 | 16.
+// Worst rank (tp 0, dp 0), best (tp 1, dp 3), by hand:
+//   stage 0: 16*16 + 6*16 + 4*16 = 416;                 best 256 + 96 + 2*16 = 384
+//   stage 1: (16*4 + 4*12) + (6*8 + 2*8) + (4*4 + 2*12) = 112 + 64 + 40 = 216;
+//            best (64 + 48) + (48 + 0) + (2*4 + 0) = 168
+//   stage 2: (32 + 56) + (24 + 24) + (8 + 28) = 172;    best 88 + 24 + 2*2 = 116
+//   stage 3: 4*16 + 2*16 + 2*16 = 128;                  best 64 + 0 + 0 = 64, first at
+//            (tp 0, dp 3) in row-major order (tp 1, dp 3 holds 64 too)
+TEST(CapacityZero, HandExampleEveryStage) {
+  const std::vector<CapacityParam> params = {param("a", {8, 4}, "bfloat16", {{"tp", "S(0)"}}),
+                                             param("b", {6}, "float32", {{"tp", "R"}}),
+                                             param("c", {3, 2}, "bfloat16", {{"tp", "S(-1)"}})};
+  const std::uint64_t worst[] = {416, 216, 172, 128};
+  const std::uint64_t best[] = {384, 168, 116, 64};
+  for (int stage = 0; stage <= kMaxZeroStage; ++stage) {
+    Expected<CapacityModel> model =
+        CapacityModel::build(params, {"tp", "dp"}, Optimizer::kAdam, ZeroSharding{stage, "dp"});
+    ASSERT_TRUE(model.ok());
+    Expected<MeshCapacity> m = model->evaluate(mesh({{"tp", 2}, {"dp", 4}}), std::nullopt);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->max_rank_bytes, worst[stage]) << stage;
+    EXPECT_EQ(m->min_rank_bytes, best[stage]) << stage;
+    EXPECT_TRUE(m->divisible()) << stage;  // the split never makes a mesh indivisible
+    EXPECT_EQ(model->full_bytes(), 704u);   // (32 + 6 + 6) x 16, whatever the stage
+  }
+  Expected<CapacityModel> three =
+      CapacityModel::build(params, {"tp", "dp"}, Optimizer::kAdam, ZeroSharding{3, "dp"});
+  EXPECT_EQ(three->evaluate(mesh({{"tp", 2}, {"dp", 4}}), std::nullopt)->min_rank,
+            (std::vector<std::uint64_t>{0, 3}));
+}
+
+// What is split and what is not: a parameter the plan shards on the ZeRO axis keeps its
+// plan (8 rows by dp=2 S(0): 4 rows, 16 bytes each with adam); a 0-dim one is whole; a
+// frozen one loses only its weight at stage 3; without the axis in the mesh nothing moves.
+TEST(CapacityZero, WhatIsSplit) {
+  const std::vector<CapacityParam> params = {
+      param("e", {8}, "float32", {{"dp", "S(0)"}}), param("scale", {}, "float32", {}),
+      param("frozen", {6}, "bfloat16", {}, /*requires_grad=*/false)};
+  auto worst = [&](int stage, const Mesh& m) {
+    Expected<CapacityModel> model =
+        CapacityModel::build(params, {"dp"}, Optimizer::kAdam, ZeroSharding{stage, "dp"});
+    return model->evaluate(m, std::nullopt)->max_rank_bytes;
+  };
+  // e: 4 x 16 = 64; scale: 16; frozen: 6 x 2 = 12 (weight only).
+  EXPECT_EQ(worst(0, mesh({{"dp", 2}})), 64u + 16 + 12);
+  EXPECT_EQ(worst(2, mesh({{"dp", 2}})), 64u + 16 + 12);  // frozen: no gradient, no state
+  EXPECT_EQ(worst(3, mesh({{"dp", 2}})), 64u + 16 + 3 * 2);
+  EXPECT_EQ(worst(3, mesh({{"dp", 4}})), 2u * 16 + 16 + 2 * 2);  // e 8 -> 2; frozen 6 -> 2
+  EXPECT_EQ(worst(3, mesh({})), 8u * 16 + 16 + 12);
+}
+
 TEST(CapacityFixture, MatchesIndependentCalculator) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc =
@@ -583,6 +705,10 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     }
     request.optimizer = *parse_optimizer(std::string_view(c["optimizer"]));
     if (!c["budget"].is_null()) request.budget = *parse_byte_size(std::string_view(c["budget"]));
+    simdjson::dom::array zero;
+    if (c["zero"].get(zero) == simdjson::SUCCESS) {
+      request.zero = ZeroSharding{int(int64_t(zero.at(0))), std::string(std::string_view(zero.at(1)))};
+    }
     for (simdjson::dom::element p : c["params"].get_array()) {
       std::vector<std::int64_t> shape;
       for (std::int64_t d : p["shape"].get_array()) shape.push_back(d);
@@ -604,7 +730,7 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     EXPECT_EQ(capacity_exit_code(*result), int64_t(c["expected_exit"])) << name;
     ++cases;
   }
-  EXPECT_EQ(cases, 5);
+  EXPECT_EQ(cases, 9);
 }
 
 }  // namespace

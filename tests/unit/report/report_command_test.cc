@@ -18,8 +18,10 @@
 namespace hpfreeze {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::Property;
 
 struct ModelParam {
   std::string fqn;
@@ -316,13 +318,15 @@ TEST(BuildReport, StridedShardThatDoesNotDivide) {
       ElementsAre("error meta.json /param_plan/b/params/nf/tp: parameter 'b.nf' dim 0 (size 12) "
                   "is not divisible by 4 x 2 = 8: SS(0,2) on axis 'tp' of size 4",
                   "error meta.json /param_plan/b/params/f/tp: parameter 'b.f' dim 0 (size 12) "
-                  "is not divisible by the split factor 5: SS(0,5) on axis 'tp' of size 4",
-                  "error meta.json /param_plan/b/params/fu/tp: parameter 'b.fu' dim 0 (size 12) "
-                  "is not divisible by the split factor 5: SS(-1,5) on axis 'tp' of size 4"));
-  EXPECT_EQ(local(r, "b.nf"), (Shape{4, 8}));  // counted as 2 * ceil(12 / 8)
-  EXPECT_EQ(local(r, "b.f"), (Shape{3, 8}));   // counted as ceil(12 / 4)
+                  "is not divisible by the split factor 5: SS(0,5) on axis 'tp' of size 4"));
+  // torch.chunk(12, 8): six chunks of 2, rank 0 holds chunks 0 and 4.
+  EXPECT_EQ(local(r, "b.nf"), (Shape{4, 8}));
+  // torch.chunk(12, 20): twelve chunks of 1, rank 0 holds 0, 4, 8 (12 and 16 are empty).
+  EXPECT_EQ(local(r, "b.f"), (Shape{3, 8}));
+  // Uneven: the same geometry and no divisibility rule, as the planner (not even the
+  // split factor's).
   EXPECT_EQ(local(r, "b.fu"), (Shape{3}));
-  EXPECT_EQ(local(r, "b.ok"), (Shape{4}));  // uneven: 2 * ceil(12 / 8), no divisibility rule
+  EXPECT_EQ(local(r, "b.ok"), (Shape{4}));
 }
 
 TEST(BuildReport, ReplicateAndPartialChangeNothing) {
@@ -397,11 +401,11 @@ TEST(BuildReport, OrderOfAxesMattersForStridedShards) {
   const Report cp_first = report_of(
       R"j({"mesh_dim_names": ["cp", "tp"], "param_plan": {"b": {"params": )j" + params + "}}}",
       model, m);
-  EXPECT_THAT(findings(cp_first),
-              ElementsAre("error meta.json /param_plan/b/params/w/tp: parameter 'b.w' dim 0 "
-                          "(local size 5 of 10) is not divisible by the split factor 2: "
-                          "SS(-1,2) on axis 'tp' of size 2"));
-  EXPECT_EQ(local(cp_first, "b.w"), (Shape{3, 1}));  // ceil(10 / 2) = 5, then ceil(5 / 2)
+  // Uneven: never a finding, as the planner's verdict (docs/capacity.md, "Divisibility").
+  EXPECT_THAT(findings(cp_first), IsEmpty());
+  // cp: torch.chunk(10, 2) = 5 | 5; tp: torch.chunk(5, 4) = 2, 2, 1, 0 and rank 0 holds
+  // chunks 0 and 2: 3.
+  EXPECT_EQ(local(cp_first, "b.w"), (Shape{3, 1}));
 }
 
 TEST(BuildReport, AxesOutsideMeshDimNamesComeAfterThemByName) {
@@ -576,7 +580,7 @@ TEST(BuildReport, TotalsThatOverflowAreErrors) {
   const Report r = report_of(plan_b(R"j({"a": {}, "c": {}})j"),
                              model_json({{"b.a", "[1152921504606846976]", "int64"},  // 2^63 bytes
                                          {"b.c", "[1152921504606846976]", "int64"}}),
-                             mesh({{"tp", 2}}));
+                             mesh({{"dp", 2}}));
   EXPECT_THAT(findings(r),
               ElementsAre("error meta.json : rank0_bytes exceeds 2^64-1 bytes; it is reported as "
                           "2^64-1",
@@ -786,7 +790,18 @@ TEST(RenderReport, Json) {
   ],
   "optimizer": "none",
   "budget_bytes": null,
+  "zero": {
+    "stage": 0,
+    "axis": "dp"
+  },
   "swept": false,
+  "answer": {
+    "mesh": {
+      "tp": 2
+    },
+    "devices": 2,
+    "max_rank_bytes": 21
+  },
   "meshes": [
     {
       "mesh": {
@@ -851,8 +866,10 @@ TEST(RenderReport, Text) {
             // The planner: 16 + 8 + 4 + 3 = 31 B whole; every rank of tp=2 holds 21 B.
             "meshes (worst and best rank over all ranks; uncovered params included):\n"
             "4 params, 31 B whole on one device, optimizer none, no budget\n"
+            "smallest mesh that divides: tp=2 (2 devices, worst rank 21 B)\n"
             "MESH  DEVICES  WORST RANK  BEST RANK  BAR                               VERDICT\n"
             "tp=2        2        21 B       21 B  ################################  divides\n"
+            "BAR: the worst rank, full at 21 B\n"
             "\n"
             "boundaries (all 2, by rank-0 bytes):\n"
             "  BYTES  PARAMS  BOUNDARY\n"
@@ -1021,10 +1038,12 @@ TEST_F(RunReportTest, CleanReportDoesNotFail) {
 // parallel_dims alone, the meta's.
 TEST_F(RunReportTest, MeshesTheSizesCannotMake) {
   constexpr std::uint64_t kBig = 9223372036854775807u;  // 2^63-1
-  const std::string plain = write("meta.json", plan_b(R"j({"w": {"tp": "R"}})j"));
+  const std::string plain = write(
+      "meta.json",
+      R"j({"mesh_dim_names": ["tp", "cp"], "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j");
   const std::string dims = write(
       "dims.json",
-      R"j({"parallel_dims": {"dp_size": 4, "tp_size": 9223372036854775807}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j");
+      R"j({"mesh_dim_names": ["tp", "cp", "dp"], "parallel_dims": {"dp_size": 4, "tp_size": 9223372036854775807}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j");
   std::string many;
   for (int i = 1; i <= 300; ++i) many += (i == 1 ? "" : ",") + std::to_string(i);
   struct Case {
@@ -1063,6 +1082,7 @@ TEST_F(RunReportTest, MeshesTheSizesCannotMake) {
     request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
     request.mesh = c.mesh;
     request.plan.sweeps = c.sweeps;
+    request.plan.replica_axes = {"a", "b"};
     const CommandResult out = run_report(request);
     EXPECT_EQ(out.outcome(), Outcome::kTrouble) << c.error;
     EXPECT_EQ(out.output, "");
@@ -1081,17 +1101,128 @@ TEST_F(RunReportTest, MeshesTheSizesCannotMake) {
       dims + ": /parallel_dims: mesh tp=9223372036854775807 dp=4 has more than 2^64-1 devices");
 }
 
-TEST_F(RunReportTest, NoMeshWithinTheBudgetIsANegativeAnswerNotAnError) {
+// No usable mesh is an error that says why (the report is still printed): the closest mesh
+// and by how much, or the first mesh's first parameter that does not divide.
+TEST_F(RunReportTest, NoUsableMeshSaysWhyInOneErrorLine) {
   ReportRequest request;
   request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
-  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+  request.model_path = write("model.json", model_json({{"b.w", "[6]", "bfloat16"}}));
   request.mesh = mesh({{"tp", 2}});
-  request.plan.budget = 1;  // bytes: less than the 4 that rank 0 holds
-  const CommandResult out = run_report(request);
-  EXPECT_TRUE(out.negative);
-  EXPECT_FALSE(out.failed());
+  request.plan.budget = 5;  // bytes: rank 0 holds 3 elements, 6 bytes
+  CommandResult out = run_report(request);
   EXPECT_EQ(out.outcome(), Outcome::kRejected);
   EXPECT_NE(out.output, "");
+  EXPECT_THAT(out.diagnostics,
+              Contains(Property(&Diagnostic::location_and_message,
+                                request.meta_path + ": no mesh fits the 5 B budget; closest: "
+                                                    "tp=2 (2 devices, worst rank 6 B, over by 1 B)")));
+  // A sweep none of whose meshes divides: the first mesh's first offender. tp=4: 6 by 4.
+  request.mesh.reset();
+  request.plan.budget.reset();
+  request.plan.sweeps = {{"tp", {4, 5}}};
+  out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_THAT(out.diagnostics,
+              Contains(Property(&Diagnostic::location_and_message,
+                                request.meta_path + ": no mesh divides; the first, tp=4, fails on "
+                                                    "b.w dim 0 (size 6) by tp=4")));
+}
+
+// ---- known axes ----
+
+// Every --mesh and --sweep axis must be one the inputs know; an unknown one is a usage
+// error listing them and suggesting the nearest (equal ignoring case first), and it wins
+// over the findings (here a dim that does not divide and an uncovered parameter).
+TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
+  ReportRequest request;
+  request.meta_path = write(
+      "meta.json",
+      R"j({"mesh_dim_names": ["tp", "ep"], "parallel_dims": {"cp_size": 1, "ep_size": 2},)j"
+      R"j( "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j");
+  request.model_path = write("model.json", model_json({{"b.w", "[5]", "bfloat16"},
+                                                       {"c.u", "[3]", "int8"}}));
+  const std::string known =
+      " (the inputs know cp, dp, ep, tp; --replica-axis NAME adds an axis that only holds "
+      "replicas)";
+  request.mesh = mesh({{"TP", 4}, {"EP", 8}});
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
+  EXPECT_EQ(out.output, "");
+  std::vector<std::string> lines;
+  for (const Diagnostic& d : out.diagnostics) lines.push_back(d.location_and_message());
+  EXPECT_THAT(lines, ElementsAre("--mesh: unknown axis 'TP'; did you mean 'tp'?" + known,
+                                 "--mesh: unknown axis 'EP'; did you mean 'ep'?" + known));
+  // A typo by edit distance in a sweep; a name near nothing gets no suggestion.
+  request.mesh = mesh({{"ep", 8}});
+  request.plan.sweeps = {{"tq", {1, 2}}, {"pipeline", {2}}};
+  out = run_report(request);
+  lines.clear();
+  for (const Diagnostic& d : out.diagnostics) lines.push_back(d.location_and_message());
+  EXPECT_THAT(lines, ElementsAre("--sweep: unknown axis 'tq'; did you mean 'tp'?" + known,
+                                 "--sweep: unknown axis 'pipeline'" + known));
+  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis.
+  request.plan.sweeps = {{"pp", {1, 4}}};
+  request.plan.replica_axes = {"pp"};
+  request.plan.zero.axis = "fsdp";
+  request.mesh = mesh({{"cp", 1}, {"fsdp", 2}, {"tp", 1}});
+  out = run_report(request);
+  EXPECT_NE(out.outcome(), Outcome::kTrouble);
+  EXPECT_NE(out.output, "");
+}
+
+// One verdict per mesh: a dim the planner calls divisible is no finding (a zero-sized
+// parameter, a composed uneven shard), and one it does not is, at the size it names; the
+// exit status is the same from --mesh and from a sweep of that one mesh.
+TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
+  struct Case {
+    std::string params;
+    std::string shape;
+    std::vector<MeshAxis> mesh;
+    bool divides;
+  };
+  const Case cases[] = {
+      // [0, 7] S(1) on tp=2: holds nothing, divides.
+      {R"j({"w": {"tp": "S(1)"}})j", "[0, 7]", {{"tp", 2}}, true},
+      // [10] uneven on ep=4 (3, 3, 3, 1), then S(0) on tp=3: rank 0's 3 divides, ep 3's 1
+      // does not.
+      {R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}})j", "[10]",
+       {{"ep", 4}, {"tp", 3}}, false},
+      // [6] uneven SS with a split factor that does not divide it: uneven, divides.
+      {R"j({"w": {"tp": "SS(-1,4)"}})j", "[6]", {{"tp", 2}}, true},
+  };
+  for (const Case& c : cases) {
+    const std::string meta = write(
+        "meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j" +
+                         c.params + "}}}");
+    ReportRequest request;
+    request.meta_path = meta;
+    request.model_path = write("model.json", model_json({{"b.w", c.shape, "bfloat16"}}));
+    request.mesh = c.mesh;
+    const CommandResult from_mesh = run_report(request);
+    request.mesh.reset();
+    request.plan.sweeps.clear();
+    for (const MeshAxis& a : c.mesh) request.plan.sweeps.push_back({a.name, {a.size}});
+    const CommandResult from_sweep = run_report(request);
+    EXPECT_EQ(from_mesh.outcome(), c.divides ? Outcome::kOk : Outcome::kRejected) << c.params;
+    EXPECT_EQ(from_sweep.outcome(), from_mesh.outcome()) << c.params;
+    bool divisibility_finding = false;
+    for (const Diagnostic& d : from_mesh.diagnostics) {
+      divisibility_finding = divisibility_finding || d.message.find("divisible") != std::string::npos;
+    }
+    EXPECT_EQ(divisibility_finding, !c.divides) << c.params;
+  }
+  // The composed case names the size the planner names: ep rank 3's 1 element.
+  ReportRequest request;
+  request.meta_path = write(
+      "meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j"
+                   R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}}}}})j");
+  request.model_path = write("model.json", model_json({{"b.w", "[10]", "bfloat16"}}));
+  request.mesh = mesh({{"ep", 4}, {"tp", 3}});
+  EXPECT_THAT(run_report(request).diagnostics,
+              Contains(::testing::Field(&Diagnostic::message,
+                                        std::string("parameter 'b.w' dim 0 (local size 1 of 10) "
+                                                    "is not divisible by 3: S(0) on axis 'tp' "
+                                                    "of size 3"))));
 }
 
 }  // namespace

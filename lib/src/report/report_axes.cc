@@ -1,0 +1,120 @@
+#include "report/report_axes.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "hpfreeze/json.h"
+#include "hpfreeze/suggest.h"
+
+namespace hpfreeze::report_detail {
+
+ParallelDims read_parallel_dims(const FrozenMeta& meta) {
+  ParallelDims out;
+  const Json* dims = meta.root.find("parallel_dims");
+  if (dims != nullptr && !dims->is_null() && !dims->is_object()) {
+    out.findings.push_back(
+        make_error(meta.file, "/parallel_dims", "expected an object of <axis>_size integers"));
+    return out;
+  }
+  out.named = dims != nullptr;
+  if (dims == nullptr || !dims->is_object()) return out;
+  out.present = true;
+  constexpr std::string_view kSuffix = "_size";
+  for (const JsonMember& m : dims->as_object()) {
+    if (m.key.size() <= kSuffix.size() || !m.key.ends_with(kSuffix)) continue;
+    std::string axis(m.key.substr(0, m.key.size() - kSuffix.size()));
+    out.axes.push_back(axis);
+    const auto* i = std::get_if<std::int64_t>(&m.value.v);
+    if (i == nullptr || *i < 1) {
+      const auto* u = std::get_if<std::uint64_t>(&m.value.v);  // 2^63 and above
+      out.findings.push_back(
+          make_warning(meta.file, pointer_join("/parallel_dims", m.key),
+                       "ignored: " +
+                           (u ? std::to_string(*u) + " is above the largest axis size, 2^63-1"
+                              : std::string("expected an integer >= 1")) +
+                           "; axis '" + axis + "' counts as size 1"));
+      continue;
+    }
+    out.sizes.emplace_back(std::move(axis), static_cast<std::uint64_t>(*i));
+  }
+  return out;
+}
+
+std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan) {
+  named.push_back(plan.zero.axis);
+  named.insert(named.end(), plan.replica_axes.begin(), plan.replica_axes.end());
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  return named;
+}
+
+Diagnostics unknown_axes(const std::vector<std::string>& known,
+                         const std::optional<std::vector<MeshAxis>>& mesh,
+                         const std::vector<AxisSweep>& sweeps) {
+  Diagnostics out;
+  auto check = [&](std::string_view flag, const std::string& axis) {
+    if (std::binary_search(known.begin(), known.end(), axis)) return;
+    std::string message = std::string(flag) + ": unknown axis " + quote_for_diagnostic(axis);
+    if (std::optional<std::string> near = nearest_ignoring_case(axis, known)) {
+      message += "; did you mean " + quote_for_diagnostic(*near) + "?";
+    }
+    message += " (the inputs know ";
+    for (std::size_t i = 0; i < known.size(); ++i) {
+      message += (i == 0 ? "" : ", ") + known[i];
+    }
+    message += "; --replica-axis NAME adds an axis that only holds replicas)";
+    out.push_back(make_io_error({}, std::move(message)));
+  };
+  if (mesh) {
+    for (const MeshAxis& a : *mesh) check("--mesh", a.name);
+  }
+  for (const AxisSweep& s : sweeps) check("--sweep", s.axis);
+  return out;
+}
+
+Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_flag,
+                            const std::vector<AxisSweep>& sweeps,
+                            const std::vector<MeshAxis>& from_parallel_dims,
+                            const std::string& meta_file, bool& usage) {
+  std::string flags = mesh_flag ? "--mesh" : "";
+  if (!sweeps.empty()) flags += flags.empty() ? "--sweep" : " and --sweep";
+  usage = !flags.empty();
+  if (!usage) return make_error(meta_file, "/parallel_dims", std::move(error.message));
+  std::string message = flags + ": " + error.message;
+  // The sizes of a mesh too large, when parallel_dims gave some of them.
+  if (problem == MeshesProblem::kTooManyDevices && !from_parallel_dims.empty()) {
+    std::string sizes;
+    for (const MeshAxis& a : from_parallel_dims) {
+      sizes += (sizes.empty() ? "" : " ") + a.name + "=" + std::to_string(a.size);
+    }
+    message += " (" + sizes + " from parallel_dims in " + meta_file + ")";
+  }
+  return make_io_error({}, std::move(message));
+}
+
+void sort_report(Report& report, std::optional<std::size_t> sorted_params) {
+  auto by_bytes = [](const auto& a, const auto& b) {
+    if (a.rank0_bytes != b.rank0_bytes) return a.rank0_bytes > b.rank0_bytes;
+    return a.fqn < b.fqn;
+  };
+  std::vector<ParamReport>& params = report.params;
+  if (sorted_params && *sorted_params < params.size()) {
+    // FQNs are unique here, so the first K are the same as after a full sort.
+    std::partial_sort(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(*sorted_params),
+                      params.end(), by_bytes);
+  } else {
+    std::sort(params.begin(), params.end(), by_bytes);
+  }
+  std::sort(report.boundaries.begin(), report.boundaries.end(), by_bytes);
+  std::sort(report.uncovered.begin(), report.uncovered.end(),
+            [](const UncoveredParam& a, const UncoveredParam& b) {
+              if (a.bytes != b.bytes) return a.bytes > b.bytes;
+              return a.fqn < b.fqn;
+            });
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return static_cast<int>(a.severity) < static_cast<int>(b.severity);
+                   });
+}
+
+}  // namespace hpfreeze::report_detail
