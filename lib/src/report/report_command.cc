@@ -20,9 +20,7 @@ namespace {
 // A parameter the model tree gives no dtype counts as bfloat16 (with one warning).
 constexpr std::string_view kMissingDtype = "bfloat16";
 
-bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
-  return !__builtin_mul_overflow(a, b, &out);
-}
+using chunking::checked_mul;  // chunk_geometry.h, through report_local.h
 
 // Product of the dims times `unit`; false on overflow. A zero dim makes it 0 whatever the rest.
 bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, std::uint64_t& out) {
