@@ -265,7 +265,7 @@ Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> out
       if (seen != streams.end()) {
         errors.push_back(make_io_error(in.path == "-" ? "<stdin>" : in.path,
                                        seen->second->flag + " and " + in.flag +
-                                           " name the same pipe, which can be read only once"));
+                                           " name the same pipe or socket, which can be read only once"));
       } else {
         streams.emplace_back(id, &in);
       }

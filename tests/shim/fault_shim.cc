@@ -6,7 +6,9 @@
 //   HPFREEZE_SHIM_MADVISE=E   madvise fails with errno E (EINVAL: no transparent huge
 //                             pages; ENOMEM), without doing anything
 //   HPFREEZE_SHIM_LOG=PATH    each refused call appends one line ("pthread_create" or
-//                             "madvise") to PATH, so that a test knows the fault was hit
+//                             "madvise") to PATH, so that a test knows the fault was hit;
+//                             a pthread_create the system refused (RLIMIT_NPROC) appends
+//                             "pthread_create-failed"
 //
 // Unset variables leave the calls alone.
 #include <dlfcn.h>
@@ -56,7 +58,9 @@ int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)
   }
   const auto real = reinterpret_cast<PthreadCreate>(dlsym(RTLD_NEXT, "pthread_create"));
   if (real == nullptr) return EAGAIN;
-  return real(thread, attr, start, arg);
+  const int err = real(thread, attr, start, arg);
+  if (err != 0) log_refusal("pthread_create-failed");
+  return err;
 }
 
 int madvise(void* addr, size_t length, int advice) noexcept {

@@ -248,7 +248,7 @@ struct InputPath {
 // output that replaces its file atomically may replace an input (may_be_replaced_by); one
 // written in place (stdout, a descriptor, a FIFO) never may. Two inputs may be one file,
 // except one that can be read only once (a pipe, FIFO or socket: "--plan - --model
-// /dev/stdin"): that is a usage error too, "PATH: A and B name the same pipe, which can be
+// /dev/stdin"): that is a usage error too, "PATH: A and B name the same pipe or socket, which can be
 // read only once". Call it before reading any input.
 Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> outputs,
                                  std::span<const InputPath> inputs);
