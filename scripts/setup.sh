@@ -6,7 +6,8 @@
 #   build  compiler, CMake, ninja and the four libraries: enough to build the binary
 #          (and, with file, its .deb: `cmake --build build --target package`)
 #   test   build + GoogleTest, Google Benchmark and the tools the test suite drives
-#          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine;
+#          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine,
+#          util-linux;
 #          for the packaging tests zsh, fish, lintian, python3-venv, python3-setuptools,
 #          python3-wheel; pre-commit for the hook of .pre-commit-hooks.yaml)
 #   fuzz   build + clang and its libFuzzer / sanitizer runtime
@@ -21,6 +22,9 @@ build=(build-essential cmake ninja-build pkg-config
 build+=(file)
 test=(libgtest-dev libgmock-dev libbenchmark-dev python3 make git time hyperfine
       help2man man-db groff-base bash-completion)
+# setpriv, prlimit, unshare (the fault tests: an unprivileged user, RLIMIT_NPROC, a private
+# mount namespace) and setarch (.ci/run's ThreadSanitizer step), essential in Debian.
+test+=(util-linux)
 # The packaging tests: the .deb's lintian, the zsh and fish completions, the exporter's
 # offline venv install (docs/formats.md).
 test+=(zsh fish lintian python3-venv python3-setuptools python3-wheel)
@@ -36,7 +40,7 @@ for profile in "$@"; do
     test) packages+=("${build[@]}" "${test[@]}") ;;
     fuzz) packages+=("${build[@]}" "${fuzz[@]}") ;;
     all) packages+=("${build[@]}" "${test[@]}" "${fuzz[@]}") ;;
-    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 

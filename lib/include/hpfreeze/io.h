@@ -143,10 +143,12 @@ class FileSystem {
   virtual int resolve_descriptor(int fd, OutputTarget* out) = 0;
   // Closes what resolve_output opened; called after every resolve_output, failed or not.
   virtual void release(OutputTarget& target) = 0;
-  // The identity of an input path (following links), and whether it is shareable (a
-  // character device or socket, as OutputTarget::shareable); "-" is stdin. ENOENT when
-  // there is nothing.
-  virtual int identify_input(const std::string& path, FileIdentity* id, bool* shareable) = 0;
+  // The identity of an input path (following links), whether it is shareable (a
+  // character device or socket, as OutputTarget::shareable), and whether it can be read
+  // only once (a pipe, FIFO or socket: what one reader takes, another never sees); "-" is
+  // stdin. ENOENT when there is nothing. Never opens the path (a FIFO would block).
+  virtual int identify_input(const std::string& path, FileIdentity* id, bool* shareable,
+                             bool* read_once) = 0;
   // The whole contents of the existing target (for --if-changed).
   virtual int read_target(const OutputTarget& target, std::string* bytes) = 0;
   // A new empty temporary file in the target's directory, open for writing.
@@ -187,7 +189,8 @@ class RealFileSystem final : public FileSystem {
   int resolve_output(const std::string& path, OutputTarget* out) override;
   int resolve_descriptor(int fd, OutputTarget* out) override;
   void release(OutputTarget& target) override;
-  int identify_input(const std::string& path, FileIdentity* id, bool* shareable) override;
+  int identify_input(const std::string& path, FileIdentity* id, bool* shareable,
+                     bool* read_once) override;
   int read_target(const OutputTarget& target, std::string* bytes) override;
   int create_temp(const OutputTarget& target, TempFile* temp) override;
   int write_all(int handle, std::string_view bytes) override;
@@ -243,8 +246,10 @@ struct InputPath {
 // the same file. Character devices and sockets are exempt: two writes to /dev/null are
 // harmless. Two outputs to one descriptor are always the same ("-" twice). Only an
 // output that replaces its file atomically may replace an input (may_be_replaced_by); one
-// written in place (stdout, a descriptor, a FIFO) never may. Call it before reading any
-// input.
+// written in place (stdout, a descriptor, a FIFO) never may. Two inputs may be one file,
+// except one that can be read only once (a pipe, FIFO or socket: "--plan - --model
+// /dev/stdin"): that is a usage error too, "PATH: A and B name the same pipe or socket, which can be
+// read only once". Call it before reading any input.
 Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> outputs,
                                  std::span<const InputPath> inputs);
 

@@ -250,11 +250,27 @@ Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> out
       }
     }
   }
+  // A pipe read by one input is empty for the other (or both get parts of it, or the
+  // second open of a FIFO waits for a writer that is gone).
+  std::vector<std::pair<FileIdentity, const InputPath*>> streams;
   for (const InputPath& in : inputs) {
     PathKey input;
     bool shareable = false;
+    bool read_once = false;
     FileIdentity id;
-    if (fs.identify_input(in.path, &id, &shareable) != 0 || shareable) continue;
+    if (fs.identify_input(in.path, &id, &shareable, &read_once) != 0) continue;
+    if (read_once) {
+      const auto seen = std::find_if(streams.begin(), streams.end(),
+                                     [&id](const auto& s) { return s.first == id; });
+      if (seen != streams.end()) {
+        errors.push_back(make_io_error(in.path == "-" ? "<stdin>" : in.path,
+                                       seen->second->flag + " and " + in.flag +
+                                           " name the same pipe or socket, which can be read only once"));
+      } else {
+        streams.emplace_back(id, &in);
+      }
+    }
+    if (shareable) continue;
     input.file = id;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       if (!keys[i].same_as(input)) continue;

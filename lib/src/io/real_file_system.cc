@@ -45,12 +45,6 @@ std::pair<std::string, std::string> split_path(const std::string& path) {
   return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
 }
 
-// A relative link target is relative to the directory holding the link.
-std::string join_link_target(const std::string& dir, const std::string& link_text) {
-  if (!link_text.empty() && link_text.front() == '/') return link_text;
-  return (dir == "/" ? "" : dir) + "/" + link_text;
-}
-
 FileIdentity identity_of(const struct stat& st) {
   return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
@@ -185,6 +179,16 @@ int RealFileSystem::resolve_descriptor(int fd, OutputTarget* out) {
 int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
   *out = OutputTarget{};
   std::string current = path;
+  // What `current` is relative to: the current directory, or, after a link with a relative
+  // target, the directory holding that link (held open: its path may be longer than
+  // PATH_MAX, or be renamed meanwhile; the link's text is short).
+  int from = AT_FDCWD;
+  struct FromCloser {
+    int& fd;
+    ~FromCloser() {
+      if (fd >= 0) ::close(fd);
+    }
+  } from_closer{from};
   bool kernel_resolved = false;
   FileIdentity kernel_identity;
   for (int hops = 0; hops <= kMaxSymlinkHops; ++hops) {
@@ -192,7 +196,7 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
     if (base.empty() || base == "." || base == "..") return EISDIR;
     // The kernel walks the directory part, with its own symlink rules.
     const int dir =
-        posix::openat_retrying(AT_FDCWD, dir_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        posix::openat_retrying(from, dir_path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dir < 0) return errno;
     struct stat st {};
     if (::fstat(dir, &st) != 0) {
@@ -235,8 +239,15 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
       }
       std::string text;
       if (const int err = read_link_at(dir, base, &text)) return err;
-      release(*out);
-      current = join_link_target(dir_path, text);
+      if (text.empty()) return ENOENT;
+      if (from >= 0) ::close(from);
+      from = AT_FDCWD;
+      if (text.front() == '/') {
+        release(*out);
+      } else {
+        from = std::exchange(out->dir, -1);  // a relative target starts in the link's dir
+      }
+      current = std::move(text);
       continue;
     }
     fill_from_stat(st, out);
@@ -260,12 +271,14 @@ void RealFileSystem::release(OutputTarget& target) {
   target.dir = -1;
 }
 
-int RealFileSystem::identify_input(const std::string& path, FileIdentity* id, bool* shareable) {
+int RealFileSystem::identify_input(const std::string& path, FileIdentity* id, bool* shareable,
+                                   bool* read_once) {
   struct stat st {};
   const int rc = path == "-" ? ::fstat(STDIN_FILENO, &st) : ::stat(path.c_str(), &st);
   if (rc != 0) return errno;
   *id = identity_of(st);
   *shareable = S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
+  *read_once = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
   return 0;
 }
 

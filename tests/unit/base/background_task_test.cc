@@ -2,10 +2,15 @@
 #include "hpfreeze/background_task.h"
 
 #include <gtest/gtest.h>
+#include <grp.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "one_cpu.h"
@@ -78,6 +83,76 @@ TEST(BackgroundTask, WorkNeverStartedIsNotRunWhenLeavingWithoutWait) {
     BackgroundTask task([&ran] { ran = true; });
   }
   EXPECT_FALSE(ran);
+}
+
+// What a process that may start no thread found, as its exit status.
+enum NoThreadOutcome : int {
+  kRanOnTheCaller = 0,
+  kCouldNotLimit = 10,
+  kAThreadStarted,   // the limit did not hold: nothing was tested
+  kRanTooEarly,      // the work ran before wait(), so a thread did start
+  kNotRunByWait,
+  kRanOnAnotherThread,
+  kSecondWaitRanAgain,
+  kThrew,
+};
+
+// In a child process allowed no second thread (RLIMIT_NPROC of 1, as nobody when run as
+// root, whom the limit does not bind): a BackgroundTask whose thread cannot start.
+int run_without_threads() {
+  const rlimit one{1, 1};
+  if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0)) {
+    return kCouldNotLimit;
+  }
+  if (::setrlimit(RLIMIT_NPROC, &one) != 0) return kCouldNotLimit;
+  if (::geteuid() == 0 && ::setuid(65534) != 0) return kCouldNotLimit;
+  try {
+    std::thread probe([] {});
+    probe.join();
+    return kAThreadStarted;
+  } catch (const std::system_error&) {
+    // What BackgroundTask meets too.
+  }
+  try {
+    int runs = 0;
+    std::thread::id ran_on;
+    BackgroundTask task([&] {
+      ++runs;
+      ran_on = std::this_thread::get_id();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (runs != 0) return kRanTooEarly;
+    task.wait();
+    if (runs != 1) return kNotRunByWait;
+    if (ran_on != std::this_thread::get_id()) return kRanOnAnotherThread;
+    task.wait();
+    if (runs != 1) return kSecondWaitRanAgain;
+    // Its exception reaches wait() as from a thread.
+    BackgroundTask failing([] { throw std::runtime_error("no"); });
+    try {
+      failing.wait();
+      return kThrew;
+    } catch (const std::runtime_error&) {
+    }
+  } catch (...) {
+    return kThrew;
+  }
+  return kRanOnTheCaller;
+}
+
+TEST(BackgroundTask, WhereNoThreadCanStartTheWorkRunsInWaitOnTheCaller) {
+  if (usable_cpus() < 2) GTEST_SKIP() << "one usable CPU: no thread is tried";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(run_without_threads());
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  if (WEXITSTATUS(status) == kCouldNotLimit) GTEST_SKIP() << "cannot set RLIMIT_NPROC here";
+  if (WEXITSTATUS(status) == kAThreadStarted) {
+    GTEST_SKIP() << "RLIMIT_NPROC does not stop threads here (CAP_SYS_RESOURCE?)";
+  }
+  EXPECT_EQ(WEXITSTATUS(status), kRanOnTheCaller);
 }
 
 }  // namespace

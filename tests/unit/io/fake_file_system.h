@@ -147,11 +147,13 @@ class FakeFileSystem final : public FileSystem {
     }
     return 0;
   }
-  int identify_input(const std::string& path, FileIdentity* id, bool* shareable) override {
+  int identify_input(const std::string& path, FileIdentity* id, bool* shareable,
+                     bool* read_once) override {
     auto it = nodes.find(key(path));
     if (it == nodes.end()) return ENOENT;
     *id = {1, it->second.inode};
     *shareable = it->second.kind == FileKind::kOther;
+    *read_once = false;
     return 0;
   }
   int read_target(const OutputTarget& target, std::string* bytes) override {
