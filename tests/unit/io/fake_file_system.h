@@ -29,6 +29,7 @@ class FakeFileSystem final : public FileSystem {
     int write_error = 0;  // what opening it for writing fails with
     std::uint64_t inode = 0;
     int version = 0;  // bumped on every change, so "untouched" is checkable
+    bool read_once = false;  // a FIFO: what one reader takes, another never sees
   };
 
   // errno to fail each operation with; 0 lets it succeed. fail_commit_of names the
@@ -70,6 +71,11 @@ class FakeFileSystem final : public FileSystem {
     node.link = std::move(target);
   }
   void add_device(const std::string& p) { add(p, make(FileKind::kOther, "", 0666)); }
+  void add_fifo(const std::string& p) {
+    Node node = make(FileKind::kOther, "", 0644);
+    node.read_once = true;
+    add(p, std::move(node));
+  }
 
   // Paths are compared after lexical normalization ("a/../b/x" is "b/x"), enough here.
   static std::string key(const std::string& p) {
@@ -152,8 +158,8 @@ class FakeFileSystem final : public FileSystem {
     auto it = nodes.find(key(path));
     if (it == nodes.end()) return ENOENT;
     *id = {1, it->second.inode};
-    *shareable = it->second.kind == FileKind::kOther;
-    *read_once = false;
+    *shareable = it->second.kind == FileKind::kOther && !it->second.read_once;
+    *read_once = it->second.read_once;
     return 0;
   }
   int read_target(const OutputTarget& target, std::string* bytes) override {

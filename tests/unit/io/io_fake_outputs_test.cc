@@ -174,6 +174,22 @@ TEST(FakeDistinctPathsTest, DevicesMayBeNamedTwice) {
   EXPECT_TRUE(check_distinct_paths(fake, two_outputs("null", "./null"), {}).empty());
 }
 
+TEST(FakeDistinctPathsTest, TwoInputsOnOneFifoAreRefusedOneRegularFileTwiceIsNot) {
+  FakeFileSystem fake;
+  fake.add_fifo("p.fifo");
+  fake.add_file("model.json", "{}");
+  const std::vector<InputPath> twice = {InputPath{"--plan", "p.fifo", {}},
+                                        InputPath{"--model", "model.json", {}},
+                                        InputPath{"--base", "./p.fifo", {}}};
+  expect_one_io_error(check_distinct_paths(fake, {}, twice), "./p.fifo",
+                      "--plan and --base name the same pipe or socket, which can be read "
+                      "only once");
+  const std::vector<InputPath> once = {InputPath{"--plan", "p.fifo", {}},
+                                       InputPath{"--model", "model.json", {}},
+                                       InputPath{"--base", "./model.json", {}}};
+  EXPECT_TRUE(check_distinct_paths(fake, {}, once).empty());
+}
+
 TEST(FakeDistinctPathsTest, AnOutputMayReplaceOnlyTheInputsItIsAllowedTo) {
   FakeFileSystem fake;
   fake.add_file("plan.json", "{}");
