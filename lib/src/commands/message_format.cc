@@ -1,5 +1,6 @@
 #include "hpfreeze/message_format.h"
 
+#include <iterator>
 #include <string>
 
 #include "hpfreeze/check_command.h"
@@ -31,73 +32,32 @@ void append_github_escaped(std::string& out, std::string_view text, bool propert
   }
 }
 
-std::string_view text_level_name(MessageLevel level) {
-  switch (level) {
-    case MessageLevel::kError:
-      return "error";
-    case MessageLevel::kWarning:
-      return "warning";
-    case MessageLevel::kNote:
-      return "note";
-    case MessageLevel::kDebug:
-      return "debug";
-    case MessageLevel::kTrace:
-      break;
-  }
-  return "trace";
-}
+// How each level is named in each format, one row per MessageLevel in its order: the text
+// word and its colour (spdlog's ansicolor_sink colours, which text mode has always used),
+// the workflow command, and check --json's severity.
+struct LevelNames {
+  std::string_view text;
+  std::string_view color;
+  std::string_view github;
+  std::string_view json;
+};
+constexpr LevelNames kLevelNames[] = {
+    {"error", "\033[31m\033[1m", "error", "error"},        // kError
+    {"warning", "\033[33m\033[1m", "warning", "warning"},  // kWarning
+    {"note", "\033[32m", "notice", "note"},                // kNote
+    {"debug", "\033[36m", "debug", "info"},                // kDebug
+    {"trace", "\033[37m", "debug", "info"},                // kTrace
+};
+static_assert(std::size(kLevelNames) == static_cast<std::size_t>(MessageLevel::kTrace) + 1);
 
-// spdlog's ansicolor_sink colours, which text mode has always used.
-std::string_view text_level_color(MessageLevel level) {
-  switch (level) {
-    case MessageLevel::kError:
-      return "\033[31m\033[1m";
-    case MessageLevel::kWarning:
-      return "\033[33m\033[1m";
-    case MessageLevel::kNote:
-      return "\033[32m";
-    case MessageLevel::kDebug:
-      return "\033[36m";
-    case MessageLevel::kTrace:
-      break;
-  }
-  return "\033[37m";
-}
-
-std::string_view github_command(MessageLevel level) {
-  switch (level) {
-    case MessageLevel::kError:
-      return "error";
-    case MessageLevel::kWarning:
-      return "warning";
-    case MessageLevel::kNote:
-      return "notice";
-    case MessageLevel::kDebug:
-    case MessageLevel::kTrace:
-      break;
-  }
-  return "debug";
-}
-
-std::string_view json_severity(MessageLevel level) {
-  switch (level) {
-    case MessageLevel::kError:
-      return "error";
-    case MessageLevel::kWarning:
-      return "warning";
-    case MessageLevel::kNote:
-      return "note";
-    case MessageLevel::kDebug:
-    case MessageLevel::kTrace:
-      break;
-  }
-  return "info";
+const LevelNames& names_of(MessageLevel level) {
+  return kLevelNames[static_cast<std::size_t>(level)];
 }
 
 std::string format_text(MessageLevel level, const Diagnostic& d, bool color) {
   std::string out = "hpfreeze: ";
-  if (color) out += text_level_color(level);
-  out += text_level_name(level);
+  if (color) out += names_of(level).color;
+  out += names_of(level).text;
   if (color) out += "\033[m";
   out += ": ";
   out += d.location_and_message();
@@ -112,7 +72,7 @@ std::string format_text(MessageLevel level, const Diagnostic& d, bool color) {
 
 std::string format_github(MessageLevel level, const Diagnostic& d) {
   std::string out = "::";
-  out += github_command(level);
+  out += names_of(level).github;
   const char* separator = " ";
   const auto property = [&](std::string_view name, std::string_view value) {
     out += separator;
@@ -174,7 +134,7 @@ std::string format_message(MessageFormat format, MessageLevel level, const Diagn
       break;
   }
   std::string out;
-  append_finding_json_line(out, d, json_severity(level));
+  append_finding_json_line(out, d, names_of(level).json);
   return out;
 }
 
