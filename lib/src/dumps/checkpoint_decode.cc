@@ -346,7 +346,16 @@ struct HeaderRead {
 HeaderRead read_header(const std::string& path, const std::string& who, ModelTree& model) {
   const bool required = !who.empty();
   const std::string of = required ? " (a shard of " + who + ")" : "";
-  const int fd = posix::openat_retrying(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // Sniffing must not open a FIFO or a device: opening one waits for a writer, and closing
+  // it again throws away what the writer sent, so the JSON reader that reads the input
+  // afterwards would wait forever. stat() opens nothing; O_NONBLOCK keeps a FIFO that
+  // replaced the file in between from blocking the open.
+  if (struct stat named {}; ::stat(path.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) {
+    if (!required) return {false, {}};
+    return {true, make_io_error(path, "is not a regular file" + of)};
+  }
+  const int fd = posix::openat_retrying(AT_FDCWD, path.c_str(),
+                                        O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     if (!required) return {false, {}};  // the JSON reader reports it
     return {true, make_io_error(path, "cannot open: " + describe_errno(errno) + of)};

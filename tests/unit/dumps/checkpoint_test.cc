@@ -5,7 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -273,6 +279,29 @@ TEST_F(CheckpointFiles, IndexNamesShardsRelativeToItself) {
   EXPECT_FALSE(m->parameters[1].second.requires_grad);
   EXPECT_EQ(m->find_parameter("w")->shape[0], 5U);
   EXPECT_EQ(m->parameter_pointer("x.w"), "/weight_map/x.w");
+}
+
+// Sniffing a FIFO for the safetensors magic must not open it: the open would wait for a
+// writer, and closing it again would discard what the writer sent before the JSON reader
+// opens the FIFO for real (that reader then waits forever). With no writer at all, the
+// sniff returns at once; if it blocked in open(), the write end opened below frees it.
+TEST_F(CheckpointFiles, AFifoIsNeitherOpenedNorWaitedFor) {
+  const std::string fifo = path("model.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::future<bool> sniffed = std::async(std::launch::async, [&] {
+    return read_safetensors(fifo).has_value();
+  });
+  const bool returned = sniffed.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  if (!returned) {
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0) ::close(writer);
+  }
+  EXPECT_TRUE(returned) << "read_safetensors waited for the FIFO's writer";
+  EXPECT_FALSE(sniffed.get());  // not a checkpoint: the JSON reader reads it, once
+  // As a shard named by an index, a FIFO is an error, not a wait.
+  write_index(path("i.json"), R"({"w": "model.fifo"})");
+  EXPECT_EQ(error_of(load_index(path("i.json"))),
+            fifo + ": : is not a regular file (a shard of " + path("i.json") + ")");
 }
 
 TEST_F(CheckpointFiles, IndexErrors) {
