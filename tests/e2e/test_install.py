@@ -165,13 +165,15 @@ class Install(unittest.TestCase):
         code = ("import sys; sys.path.insert(0, sys.argv[1]); import hpfreeze_export as h; "
                 "print(h.PLAN_FORMAT, h.MODEL_FORMAT)")
         for where in (("share", "hpfreeze"), ("lib", "python3", "dist-packages")):
-            r = subprocess.run([sys.executable, "-c", code, self.path(*where)],
+            # -B: importing must not leave __pycache__ in the install (test_layout).
+            r = subprocess.run([sys.executable, "-B", "-c", code, self.path(*where)],
                                capture_output=True, text=True)
             self.assertEqual((r.returncode, r.stdout),
                              (0, "hpfreeze.plan/v1 hpfreeze.model/v1\n"), where)
 
     def test_hpfreeze_export_runs_from_the_install(self):
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the install (test_layout)
         if not os.path.exists("/usr/bin/python3"):
             self.skipTest("no /usr/bin/python3 for the script's #! line")
         r = subprocess.run([self.path("bin", "hpfreeze-export"), "--help"], env=env,
