@@ -9,6 +9,7 @@
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/freeze.h"
+#include "hpfreeze/io.h"
 
 namespace hpfreeze {
 
@@ -34,15 +35,7 @@ std::vector<std::string> freeze_input_paths(const FreezeRequest& request);
 // milliseconds on the thread that ran the stage: the model dump is read, parsed and
 // decoded on a second thread, so the stage times may add up to more than the whole run.
 struct FreezeStages {
-  struct Input {
-    std::string name;  // display name
-    std::size_t bytes = 0;
-    double read_ms = 0;
-    double parse_ms = 0;
-    double decode_ms = 0;  // the base meta's check counts here
-    bool read = false;
-    bool parsed = false;
-  };
+  using Input = LoadStage;     // the base meta's check counts as its decode
   std::vector<Input> inputs;  // plan, model, then base when given
   bool decoded = false;       // both dumps decoded
   std::size_t modules = 0;    // plan modules (boundaries)

@@ -78,6 +78,18 @@ Expected<bool> check_stdin_open();
 // are discarded), so that a large input lands in pages already there (ParseScratch).
 Expected<InputFile> read_input(const std::string& path, std::string buffer = {});
 
+// What loading one input did (read, parse, decode), for a command's `-v` stages
+// (FreezeStages::Input). Times are wall-clock milliseconds on the thread that ran the step.
+struct LoadStage {
+  std::string name;  // display name
+  std::size_t bytes = 0;
+  double read_ms = 0;
+  double parse_ms = 0;
+  double decode_ms = 0;
+  bool read = false;
+  bool parsed = false;
+};
+
 // The size of the regular file at `path`; 0 for "-", a stream or a file that cannot be
 // looked at. A hint for sizing memory ahead (ParseScratch::expect_input), never a promise.
 std::size_t regular_file_size(const std::string& path);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/inputs.h"
 #include "hpfreeze/diff_command.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
@@ -37,23 +38,14 @@ CommandResult run_diff(const DiffRequest& request) {
   ParseScratch scratch;
   scratch.expect_input(
       std::max(regular_file_size(request.old_path), regular_file_size(request.new_path)));
-  ParseOptions options;
-  options.scratch = &scratch;
+  LoadStage stage;  // diff shows no stages
   for (const std::string* path : {&request.old_path, &request.new_path}) {
     const bool last = path == &request.new_path;
-    Expected<InputFile> input = read_input(*path, scratch.take_text());
-    if (!input) {
-      errors.insert(errors.end(), input.errors().begin(), input.errors().end());
-      continue;
-    }
-    Expected<JsonDocument> doc =
-        parse_json_document(input->display_name, std::move(input->bytes), options);
-    if (last) scratch.close();
+    Expected<JsonDocument> doc = load_document(*path, stage, scratch, last);
     if (!doc) {
       errors.insert(errors.end(), doc.errors().begin(), doc.errors().end());
       continue;
     }
-    doc->release_bytes(scratch);  // the DOM holds its own strings
     documents.push_back(std::move(*doc));
     Expected<FrozenMeta> meta = decode_meta(documents.back(), "diff", no_params);
     if (!meta) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "commands/inputs.h"
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/io.h"
@@ -14,12 +15,12 @@ namespace hpfreeze {
 namespace {
 
 Expected<std::string> expand_lines(const std::string& plan_path) {
-  Expected<InputFile> input = read_input(plan_path);
-  if (!input) return std::move(input.errors());
-  Expected<JsonDocument> document =
-      parse_json_document(input->display_name, std::move(input->bytes));
+  // One input: nothing to hand on (inputs.h).
+  ParseScratch scratch;
+  scratch.close();
+  LoadStage stage;
+  Expected<JsonDocument> document = load_document(plan_path, stage, scratch, true);
   if (!document) return std::move(document.errors());
-  document->release_bytes();  // the DOM holds its own strings; the text is not needed again
   Expected<PlanDump> plan = decode_plan_dump(*document);
   if (!plan) {
     // A meta or a model tree dump is named as freeze names it, not by its first odd key.
@@ -34,7 +35,7 @@ Expected<std::string> expand_lines(const std::string& plan_path) {
     // character) could forge lines, so it is refused, shown as diagnostics show it.
     if (std::any_of(fqn.begin(), fqn.end(),
                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
-      return make_error(input->display_name, "",
+      return make_error(document->name(), "",
                         "sharded parameter name " + quote_for_diagnostic(fqn) +
                             " holds a control character: expand prints one name per line");
     }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "commands/inputs.h"
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/depfile.h"
 #include "hpfreeze/dump_kind.h"
@@ -22,56 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// Reads one input into `buffer` (memory a scratch handed on); `stage` receives the display
-// name, the size and the read time.
-Expected<InputFile> read_stage(const std::string& path, FreezeStages::Input& stage,
-                               std::string buffer) {
-  const Clock::time_point start = Clock::now();
-  Expected<InputFile> input = read_input(path, std::move(buffer));
-  stage.read_ms = ms_since(start);
-  if (!input) {
-    stage.name = path == "-" ? "<stdin>" : path;
-    return input;
-  }
-  stage.name = input->display_name;
-  stage.bytes = input->bytes.size();
-  stage.read = true;
-  return input;
-}
-
-// The document without its input text, which nothing after the parse needs: the text's
-// memory and the parser go to `scratch` for the next read and parse, and after the `last`
-// parse the scratch is closed, so that this text and the tapes released later go back to
-// the system. (Kept for the output instead, the last text would raise the peak by its size
-// for the whole freeze: the output is written only at the end.) `stage` receives the
-// parse time.
-Expected<JsonDocument> parse_stage(Expected<InputFile> input, FreezeStages::Input& stage,
-                                   ParseScratch& scratch, bool last, ParseOptions options) {
-  if (!input) return std::move(input.errors());
-  const Clock::time_point start = Clock::now();
-  options.scratch = &scratch;
-  Expected<JsonDocument> document =
-      parse_json_document(input->display_name, std::move(input->bytes), options);
-  if (last) scratch.close();
-  stage.parse_ms = ms_since(start);
-  stage.parsed = static_cast<bool>(document);
-  if (document) document->release_bytes(scratch);
-  return document;
-}
-
-Expected<JsonDocument> load_document(const std::string& path, FreezeStages::Input& stage,
-                                     ParseScratch& scratch, bool last, ParseOptions options = {}) {
-  return parse_stage(read_stage(path, stage, scratch.take_text()), stage, scratch, last, options);
-}
-
-// Both decoders check the keys of every object they walk or copy (plan_decode.cc,
-// model_decode.cc): the parse of either dump skips the separate duplicate-key walk.
-ParseOptions decoder_checks_keys() {
-  ParseOptions options;
-  options.check_duplicate_keys = false;
-  return options;
 }
 
 // One line naming the mix-up when the rejected --plan (`plan_rejected`) or --model is
@@ -221,12 +172,8 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   std::optional<Expected<JsonDocument>> base_doc;
   if (has_base) base_doc = load_document(*request.base_path, st.inputs[2], scratch, true);
 
-  // A repeated key in a dump whose parse left it to the decoder: looked for only when
-  // something failed, and reported where the parse would have reported it.
-  const auto repeated_key = [](const Expected<JsonDocument>& doc) -> std::optional<Diagnostic> {
-    if (!doc || doc->keys_checked()) return std::nullopt;
-    return find_duplicate_key(*doc);
-  };
+  // A repeated key in a dump whose parse left it to the decoder (inputs.h): looked for only
+  // when something failed, and reported where the parse would have reported it.
   Diagnostics errors;
   const bool parse_failed = !plan_doc || !*model_doc || (base_doc && !*base_doc);
   for (const Expected<JsonDocument>* doc :

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "commands/inputs.h"
 #include "hpfreeze/checkpoint.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"
@@ -31,22 +32,14 @@ CommandResult run_report(const ReportRequest& request) {
   ParseScratch scratch;
   scratch.expect_input(std::max(checkpoint ? 0 : regular_file_size(request.model_path),
                                 regular_file_size(request.meta_path)));
-  auto load = [&scratch](const std::string& path, ParseOptions options, bool last,
-                         Diagnostics& errors) -> std::optional<JsonDocument> {
-    Expected<InputFile> input = read_input(path, scratch.take_text());
-    if (!input) {
-      errors = std::move(input.errors());
-      return std::nullopt;
-    }
-    options.scratch = &scratch;
-    Expected<JsonDocument> doc =
-        parse_json_document(input->display_name, std::move(input->bytes), options);
-    if (last) scratch.close();
+  LoadStage stage;  // report shows no stages
+  auto load = [&scratch, &stage](const std::string& path, ParseOptions options, bool last,
+                                 Diagnostics& errors) -> std::optional<JsonDocument> {
+    Expected<JsonDocument> doc = load_document(path, stage, scratch, last, options);
     if (!doc) {
       errors = std::move(doc.errors());
       return std::nullopt;
     }
-    doc->release_bytes(scratch);  // the DOM holds its own strings
     return std::move(*doc);
   };
   // One input at a time, each decoded and its tree released before the next is read, so
@@ -54,11 +47,9 @@ CommandResult run_report(const ReportRequest& request) {
   // smaller, then the meta. The diagnostics keep the order of the command line: every
   // unreadable file (meta, then model), else the model's errors, then the meta's.
   //
-  // The model decoder checks the keys of every object it walks (model_decode.cc), as in
-  // freeze: its parse skips the separate duplicate-key walk. A repeat is then reported by
-  // the decoder, or below with an unreadable meta, as the parse would have.
-  ParseOptions model_options;
-  model_options.check_duplicate_keys = false;
+  // The model's parse leaves the duplicate-key check to its decoder (inputs.h): a repeat is
+  // then reported by the decoder, or below with an unreadable meta, as the parse would have.
+  const ParseOptions model_options = decoder_checks_keys();
   Diagnostics model_unread;
   std::optional<JsonDocument> model_doc;
   std::optional<Expected<ModelTree>> model;
@@ -80,7 +71,7 @@ CommandResult run_report(const ReportRequest& request) {
     result.diagnostics = std::move(meta_unread);
     result.diagnostics.insert(result.diagnostics.end(), model_unread.begin(), model_unread.end());
     if (model && !*model && model_doc) {
-      if (std::optional<Diagnostic> repeated = find_duplicate_key(*model_doc)) {
+      if (std::optional<Diagnostic> repeated = repeated_key(*model_doc)) {
         result.diagnostics.push_back(std::move(*repeated));
       }
     }

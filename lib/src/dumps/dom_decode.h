@@ -210,4 +210,35 @@ inline simdjson::dom::object required_modules(const std::optional<element>& foun
   return expect_object(*found, pointer);
 }
 
+// Calls visit(key, value, pointer) for each member of `o`, in document order; `path`
+// locates `o`.
+template <typename Visit>
+inline void for_each_member(simdjson::dom::object o, const Path& path, Visit&& visit) {
+  for (auto it = o.begin(); it != o.end(); ++it) {
+    const std::string_view key = it.key();
+    visit(key, it.value(), Path(path, key));
+  }
+}
+
+// A dump decoded by decode(model, root object, root path), which throws DecodeError on the
+// first defect. This is the decoder's half of the duplicate-key shortcut (ParseOptions::
+// check_duplicate_keys in json_document.h): when the parse left the keys unchecked, the
+// decoder checks the keys it walks, and on any failure a repeated key anywhere in the
+// document is reported first, with the second key's pointer, as the parse would have.
+template <typename Model, typename Decode>
+Expected<Model> decode_dump(const JsonDocument& document, Decode&& decode) {
+  Model model;
+  model.file = document.name();
+  try {
+    const Path root_path;
+    decode(model, expect_object(document.root(), root_path), root_path);
+  } catch (const DecodeError& error) {
+    if (!document.keys_checked()) {
+      if (std::optional<Diagnostic> repeated = find_duplicate_key(document)) return *repeated;
+    }
+    return to_diagnostic(error, document.name());
+  }
+  return model;
+}
+
 }  // namespace hpfreeze::dom_decode

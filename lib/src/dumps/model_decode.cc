@@ -84,17 +84,11 @@ bool ModelTree::index() {
 // repeats itself when the parse did not (ParseOptions): known keys by a bit each, module
 // and parameter names by the lookup indexes, built here then.
 Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
-  ModelTree model;
-  model.file = document.name();
-  try {
-    const Path root_path;
-    simdjson::dom::object root = expect_object(document.root(), root_path);
+  return decode_dump<ModelTree>(document, [&document](ModelTree& model, simdjson::dom::object root,
+                                                      const Path& root_path) {
     std::optional<element> modules;
     unsigned root_keys = 0;
-    for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
-      const std::string_view key = key_it.key();
-      const element value = key_it.value();
-      const Path pointer(root_path, key);
+    for_each_member(root, root_path, [&](std::string_view key, element value, const Path& pointer) {
       if (is(key, "modules")) {
         see(root_keys, 1);
         modules = value;
@@ -103,7 +97,7 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
         check_format(value, "hpfreeze.model/v1");
       } else if (is(key, "parameters")) {
         see(root_keys, 4);
-        if (value.is_null()) continue;
+        if (value.is_null()) return;
         model.has_parameters = true;
         simdjson::dom::object params = expect_object(value, pointer);
         model.parameters.reserve(params.size());
@@ -161,7 +155,7 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
       } else {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
-    }
+    });
     const Path modules_path(root_path, "modules");
     simdjson::dom::object module_object = required_modules(modules, modules_path);
     model.modules.reserve(module_object.size());
@@ -171,15 +165,7 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document) {
       model.modules.emplace_back(fqn, expect_string(it.value(), Path(modules_path, fqn)));
     }
     if (!document.keys_checked() && !model.index()) fail_repeated_key();
-  } catch (const DecodeError& error) {
-    // A repeated key anywhere is reported as such, before the first decode error, as the
-    // parse would have reported it.
-    if (!document.keys_checked()) {
-      if (std::optional<Diagnostic> repeated = find_duplicate_key(document)) return *repeated;
-    }
-    return to_diagnostic(error, document.name());
-  }
-  return model;
+  });
 }
 
 }  // namespace hpfreeze

@@ -426,38 +426,6 @@ std::vector<std::string_view> string_array(element e, const Path& pointer) {
   return out;
 }
 
-}  // namespace
-
-std::string join_fqn(std::string_view boundary, std::string_view name) {
-  if (boundary.empty()) return std::string(name);
-  if (name.empty()) return std::string(boundary);
-  std::string out;
-  out.reserve(boundary.size() + 1 + name.size());
-  out += boundary;
-  out += '.';
-  out += name;
-  return out;
-}
-
-Json spec_value_to_plain_json(const SpecValue& value) {
-  if (const auto* j = std::get_if<Json>(&value.v)) return *j;
-  if (const auto* a = std::get_if<SpecArray>(&value.v)) {
-    JsonArray out;
-    out.reserve(a->size());
-    for (const SpecValue& item : *a) out.push_back(spec_value_to_plain_json(item));
-    return Json(std::move(out));
-  }
-  if (const auto* o = std::get_if<SpecObject>(&value.v)) {
-    JsonObject out;
-    out.reserve(o->size());
-    for (const SpecMember& m : *o) out.push_back({m.key, spec_value_to_plain_json(m.value)});
-    return Json(std::move(out));
-  }
-  return Json();
-}
-
-namespace {
-
 // The specs of `modules`, in document order, decoded on two threads where two CPUs are
 // there to run them: the modules are independent, and the document is only read. Each
 // thread claims the next module not yet claimed, so every module before the first that
@@ -542,19 +510,13 @@ void decode_modules(simdjson::dom::object module_object, const Path& modules_pat
 }  // namespace
 
 Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
-  PlanDump plan;
-  plan.file = document.name();
-  try {
-    const Path root_path;
-    simdjson::dom::object root = expect_object(document.root(), root_path);
+  return decode_dump<PlanDump>(document, [&document](PlanDump& plan, simdjson::dom::object root,
+                                                     const Path& root_path) {
     std::optional<element> modules;
     const bool check_keys = !document.keys_checked();
     Decoder decoder(&plan.negative_dims, &plan.axis_storage, check_keys);
     unsigned root_keys = 0;
-    for (auto key_it = root.begin(); key_it != root.end(); ++key_it) {
-      const std::string_view key = key_it.key();
-      const element value = key_it.value();
-      const Path pointer(root_path, key);
+    for_each_member(root, root_path, [&](std::string_view key, element value, const Path& pointer) {
       see(root_keys, root_key_bit(key));
       if (is(key, "modules")) {
         modules = value;
@@ -584,32 +546,14 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
       } else {
         fail(pointer, "unknown top-level key " + quote_for_diagnostic(key));
       }
-    }
+    });
     const Path modules_path(root_path, "modules");
     decode_modules(required_modules(modules, modules_path), modules_path, check_keys, plan);
     if (check_keys && RepeatCheck().any(plan.modules.size(),
                                         [&plan](std::size_t i) { return plan.modules[i].fqn; })) {
       fail_repeated_key();
     }
-  } catch (const DecodeError& error) {
-    // A repeated key anywhere is reported as such, before the first decode error, as the
-    // parse would have reported it.
-    if (!document.keys_checked()) {
-      if (std::optional<Diagnostic> repeated = find_duplicate_key(document)) return *repeated;
-    }
-    return to_diagnostic(error, document.name());
-  }
-  return plan;
-}
-
-Expected<Json> check_base_meta(const Json& base, const std::string& file,
-                               const std::string& pointer) {
-  if (!base.is_object()) return make_error(file, pointer, "a base meta must be a JSON object");
-  if (const Json* covered = base.find("covered"); covered != nullptr && !covered->is_object()) {
-    return make_error(file, pointer_join(pointer, "covered"),
-                      "'covered' must be an object in a base meta");
-  }
-  return base;
+  });
 }
 
 }  // namespace hpfreeze

@@ -1,0 +1,66 @@
+#include "commands/inputs.h"
+
+#include <chrono>
+#include <utility>
+
+namespace hpfreeze {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+Expected<InputFile> read_stage(const std::string& path, LoadStage& stage, std::string buffer) {
+  const Clock::time_point start = Clock::now();
+  Expected<InputFile> input = read_input(path, std::move(buffer));
+  stage.read_ms = ms_since(start);
+  if (!input) {
+    stage.name = path == "-" ? "<stdin>" : path;
+    return input;
+  }
+  stage.name = input->display_name;
+  stage.bytes = input->bytes.size();
+  stage.read = true;
+  return input;
+}
+
+Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
+                                   ParseScratch& scratch, bool last, ParseOptions options) {
+  if (!input) return std::move(input.errors());
+  const Clock::time_point start = Clock::now();
+  options.scratch = &scratch;
+  Expected<JsonDocument> document =
+      parse_json_document(input->display_name, std::move(input->bytes), options);
+  if (last) scratch.close();
+  stage.parse_ms = ms_since(start);
+  stage.parsed = static_cast<bool>(document);
+  if (document) document->release_bytes(scratch);
+  return document;
+}
+
+Expected<JsonDocument> load_document(const std::string& path, LoadStage& stage,
+                                     ParseScratch& scratch, bool last, ParseOptions options) {
+  return parse_stage(read_stage(path, stage, scratch.take_text()), stage, scratch, last, options);
+}
+
+ParseOptions decoder_checks_keys() {
+  ParseOptions options;
+  options.check_duplicate_keys = false;
+  return options;
+}
+
+std::optional<Diagnostic> repeated_key(const Expected<JsonDocument>& document) {
+  if (!document) return std::nullopt;
+  return repeated_key(*document);
+}
+
+std::optional<Diagnostic> repeated_key(const JsonDocument& document) {
+  if (document.keys_checked()) return std::nullopt;
+  return find_duplicate_key(document);
+}
+
+}  // namespace hpfreeze

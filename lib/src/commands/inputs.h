@@ -1,0 +1,50 @@
+#pragma once
+// The one way a command loads a JSON input: read into memory a ParseScratch hands on,
+// parse with that scratch, give the text back, and the command half of the duplicate-key
+// shortcut. Decoding stays with the format's decoder (plan.h, meta.h, checkpoint.h).
+//
+// The duplicate-key shortcut, as one contract: a dump whose decoder walks every object
+// (decode_plan_dump, decode_model_tree) is parsed with decoder_checks_keys(), so the parse
+// skips its own walk for repeated keys. The decoder then checks the keys it walks and,
+// when it fails for any reason, reports the document's first repeated key instead, with
+// the second key's pointer (dom_decode.h, decode_dump). A decoder that never ran or
+// succeeded says nothing about keys: when the command stops for another input's failure,
+// repeated_key() is what it asks, so a repeat is reported wherever the checked parse
+// would have reported it.
+
+#include <optional>
+#include <string>
+
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/io.h"
+#include "hpfreeze/json_document.h"
+
+namespace hpfreeze {
+
+// Reads `path` into `buffer` (memory a scratch handed on: ParseScratch::take_text());
+// `stage` receives the display name, the size and the read time.
+Expected<InputFile> read_stage(const std::string& path, LoadStage& stage, std::string buffer);
+
+// The document without its input text, which nothing after the parse needs: the text's
+// memory and the parser go to `scratch` for the next read and parse, and after the `last`
+// parse the scratch is closed, so that this text and the tapes released later go back to
+// the system. `stage` receives the parse time.
+Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
+                                   ParseScratch& scratch, bool last, ParseOptions options = {});
+
+// read_stage into the scratch's buffer, then parse_stage. A command that parses one input
+// only passes a closed scratch: the read and the parse then take fresh memory, and the text
+// goes back to the system as soon as the parse is done.
+Expected<JsonDocument> load_document(const std::string& path, LoadStage& stage,
+                                     ParseScratch& scratch, bool last, ParseOptions options = {});
+
+// The parse options of a dump whose decoder checks its keys (see above).
+ParseOptions decoder_checks_keys();
+
+// The first repeated key of a document parsed with decoder_checks_keys() whose decoder did
+// not report it (it failed for another input, or did not run); nullopt for an unparsed
+// document or one whose keys were checked.
+std::optional<Diagnostic> repeated_key(const Expected<JsonDocument>& document);
+std::optional<Diagnostic> repeated_key(const JsonDocument& document);
+
+}  // namespace hpfreeze
