@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "commands/inputs.h"
+#include "io/inputs.h"
 #include "hpfreeze/diff_command.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"

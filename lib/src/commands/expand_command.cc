@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "commands/inputs.h"
+#include "io/inputs.h"
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/io.h"

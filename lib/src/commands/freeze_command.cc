@@ -7,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-#include "commands/inputs.h"
+#include "io/inputs.h"
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/depfile.h"
 #include "hpfreeze/dump_kind.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "commands/inputs.h"
+#include "io/inputs.h"
 #include "hpfreeze/checkpoint.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"

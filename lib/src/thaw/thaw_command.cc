@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hpfreeze/background_task.h"
+#include "io/inputs.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
@@ -334,11 +335,12 @@ namespace {
 // The meta at `path` read, decoded and thawed into bytes; the document and the meta are
 // gone when it returns, so that only the bytes are held while they are written.
 Expected<ThawedBytes> read_and_thaw(const ThawRequest& request) {
-  Expected<InputFile> input = read_input(request.meta_path);
-  if (!input) return std::move(input.errors());
-  Expected<JsonDocument> doc = parse_json_document(input->display_name, std::move(input->bytes));
+  // One input: nothing to hand on (io/inputs.h).
+  ParseScratch scratch;
+  scratch.close();
+  LoadStage stage;
+  Expected<JsonDocument> doc = load_document(request.meta_path, stage, scratch, true);
   if (!doc) return std::move(doc.errors());
-  doc->release_bytes();  // the DOM holds its own strings; the text is not needed again
   // thaw rebuilds the params from the decoded ones: the tree does not hold them.
   Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", MetaDecodeOptions::decoded_params_only());
   if (!meta) return std::move(meta.errors());

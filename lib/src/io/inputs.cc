@@ -1,4 +1,4 @@
-#include "commands/inputs.h"
+#include "io/inputs.h"
 
 #include <chrono>
 #include <utility>
