@@ -19,6 +19,7 @@
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
+#include "io/inputs.h"
 
 namespace hpfreeze {
 namespace {
@@ -437,18 +438,6 @@ class MetaChecker {
   std::map<std::pair<std::string_view, std::string_view>, std::size_t> negative_index_;
 };
 
-// The document without its input text, which nothing after the parse reads; the parse
-// takes its parser and tape from `scratch` (ParseScratch).
-Expected<JsonDocument> parse_input(Expected<InputFile>& input, ParseScratch& scratch) {
-  if (!input) return std::move(input.errors());
-  ParseOptions options;
-  options.scratch = &scratch;
-  Expected<JsonDocument> document =
-      parse_json_document(input->display_name, std::move(input->bytes), options);
-  if (document) document->release_bytes();
-  return document;
-}
-
 // Read failures first: when some file could not be read, they are all that is reported.
 void add_load_errors(Diagnostics&& from, Diagnostics& io_errors, Diagnostics& findings) {
   for (Diagnostic& d : from) {
@@ -503,21 +492,28 @@ CommandResult run_check(const CheckRequest& request) {
   // parsed documents are never held whole together.
   // The meta is read on a second thread (where there is a second CPU) while the model is
   // read, parsed and decoded: both texts are held at once either way.
+  LoadStage meta_stage;  // check shows no stages; the meta's is written by the second thread
+  LoadStage model_stage;
   std::optional<Expected<InputFile>> meta_input;
-  BackgroundTask meta_read([&meta_input, &request] { meta_input = read_input(request.meta_path); });
+  BackgroundTask meta_read([&meta_input, &meta_stage, &request] {
+    meta_input = read_stage(request.meta_path, meta_stage, {});
+  });
   // A safetensors checkpoint is read header only; anything else as JSON.
   std::optional<Expected<ModelTree>> model;
   if (request.model_path) model = read_safetensors(*request.model_path);
   std::optional<Expected<InputFile>> model_input;
-  if (request.model_path && !model) model_input = read_input(*request.model_path);
+  if (request.model_path && !model) model_input = read_stage(*request.model_path, model_stage, {});
 
-  // The model's parser and tape go on to the meta's parse (ParseScratch).
+  // The model's parser and tape go on to the meta's parse (ParseScratch); its text goes
+  // back to the system, the meta being read already.
   ParseScratch scratch;
   scratch.expect_input(std::max(regular_file_size(request.meta_path),
                                 model_input ? regular_file_size(*request.model_path) : 0));
   std::optional<Expected<JsonDocument>> model_doc;
   if (model_input) {
-    model_doc = parse_input(*model_input, scratch);
+    // The model's parse leaves the duplicate-key check to its decoder (inputs.h).
+    model_doc = parse_stage(std::move(*model_input), model_stage, scratch, false,
+                            decoder_checks_keys(), TextAfterParse::kToSystem);
     // A decoded tree is only used when the meta could be read (its parse errors aside):
     // decoded beside the meta's read, it is dropped if that read failed.
     if (*model_doc) {
@@ -527,14 +523,20 @@ CommandResult run_check(const CheckRequest& request) {
   }
   meta_read.wait();
   if (model && !*meta_input) model.reset();
-  Expected<JsonDocument> meta = parse_input(*meta_input, scratch);
-  scratch.close();
+  Expected<JsonDocument> meta = parse_stage(std::move(*meta_input), meta_stage, scratch, true);
 
   // The meta's load errors before the model's; read failures are all that is reported.
   Diagnostics io_errors;
   if (!meta) add_load_errors(std::move(meta.errors()), io_errors, result.diagnostics);
   if (model_doc && !*model_doc) {
     add_load_errors(std::move(model_doc->errors()), io_errors, result.diagnostics);
+  }
+  // A repeated key in the model, which its decoder reported (inputs.h), is listed with the
+  // meta's errors, where the checked parse would have listed it.
+  if (!meta && model && !*model && model_doc) {
+    if (std::optional<Diagnostic> repeated = repeated_key(*model_doc)) {
+      add_load_errors({std::move(*repeated)}, io_errors, result.diagnostics);
+    }
   }
   if (model && !*model && model->errors().front().error_class == ErrorClass::kIo) {
     add_load_errors(std::move(model->errors()), io_errors, result.diagnostics);

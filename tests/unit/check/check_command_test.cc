@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -480,6 +482,21 @@ TEST(RunCheck, ModelDecodeErrorIsAFinding) {
   const CommandResult r = run_check({testdata("check/clean_meta.json"), model});
   EXPECT_EQ(render_all(r.diagnostics),
             Lines{"error: " + model + ": /extra: unknown top-level key 'extra'"});
+}
+
+// The model's parse leaves repeated keys to its decoder (lib/src/io/inputs.h): a repeat is
+// still listed beside the meta's syntax error, as a load error, not left out as a decode
+// error would be.
+TEST(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
+  const std::string meta = testdata("check/syntax_error.json");
+  const std::string model = ::testing::TempDir() + "check_command_test_repeated_model.json";
+  std::ofstream(model, std::ios::binary)
+      << R"j({"modules": {"": "Net"}, "parameters": {}, "zz": 1, "zz": 2})j";
+  const CommandResult r = run_check({meta, model});
+  std::remove(model.c_str());
+  EXPECT_EQ(render_all(r.diagnostics), (Lines{"error: " + meta + ":3:1: expected a value",
+                                              "error: " + model + ": /zz: duplicate key 'zz'"}));
+  EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
 TEST(RunCheck, UnreadableFileIsAnIoError) {
