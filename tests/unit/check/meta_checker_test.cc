@@ -1,4 +1,6 @@
 // check_meta, the meta checker's pass (lib/src/check/meta_checker.cc), with exact findings.
+#include "hpfreeze/check.h"
+
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -6,7 +8,6 @@
 #include <string_view>
 
 #include "check/findings_lines.h"
-#include "hpfreeze/check.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
 
