@@ -61,9 +61,12 @@ CommandResult run_check(const CheckRequest& request) {
                                 model_input ? regular_file_size(*request.model_path) : 0));
   std::optional<Expected<JsonDocument>> model_doc;
   if (model_input) {
-    // The model's parse leaves the duplicate-key check to its decoder (inputs.h).
-    model_doc = parse_stage(std::move(*model_input), model_stage, scratch, false,
-                            decoder_checks_keys(), TextAfterParse::kToSystem);
+    // The model's parse checks its keys itself, unlike freeze's and report's
+    // (decoder_checks_keys, inputs.h): the decoder's check builds the model's lookup index
+    // at once, which would then be held through the meta's parse and raise check's peak;
+    // checked by the parse, it is built by the checker, after that parse.
+    model_doc = parse_stage(std::move(*model_input), model_stage, scratch, false, {},
+                            TextAfterParse::kToSystem);
     // A decoded tree is only used when the meta could be read (its parse errors aside):
     // decoded beside the meta's read, it is dropped if that read failed.
     if (*model_doc) {
@@ -80,13 +83,6 @@ CommandResult run_check(const CheckRequest& request) {
   if (!meta) add_load_errors(std::move(meta.errors()), io_errors, result.diagnostics);
   if (model_doc && !*model_doc) {
     add_load_errors(std::move(model_doc->errors()), io_errors, result.diagnostics);
-  }
-  // A repeated key in the model, which its decoder reported (inputs.h), is listed with the
-  // meta's errors, where the checked parse would have listed it.
-  if (!meta && model && !*model && model_doc) {
-    if (std::optional<Diagnostic> repeated = repeated_key(*model_doc)) {
-      add_load_errors({std::move(*repeated)}, io_errors, result.diagnostics);
-    }
   }
   if (model && !*model && model->errors().front().error_class == ErrorClass::kIo) {
     add_load_errors(std::move(model->errors()), io_errors, result.diagnostics);

@@ -107,9 +107,9 @@ TEST(RunCheck, ModelDecodeErrorIsAFinding) {
             Lines{"error: " + model + ": /extra: unknown top-level key 'extra'"});
 }
 
-// The model's parse leaves repeated keys to its decoder (lib/src/io/inputs.h): a repeat is
-// still listed beside the meta's syntax error, as a load error, not left out as a decode
-// error would be.
+// A repeated key in the model is a load error, listed beside the meta's syntax error, not
+// left out as a decode error would be (a guard for a model parse that leaves the keys to
+// its decoder, lib/src/io/inputs.h).
 TEST(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
   const std::string meta = testdata("check/syntax_error.json");
   const std::string model = ::testing::TempDir() + "check_command_test_repeated_model.json";
