@@ -1,15 +1,14 @@
 #pragma once
-// `hpfreeze check`: an offline preflight of a codegen_meta.json, optionally against a model
-// tree dump (the findings are specified in docs/cli.md, "hpfreeze check").
+// `hpfreeze check`: the request, run_check and the findings' JSON Lines. The pass,
+// check_meta, is in check.h.
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "hpfreeze/check.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
 
 namespace hpfreeze {
 
@@ -20,13 +19,6 @@ struct CheckRequest {
   // (the same flag and rule as report --allow-uncovered).
   bool allow_uncovered = false;
 };
-
-// Every finding about `meta` (and `model` when given), sorted: findings located in the meta
-// file first, then those located in the model file; within a file by JSON Pointer (byte
-// order), then by message. Aggregated findings (unknown axes, ambiguous negative dims) sit
-// at their first occurrence in document order.
-Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model,
-                       bool allow_uncovered = false);
 
 // Reads, parses and checks the files of `request`. The diagnostics are the findings
 // about the content of META and MODEL (syntax and decode errors included), in the order

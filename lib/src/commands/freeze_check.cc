@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "hpfreeze/diff_command.h"
+#include "hpfreeze/diff.h"
 #include "hpfreeze/freeze_command.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diff_command.h"
+#include "hpfreeze/diff.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/placement.h"
 

@@ -29,7 +29,8 @@ Expected<InputFile> read_stage(const std::string& path, LoadStage& stage, std::s
 }
 
 Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
-                                   ParseScratch& scratch, bool last, ParseOptions options) {
+                                   ParseScratch& scratch, bool last, ParseOptions options,
+                                   TextAfterParse text) {
   if (!input) return std::move(input.errors());
   const Clock::time_point start = Clock::now();
   options.scratch = &scratch;
@@ -38,7 +39,11 @@ Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
   if (last) scratch.close();
   stage.parse_ms = ms_since(start);
   stage.parsed = static_cast<bool>(document);
-  if (document) document->release_bytes(scratch);
+  if (document && text == TextAfterParse::kToSystem) {
+    document->release_bytes();
+  } else if (document) {
+    document->release_bytes(scratch);
+  }
   return document;
 }
 

@@ -25,12 +25,20 @@ namespace hpfreeze {
 // `stage` receives the display name, the size and the read time.
 Expected<InputFile> read_stage(const std::string& path, LoadStage& stage, std::string buffer);
 
+// Where parse_stage's input text goes once the parse is done.
+enum class TextAfterParse {
+  kToScratch,  // to the scratch, for the next read (read_stage of scratch.take_text())
+  kToSystem,   // back to the system at once: the next input was read already, into memory
+               // of its own (check reads its meta beside the model), so nothing would take it
+};
+
 // The document without its input text, which nothing after the parse needs: the text's
-// memory and the parser go to `scratch` for the next read and parse, and after the `last`
-// parse the scratch is closed, so that this text and the tapes released later go back to
-// the system. `stage` receives the parse time.
+// memory (see `text`) and the parser go to `scratch` for the next read and parse, and after
+// the `last` parse the scratch is closed, so that this text and the tapes released later go
+// back to the system. `stage` receives the parse time.
 Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
-                                   ParseScratch& scratch, bool last, ParseOptions options = {});
+                                   ParseScratch& scratch, bool last, ParseOptions options = {},
+                                   TextAfterParse text = TextAfterParse::kToScratch);
 
 // read_stage into the scratch's buffer, then parse_stage. A command that parses one input
 // only passes a closed scratch: the read and the parse then take fresh memory, and the text

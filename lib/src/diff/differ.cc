@@ -1,18 +1,20 @@
-#include "hpfreeze/diff_command.h"
-
+// diff_metas: the walk of two decoded metas that finds their semantic differences
+// (hpfreeze/diff.h), in output order.
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
+#include "diff/pointer_order.h"
+#include "hpfreeze/diff.h"
 #include "hpfreeze/encode.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
 #include "hpfreeze/placement.h"
 #include "hpfreeze/spec_fields.h"
 
@@ -38,68 +40,6 @@ bool same_placement_text(std::string_view a, std::string_view b) {
 // same_json, with placement strings compared by canonical form at any depth.
 bool same_placement_aware(const Json& a, const Json& b) {
   return same_json(a, b, &same_placement_text);
-}
-
-std::vector<std::string> pointer_tokens(std::string_view pointer) {
-  std::vector<std::string> tokens;
-  std::size_t pos = 0;
-  while (pos < pointer.size()) {
-    // Every token starts after a '/'.
-    const std::size_t end = std::min(pointer.find('/', pos + 1), pointer.size());
-    std::string token;
-    for (std::size_t i = pos + 1; i < end; ++i) {
-      if (pointer[i] == '~' && i + 1 < end) {
-        token += pointer[i + 1] == '1' ? '/' : '~';
-        ++i;
-      } else {
-        token += pointer[i];
-      }
-    }
-    tokens.push_back(std::move(token));
-    pos = end;
-  }
-  return tokens;
-}
-
-// Natural order: digit runs compare as numbers (layers.2 before layers.10, array index 2
-// before 10), other runs by bytes; equal-looking tokens ("01", "1") fall back to bytes.
-bool natural_less(std::string_view a, std::string_view b) {
-  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (is_digit(a[i]) && is_digit(b[j])) {
-      std::size_t ei = i;
-      std::size_t ej = j;
-      while (ei < a.size() && is_digit(a[ei])) ++ei;
-      while (ej < b.size() && is_digit(b[ej])) ++ej;
-      std::string_view x = a.substr(i, ei - i);
-      std::string_view y = b.substr(j, ej - j);
-      while (x.size() > 1 && x.front() == '0') x.remove_prefix(1);
-      while (y.size() > 1 && y.front() == '0') y.remove_prefix(1);
-      if (x.size() != y.size()) return x.size() < y.size();
-      if (x != y) return x < y;
-      i = ei;
-      j = ej;
-    } else {
-      if (a[i] != b[j]) {
-        return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
-      }
-      ++i;
-      ++j;
-    }
-  }
-  if ((i < a.size()) != (j < b.size())) return j < b.size();
-  return a < b;
-}
-
-bool tokens_less(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  const std::size_t n = std::min(a.size(), b.size());
-  for (std::size_t k = 0; k < n; ++k) {
-    if (natural_less(a[k], b[k])) return true;
-    if (natural_less(b[k], a[k])) return false;
-  }
-  return a.size() < b.size();
 }
 
 // The same members in the same order down to the bytes of every string and the bits of
@@ -423,93 +363,6 @@ class Differ {
 };
 
 }  // namespace
-
-Expected<std::vector<IgnoredPointer>> ignored_pointers(const DiffOptions& options) {
-  std::vector<IgnoredPointer> pointers;
-  Diagnostics errors;
-  for (const std::string& given : options.ignored_fields) {
-    for (std::size_t pos = 0;;) {
-      const std::size_t comma = std::min(given.find(',', pos), given.size());
-      const std::string_view item = std::string_view(given).substr(pos, comma - pos);
-      const std::string named = "--ignore " + quote_for_diagnostic(item);
-      bool bad_escape = false;
-      for (std::size_t i = 0; i < item.size(); ++i) {
-        if (item[i] != '~') continue;
-        bad_escape =
-            bad_escape || i + 1 == item.size() || (item[i + 1] != '0' && item[i + 1] != '1');
-        ++i;
-      }
-      if (item.empty()) {
-        errors.push_back(
-            make_io_error({}, "--ignore " + quote_for_diagnostic(given) + ": empty field name"));
-      } else if (item.front() != '/') {
-        std::string pointer;
-        append_pointer_token(pointer, item);
-        pointers.push_back({std::string(item), std::move(pointer)});
-      } else if (bad_escape) {
-        errors.push_back(
-            make_io_error({}, named + ": not a JSON Pointer ('~' must be followed by 0 or 1)"));
-      } else {
-        pointers.push_back({std::string(item), std::string(item)});
-      }
-      if (comma == given.size()) break;
-      pos = comma + 1;
-    }
-  }
-  if (!errors.empty()) return errors;
-  return pointers;
-}
-
-namespace {
-
-// Whether `tokens` names a value of `meta`, /injections/<match> naming an injection.
-bool resolves(const FrozenMeta& meta, const std::vector<std::string>& tokens) {
-  const Json* at = &meta.root;
-  std::size_t k = 0;
-  if (tokens.size() >= 2 && tokens[0] == "injections") {
-    auto it = std::find_if(meta.injections.begin(), meta.injections.end(),
-                           [&](const MetaInjection& i) { return i.match == tokens[1]; });
-    if (it == meta.injections.end()) return false;
-    at = &meta.root.find("injections")->as_array()[it->index];
-    k = 2;
-  }
-  for (; k < tokens.size(); ++k) {
-    const std::string& token = tokens[k];
-    if (at->is_object()) {
-      at = at->find(token);
-      if (at == nullptr) return false;
-    } else if (at->is_array()) {
-      const bool index =
-          !token.empty() && token.size() <= 18 &&
-          std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-          (token.size() == 1 || token.front() != '0');
-      if (!index || std::stoull(token) >= at->as_array().size()) return false;
-      at = &at->as_array()[std::stoull(token)];
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
-Diagnostics check_ignored(const std::vector<IgnoredPointer>& pointers, const FrozenMeta& old_meta,
-                          const FrozenMeta& new_meta) {
-  Diagnostics errors;
-  for (const IgnoredPointer& p : pointers) {
-    const std::vector<std::string> tokens = pointer_tokens(p.pointer);
-    const std::string named = "--ignore " + quote_for_diagnostic(p.given);
-    if (tokens.size() >= 2 && (tokens[0] == "frozen_sharded_params" || tokens[0] == "tied_pairs")) {
-      errors.push_back(make_io_error({}, named + ": the members of /" + tokens[0] +
-                                             " compare as a multiset; ignore the whole /" +
-                                             tokens[0]));
-    } else if (!resolves(old_meta, tokens) && !resolves(new_meta, tokens)) {
-      errors.push_back(make_io_error({}, named + ": matches nothing in either input"));
-    }
-  }
-  return errors;
-}
 
 void diff_metas(const FrozenMeta& old_meta, const FrozenMeta& new_meta, const DiffOptions& options,
                 const DiffVisitor& visit) {
