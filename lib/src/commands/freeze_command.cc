@@ -14,6 +14,7 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
@@ -196,7 +197,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   // The plan's own meta is checked even when --base replaces it (docs/decisions.md).
   std::optional<Json> base;
   if ((**plan).meta) {
-    Expected<Json> checked = check_base_meta(*(**plan).meta, (**plan).file, "/meta");
+    Expected<Json> checked = decode_base_meta(*(**plan).meta, (**plan).file, "/meta");
     if (!checked) return std::move(checked.errors());
     base = std::move(*checked);
   }
@@ -204,8 +205,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   if (base_doc) {
     if (std::optional<Diagnostic> wrong = base_kind_error(**base_doc)) return *wrong;
     start = Clock::now();
-    Expected<Json> checked =
-        check_base_meta(json_from_dom((**base_doc).root()), (**base_doc).name(), "");
+    Expected<Json> checked = decode_base_meta(**base_doc);
     st.inputs[2].decode_ms = ms_since(start);
     if (!checked) return std::move(checked.errors());
     base = std::move(*checked);

@@ -4,6 +4,7 @@
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
+#include "meta/identity.h"
 
 namespace hpfreeze {
 
@@ -95,21 +96,29 @@ class MetaDecoder {
       } else if (m.key == "injections") {
         decode_injections(m.value);
       } else if (m.key == "frozen_sharded_params") {
+        meta_.members.frozen_sharded_params = &m.value;
         strings(m.value, pointer, meta_.frozen_sharded_params, "an array of strings");
       } else if (m.key == "boundary_classes") {
         decode_boundary_classes(m.value);
       } else if (m.key == "mesh_dim_names") {
+        meta_.members.mesh_dim_names = &m.value;
         if (m.value.is_null()) continue;
         std::vector<std::string_view> names;
         strings(m.value, pointer, names, "null or an array of strings");
         meta_.mesh_dim_names = std::move(names);
       } else if (m.key == "tied_pairs") {
+        meta_.members.tied_pairs = &m.value;
         decode_tied_pairs(m.value);
       } else if (m.key == "special_handlers") {
+        meta_.members.special_handlers = &m.value;
         if (m.value.is_null()) continue;
         if (!m.value.is_object()) error(pointer, got("an object", m.value));
         meta_.special_handlers = &m.value;
       } else {
+        // Judged by their readers (check's schema rules, thaw, report), not here: freeze
+        // copies them from a base unjudged.
+        if (m.key == "covered") meta_.covered = decode_covered(m.value);
+        if (m.key == "parallel_dims") meta_.parallel_dims = decode_parallel_dims(m.value);
         meta_.identity.push_back(&m);
       }
     }

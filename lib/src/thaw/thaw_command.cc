@@ -99,7 +99,7 @@ class Thawer {
 
 // The warning when the meta's frozen_sharded_params is not what freeze will recompute.
 std::optional<std::string> frozen_sharded_params_mismatch(const FrozenMeta& meta) {
-  if (meta.root.find("frozen_sharded_params") == nullptr) return std::nullopt;
+  if (meta.members.frozen_sharded_params == nullptr) return std::nullopt;
   const std::vector<std::string_view> computed = meta.sharded_params();
   const std::vector<std::string_view>& names = meta.frozen_sharded_params;
   if (names == computed) return std::nullopt;
@@ -249,8 +249,8 @@ Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& option
     }
   }
   // freeze reads the plan's meta as the base, whose `covered` must be an object.
-  if (const Json* v = meta.root.find("covered"); v != nullptr && !v->is_object()) {
-    t.error("/covered", "expected an object, got " + std::string(json_type_article(*v)));
+  if (!meta.covered.valid()) {
+    t.error("/covered", "expected an object, got " + std::string(meta.covered.type));
   }
   std::optional<Json> model;
   if (options.model) model = model_dump(t, meta, drafts);
@@ -278,8 +278,12 @@ Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& option
   for (const JsonMember* m : meta.identity) identity.push_back(*m);
   JsonObject& head = result.draft.head;
   head.push_back({"format", "hpfreeze.plan/v1"});
-  for (std::string_view key : {"mesh_dim_names", "tied_pairs", "special_handlers"}) {
-    if (const Json* v = meta.root.find(key)) head.push_back({key, *v});
+  const std::pair<std::string_view, const Json*> copied[] = {
+      {"mesh_dim_names", meta.members.mesh_dim_names},
+      {"tied_pairs", meta.members.tied_pairs},
+      {"special_handlers", meta.members.special_handlers}};
+  for (const auto& [key, v] : copied) {
+    if (v != nullptr) head.push_back({key, *v});
   }
   head.push_back({"meta", Json(std::move(identity))});
   result.model = std::move(model);
