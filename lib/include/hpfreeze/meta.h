@@ -172,7 +172,9 @@ std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
 // in a plan).
 Expected<Json> decode_base_meta(const Json& base, const std::string& file,
                                 const std::string& pointer);
-// The same for a whole document (--base), as a Json tree.
+// The same for a whole document (--base), as a Json tree; a document of another kind is
+// refused first ("this looks like a plan dump (hpfreeze.plan/v1); --base wants a
+// codegen_meta.json", base_meta_lookalike_kind in dump_kind.h).
 Expected<Json> decode_base_meta(const JsonDocument& base);
 
 // Upstream's preflight rule for a model parameter: it is covered when its FQN is a

@@ -47,14 +47,6 @@ std::optional<Diagnostic> input_mixup_error(const JsonDocument& plan, const Json
   return wrong_kind_error(rejected, kind, wanted, flag);
 }
 
-// A base that is a plan or model dump would put its `format`, `modules` or `parameters`
-// into the meta. Its `format` tag alone is enough: the meta readers refuse a meta by it.
-std::optional<Diagnostic> base_kind_error(const JsonDocument& base) {
-  DumpKind kind = tagged_dump_kind(base);
-  if (kind == DumpKind::kUnknown) kind = guess_dump_kind(base);
-  return wrong_kind_error(base, kind, DumpKind::kMeta, "--base");
-}
-
 Diagnostic depfile_usage_error(const FreezeRequest& request, std::string message) {
   return make_io_error(*request.depfile_path, std::move(message));
 }
@@ -203,7 +195,6 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   }
   Clock::time_point start;
   if (base_doc) {
-    if (std::optional<Diagnostic> wrong = base_kind_error(**base_doc)) return *wrong;
     start = Clock::now();
     Expected<Json> checked = decode_base_meta(**base_doc);
     st.inputs[2].decode_ms = ms_since(start);

@@ -1,10 +1,12 @@
 // The identity members readers need decoded, and the base meta freeze copies them from.
 #include "meta/identity.h"
 
+#include <optional>
 #include <string>
 #include <variant>
 
 #include "hpfreeze/diagnostic.h"
+#include "hpfreeze/dump_kind.h"
 #include "hpfreeze/json_document.h"
 
 namespace hpfreeze {
@@ -56,6 +58,10 @@ Expected<Json> decode_base_meta(const Json& base, const std::string& file,
 }
 
 Expected<Json> decode_base_meta(const JsonDocument& base) {
+  if (std::optional<Diagnostic> wrong =
+          wrong_kind_error(base, base_meta_lookalike_kind(base), DumpKind::kMeta, "--base")) {
+    return *wrong;
+  }
   return decode_base_meta(json_from_dom(base.root()), base.name(), "");
 }
 
