@@ -33,7 +33,7 @@ std::vector<std::string_view> FrozenMeta::sharded_params() const {
 namespace {
 
 std::string got(std::string_view expected, const Json& v) {
-  return "expected " + std::string(expected) + ", got " + std::string(json_type_article(v));
+  return expected_got(expected, json_type_article(v));
 }
 
 std::string index_pointer(std::string_view pointer, std::size_t i) {

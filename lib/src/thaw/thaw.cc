@@ -247,7 +247,7 @@ Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& option
   }
   // freeze reads the plan's meta as the base, whose `covered` must be an object.
   if (!meta.covered.valid()) {
-    t.error("/covered", "expected an object, got " + std::string(meta.covered.type));
+    t.error("/covered", expected_got("an object", meta.covered.type));
   }
   std::optional<Json> model;
   if (options.model) model = model_dump(t, meta, drafts);
