@@ -28,6 +28,7 @@
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
 #include "hpfreeze/plan.h"
 
@@ -458,7 +459,7 @@ inline std::string check_freeze_output(const PlanDump& plan, const ModelTree& mo
   const std::vector<std::string> sharded = expand_sharded_params(plan);
   std::optional<Json> base;
   if (plan.meta) {
-    Expected<Json> checked = check_base_meta(*plan.meta, plan.file, "/meta");
+    Expected<Json> checked = decode_base_meta(*plan.meta, plan.file, "/meta");
     if (!checked) return check_diagnostics(checked.errors(), plan.file);
     base = std::move(*checked);
   }

@@ -228,7 +228,7 @@ inline std::optional<std::string> thaw_and_freeze(const FrozenMeta& meta, std::s
   }
   std::optional<Json> base;
   if (plan->meta) {
-    Expected<Json> checked = check_base_meta(*plan->meta, plan->file, "/meta");
+    Expected<Json> checked = decode_base_meta(*plan->meta, plan->file, "/meta");
     if (!checked) {
       failure = "thawed meta is rejected: " + checked.errors().front().location_and_message();
       return std::nullopt;

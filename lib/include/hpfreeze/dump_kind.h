@@ -1,7 +1,11 @@
 #pragma once
 // Which of hpfreeze's file kinds a JSON document seems to be, for one message when a user
 // passes the wrong file ("this looks like a codegen_meta.json; --plan wants a plan dump
-// (hpfreeze.plan/v1)"), the same from every command that reads that kind.
+// (hpfreeze.plan/v1)"), the same from every command that reads that kind. Every reader's
+// rule is here, and every wrong-kind message comes from wrong_kind_error:
+// - the plan and model readers (freeze --plan and --model, expand): guess_dump_kind;
+// - freeze --base: base_meta_lookalike_kind;
+// - the meta readers (decode_meta: check, thaw, report, diff): meta_lookalike_kind.
 
 #include <optional>
 #include <string_view>
@@ -22,6 +26,17 @@ DumpKind tagged_dump_kind(const JsonDocument& document);
 // `codegen_version` without `modules` is a meta, an object `weight_map` without `modules`
 // a sharded checkpoint's index. The document's tree must be alive.
 DumpKind guess_dump_kind(const JsonDocument& document);
+
+// What a meta reader takes a document for instead of a meta: the dump its `format` tag
+// names, else, when it has `modules` and no `param_plan` (which a meta never lacks and a
+// dump never has), a model tree dump if it has `parameters` and a plan dump if not;
+// kUnknown when it may be a meta. The document's tree must be alive.
+DumpKind meta_lookalike_kind(const JsonDocument& document);
+
+// What freeze takes a --base file for: the kind its `format` tag names (a plan or model
+// dump would put its `format`, `modules` or `parameters` into the meta, and the tag alone
+// is enough for the meta readers to refuse the meta), else guess_dump_kind.
+DumpKind base_meta_lookalike_kind(const JsonDocument& document);
 
 // "a plan dump (hpfreeze.plan/v1)", "a model tree dump (hpfreeze.model/v1)",
 // "a codegen_meta.json", "a sharded checkpoint's index", "a safetensors checkpoint".

@@ -114,4 +114,8 @@ bool same_json(const Json& a, const Json& b,
 // one spelling of "got ..." in every diagnostic about a value of the wrong type.
 std::string_view json_type_article(const Json& value);
 
+// "expected EXPECTED, got GOT", GOT a json_type_article: the one wording of a value of the
+// wrong type, in the plan, model and meta decoders alike.
+std::string expected_got(std::string_view expected, std::string_view got);
+
 }  // namespace hpfreeze

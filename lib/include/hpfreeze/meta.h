@@ -56,11 +56,52 @@ struct MetaInjection {
   std::vector<const JsonMember*> unknown;  // keys no table row names
 };
 
+// How a top-level member is there: absent, null, an object, or any other value.
+enum class MetaMemberState { kAbsent, kNull, kObject, kOther };
+
+// `covered`, upstream's record of what the meta covers. freeze reads a plan's meta, or a
+// --base file, as the base of the meta it writes, and there `covered` must be an object
+// (or absent): valid() says whether it is.
+struct MetaCovered {
+  MetaMemberState state = MetaMemberState::kAbsent;
+  const JsonObject* object = nullptr;  // when it is an object
+  std::string_view type;               // json_type_article of the value ("" when absent)
+  [[nodiscard]] bool valid() const {
+    return state == MetaMemberState::kAbsent || state == MetaMemberState::kObject;
+  }
+};
+
+// One `<axis>_size` member of parallel_dims (a longer key than the suffix alone).
+struct MetaAxisSize {
+  std::string_view key;                    // "<axis>_size"
+  std::string_view axis;                   // the key without "_size"
+  std::optional<std::uint64_t> size;       // an integer from 1 to 2^63-1
+  std::optional<std::uint64_t> above_max;  // an integer from 2^63 up, which no axis can be
+};
+
+// parallel_dims, the axis sizes of the mesh the meta was written for.
+struct MetaParallelDims {
+  MetaMemberState state = MetaMemberState::kAbsent;
+  std::vector<MetaAxisSize> axes;  // the <axis>_size members in document order (an object)
+};
+
+// The decoded top-level members as the document holds them (null included), for a
+// reader that copies one whole (thaw's plan head) or needs to tell absent from empty;
+// nullptr when absent.
+struct MetaMembers {
+  const Json* frozen_sharded_params = nullptr;
+  const Json* mesh_dim_names = nullptr;
+  const Json* tied_pairs = nullptr;
+  const Json* special_handlers = nullptr;
+};
+
 // A decoded meta. Strings and values view into the JsonDocument it was decoded from,
 // which must outlive it.
 struct FrozenMeta {
   std::string file;
-  Json root;                                            // the whole document
+  // The whole document, for the readers that walk values rather than decoded fields
+  // (diff; check's schema rules).
+  Json root;
   StringArena strings;                                  // the joined parameter FQNs
   std::vector<MetaBoundary> boundaries;                 // param_plan order
   std::vector<MetaInjection> injections;                // /injections order
@@ -70,6 +111,10 @@ struct FrozenMeta {
   std::vector<std::vector<std::string_view>> tied_pairs;
   const Json* special_handlers = nullptr;   // nullptr when absent or null
   std::vector<const JsonMember*> identity;  // every other top-level member, in order
+  // Two identity members, decoded (they stay in `identity` as well).
+  MetaCovered covered;
+  MetaParallelDims parallel_dims;
+  MetaMembers members;
 
   // nullptr when param_plan has no such boundary.
   [[nodiscard]] const MetaBoundary* find_boundary(std::string_view fqn) const;
@@ -120,6 +165,17 @@ Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view 
 std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
                                                  std::string_view command, Diagnostics& errors,
                                                  MetaDecodeOptions options = {});
+
+// A base meta (freeze's --base file or the plan dump's `meta`), whose members freeze
+// copies into the meta it writes without judging them: an object whose `covered`, if
+// present, is an object. `pointer` locates it inside `file` ("" for a whole file, "/meta"
+// in a plan).
+Expected<Json> decode_base_meta(const Json& base, const std::string& file,
+                                const std::string& pointer);
+// The same for a whole document (--base), as a Json tree; a document of another kind is
+// refused first ("this looks like a plan dump (hpfreeze.plan/v1); --base wants a
+// codegen_meta.json", base_meta_lookalike_kind in dump_kind.h).
+Expected<Json> decode_base_meta(const JsonDocument& base);
 
 // Upstream's preflight rule for a model parameter: it is covered when its FQN is a
 // planned parameter FQN or lies under one (key + "."). covers() is linear in the length

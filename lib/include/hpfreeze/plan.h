@@ -90,7 +90,7 @@ struct PlanDump {
   std::vector<std::string_view> mesh_dim_names;
   std::vector<std::vector<std::string_view>> tied_pairs;
   Json special_handlers = JsonObject{};
-  std::optional<Json> meta;  // the plan's own `meta` object, when present
+  std::optional<Json> meta;  // the plan's own `meta` (a base meta: decode_base_meta, meta.h)
   NegativeDims negative_dims;
 };
 
@@ -148,10 +148,6 @@ struct ModelTree {
 
 Expected<PlanDump> decode_plan_dump(const JsonDocument& document);
 Expected<ModelTree> decode_model_tree(const JsonDocument& document);
-// A base meta (`--base` or the plan's `meta`): an object whose `covered`, if present, is an
-// object. `pointer` locates it inside `file` ("" for a whole file, "/meta" in a plan).
-Expected<Json> check_base_meta(const Json& base, const std::string& file,
-                               const std::string& pointer);
 
 // FQN of a parameter planned on a boundary: "b.n", "n" on the root boundary "", "b" when
 // the name is "".

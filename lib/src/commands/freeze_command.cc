@@ -14,6 +14,7 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
@@ -44,14 +45,6 @@ std::optional<Diagnostic> input_mixup_error(const JsonDocument& plan, const Json
                           " is a model tree dump and --model " + model.name() + " is a plan dump");
   }
   return wrong_kind_error(rejected, kind, wanted, flag);
-}
-
-// A base that is a plan or model dump would put its `format`, `modules` or `parameters`
-// into the meta. Its `format` tag alone is enough: the meta readers refuse a meta by it.
-std::optional<Diagnostic> base_kind_error(const JsonDocument& base) {
-  DumpKind kind = tagged_dump_kind(base);
-  if (kind == DumpKind::kUnknown) kind = guess_dump_kind(base);
-  return wrong_kind_error(base, kind, DumpKind::kMeta, "--base");
 }
 
 Diagnostic depfile_usage_error(const FreezeRequest& request, std::string message) {
@@ -196,16 +189,14 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   // The plan's own meta is checked even when --base replaces it (docs/decisions.md).
   std::optional<Json> base;
   if ((**plan).meta) {
-    Expected<Json> checked = check_base_meta(*(**plan).meta, (**plan).file, "/meta");
+    Expected<Json> checked = decode_base_meta(*(**plan).meta, (**plan).file, "/meta");
     if (!checked) return std::move(checked.errors());
     base = std::move(*checked);
   }
   Clock::time_point start;
   if (base_doc) {
-    if (std::optional<Diagnostic> wrong = base_kind_error(**base_doc)) return *wrong;
     start = Clock::now();
-    Expected<Json> checked =
-        check_base_meta(json_from_dom((**base_doc).root()), (**base_doc).name(), "");
+    Expected<Json> checked = decode_base_meta(**base_doc);
     st.inputs[2].decode_ms = ms_since(start);
     if (!checked) return std::move(checked.errors());
     base = std::move(*checked);

@@ -120,7 +120,7 @@ inline element member_of(simdjson::dom::object o, std::string_view key) {
 }
 
 [[noreturn]] inline void fail_type(const Path& path, std::string_view expected, element e) {
-  fail(path, "expected " + std::string(expected) + ", got " + std::string(json_type_article(e)));
+  fail(path, expected_got(expected, json_type_article(e)));
 }
 
 inline simdjson::dom::object expect_object(element e, const Path& pointer) {

@@ -35,6 +35,21 @@ DumpKind guess_dump_kind(const JsonDocument& document) {
   return DumpKind::kUnknown;
 }
 
+DumpKind meta_lookalike_kind(const JsonDocument& document) {
+  if (const DumpKind tagged = tagged_dump_kind(document); tagged != DumpKind::kUnknown) {
+    return tagged;
+  }
+  simdjson::dom::object root;
+  if (document.root().get_object().get(root)) return DumpKind::kUnknown;
+  if (!root["param_plan"].error() || root["modules"].error()) return DumpKind::kUnknown;
+  return root["parameters"].error() ? DumpKind::kPlan : DumpKind::kModel;
+}
+
+DumpKind base_meta_lookalike_kind(const JsonDocument& document) {
+  const DumpKind tagged = tagged_dump_kind(document);
+  return tagged != DumpKind::kUnknown ? tagged : guess_dump_kind(document);
+}
+
 std::string_view dump_kind_name(DumpKind kind) {
   switch (kind) {
     case DumpKind::kPlan:

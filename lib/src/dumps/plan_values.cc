@@ -1,5 +1,5 @@
-// The plan model's value helpers and the base-meta rule (plan.h): no decoding here; the
-// plan dump's decoder is plan_decode.cc.
+// The plan model's value helpers (plan.h): no decoding here; the plan dump's decoder is
+// plan_decode.cc.
 #include <string>
 #include <utility>
 #include <variant>
@@ -34,16 +34,6 @@ Json spec_value_to_plain_json(const SpecValue& value) {
     return Json(std::move(out));
   }
   return Json();
-}
-
-Expected<Json> check_base_meta(const Json& base, const std::string& file,
-                               const std::string& pointer) {
-  if (!base.is_object()) return make_error(file, pointer, "a base meta must be a JSON object");
-  if (const Json* covered = base.find("covered"); covered != nullptr && !covered->is_object()) {
-    return make_error(file, pointer_join(pointer, "covered"),
-                      "'covered' must be an object in a base meta");
-  }
-  return base;
 }
 
 }  // namespace hpfreeze

@@ -88,6 +88,14 @@ bool same_json(const Json& a, const Json& b, SameStrings same_strings) {
   return a.v == b.v;
 }
 
+std::string expected_got(std::string_view expected, std::string_view got) {
+  std::string out = "expected ";
+  out += expected;
+  out += ", got ";
+  out += got;
+  return out;
+}
+
 std::string_view json_type_article(const Json& value) {
   struct Visitor {
     std::string_view operator()(std::nullptr_t) const { return "null"; }

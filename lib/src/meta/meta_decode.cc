@@ -4,6 +4,7 @@
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
+#include "meta/identity.h"
 
 namespace hpfreeze {
 
@@ -32,24 +33,11 @@ std::vector<std::string_view> FrozenMeta::sharded_params() const {
 namespace {
 
 std::string got(std::string_view expected, const Json& v) {
-  return "expected " + std::string(expected) + ", got " + std::string(json_type_article(v));
+  return expected_got(expected, json_type_article(v));
 }
 
 std::string index_pointer(std::string_view pointer, std::size_t i) {
   return std::string(pointer) + "/" + std::to_string(i);
-}
-
-// What a document that is not a meta looks like: the two dump formats carry `modules`,
-// which a meta never has.
-std::optional<std::string_view> other_kind(const Json& root) {
-  const Json* format = root.find("format");
-  const std::string_view tag = format != nullptr && format->is_string() ? format->as_string() : "";
-  const std::string_view plan = dump_kind_name(DumpKind::kPlan);
-  const std::string_view model = dump_kind_name(DumpKind::kModel);
-  if (tag == "hpfreeze.plan/v1") return plan;
-  if (tag == "hpfreeze.model/v1") return model;
-  if (root.find("param_plan") != nullptr || root.find("modules") == nullptr) return std::nullopt;
-  return root.find("parameters") != nullptr ? model : plan;
 }
 
 }  // namespace
@@ -75,15 +63,15 @@ class MetaDecoder {
   [[nodiscard]] bool failed() const { return !errors_.empty(); }
 
   // False when the document is no meta at all.
-  bool decode(std::string_view command) {
+  bool decode(const JsonDocument& document, std::string_view command) {
     const Json& root = meta_.root;
     if (!root.is_object()) {
       error("", got("a JSON object (a codegen_meta.json)", root));
       return false;
     }
-    if (std::optional<std::string_view> kind = other_kind(root)) {
-      error("", "this looks like " + std::string(*kind) + "; " + std::string(command) + " wants " +
-                    std::string(dump_kind_name(DumpKind::kMeta)));
+    if (std::optional<Diagnostic> wrong =
+            wrong_kind_error(document, meta_lookalike_kind(document), DumpKind::kMeta, command)) {
+      errors_.add(std::move(*wrong));
       return false;
     }
     const Json* param_plan = root.find("param_plan");
@@ -95,21 +83,29 @@ class MetaDecoder {
       } else if (m.key == "injections") {
         decode_injections(m.value);
       } else if (m.key == "frozen_sharded_params") {
+        meta_.members.frozen_sharded_params = &m.value;
         strings(m.value, pointer, meta_.frozen_sharded_params, "an array of strings");
       } else if (m.key == "boundary_classes") {
         decode_boundary_classes(m.value);
       } else if (m.key == "mesh_dim_names") {
+        meta_.members.mesh_dim_names = &m.value;
         if (m.value.is_null()) continue;
         std::vector<std::string_view> names;
         strings(m.value, pointer, names, "null or an array of strings");
         meta_.mesh_dim_names = std::move(names);
       } else if (m.key == "tied_pairs") {
+        meta_.members.tied_pairs = &m.value;
         decode_tied_pairs(m.value);
       } else if (m.key == "special_handlers") {
+        meta_.members.special_handlers = &m.value;
         if (m.value.is_null()) continue;
         if (!m.value.is_object()) error(pointer, got("an object", m.value));
         meta_.special_handlers = &m.value;
       } else {
+        // Judged by their readers (check's schema rules, thaw, report), not here: freeze
+        // copies them from a base unjudged.
+        if (m.key == "covered") meta_.covered = decode_covered(m.value);
+        if (m.key == "parallel_dims") meta_.parallel_dims = decode_parallel_dims(m.value);
         meta_.identity.push_back(&m);
       }
     }
@@ -410,7 +406,7 @@ Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view 
   meta.file = document.name();
   MetaDecoder decoder(meta, options);
   build_root(document, options, meta, decoder);
-  decoder.decode(command);
+  decoder.decode(document, command);
   if (decoder.failed()) return decoder.take_errors();
   return meta;
 }
@@ -422,7 +418,7 @@ std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
   meta.file = document.name();
   MetaDecoder decoder(meta, options);
   build_root(document, options, meta, decoder);
-  const bool is_meta = decoder.decode(command);
+  const bool is_meta = decoder.decode(document, command);
   Diagnostics found = decoder.take_errors();
   errors.insert(errors.end(), std::make_move_iterator(found.begin()),
                 std::make_move_iterator(found.end()));

@@ -10,32 +10,29 @@ namespace hpfreeze::report_detail {
 
 ParallelDims read_parallel_dims(const FrozenMeta& meta) {
   ParallelDims out;
-  const Json* dims = meta.root.find("parallel_dims");
-  if (dims != nullptr && !dims->is_null() && !dims->is_object()) {
+  const MetaParallelDims& dims = meta.parallel_dims;
+  if (dims.state == MetaMemberState::kOther) {
     out.findings.push_back(
         make_error(meta.file, "/parallel_dims", "expected an object of <axis>_size integers"));
     return out;
   }
-  out.named = dims != nullptr;
-  if (dims == nullptr || !dims->is_object()) return out;
+  out.named = dims.state != MetaMemberState::kAbsent;
+  if (dims.state != MetaMemberState::kObject) return out;
   out.present = true;
-  constexpr std::string_view kSuffix = "_size";
-  for (const JsonMember& m : dims->as_object()) {
-    if (m.key.size() <= kSuffix.size() || !m.key.ends_with(kSuffix)) continue;
-    std::string axis(m.key.substr(0, m.key.size() - kSuffix.size()));
+  for (const MetaAxisSize& size : dims.axes) {
+    std::string axis(size.axis);
     out.axes.push_back(axis);
-    const auto* i = std::get_if<std::int64_t>(&m.value.v);
-    if (i == nullptr || *i < 1) {
-      const auto* u = std::get_if<std::uint64_t>(&m.value.v);  // 2^63 and above
+    if (!size.size) {
+      const std::optional<std::uint64_t>& u = size.above_max;
       out.findings.push_back(
-          make_warning(meta.file, pointer_join("/parallel_dims", m.key),
+          make_warning(meta.file, pointer_join("/parallel_dims", size.key),
                        "ignored: " +
                            (u ? std::to_string(*u) + " is above the largest axis size, 2^63-1"
                               : std::string("expected an integer >= 1")) +
                            "; axis '" + axis + "' counts as size 1"));
       continue;
     }
-    out.sizes.emplace_back(std::move(axis), static_cast<std::uint64_t>(*i));
+    out.sizes.emplace_back(std::move(axis), *size.size);
   }
   return out;
 }

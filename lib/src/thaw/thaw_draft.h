@@ -1,7 +1,7 @@
 #pragma once
-// What thaw_command.cc hands its two writers: the plan dump as a tree (thaw_meta) and as
-// bytes written straight from the meta (thawed_plan_encode.cc, for run_thaw), which never
-// builds the tree of every param's placements.
+// What the thaw pass (thaw.cc) hands its two writers: the plan dump as a tree (thaw_meta)
+// and as bytes written straight from the meta (thawed_plan_encode.cc, for
+// thaw_meta_to_bytes), which never builds the tree of every param's placements.
 
 #include <array>
 #include <optional>

@@ -1,5 +1,6 @@
-// thaw_value, thaw_meta and run_thaw, plus the in-process freeze(thaw(m)) == m round trip.
-#include "hpfreeze/thaw_command.h"
+// The thaw pass: thaw_value, thaw_meta and thaw_meta_to_bytes, plus the in-process
+// freeze(thaw(m)) == m round trip. run_thaw is tests/unit/commands/thaw_command_test.cc.
+#include "hpfreeze/thaw.h"
 
 #include <gtest/gtest.h>
 
@@ -469,62 +470,6 @@ TEST(ThawMeta, LargePlanWrittenInTwoHalvesHasTheTreesBytes) {
     EXPECT_EQ(two_threads->model, encode_plain_json(*tree->model) + "\n");
     EXPECT_EQ(messages(two_threads->warnings), messages(tree->warnings));
   }
-}
-
-class RunThaw : public ::testing::Test {
- protected:
-  std::string path(const std::string& name) const {
-    return ::testing::TempDir() + "thaw_command_test_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + name;
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name), std::ios::binary) << text;
-    return path(name);
-  }
-};
-
-TEST_F(RunThaw, WritesPlanAndModelWithFinalNewline) {
-  ThawRequest request;
-  request.meta_path =
-      write("meta.json", R"j({"param_plan": {"b": {}}, "boundary_classes": {"b": "B"}})j");
-  request.plan_path = path("plan.json");
-  request.model_path = path("model.json");
-  const CommandResult result = run_thaw(request);
-  EXPECT_TRUE(result.diagnostics.empty());
-  EXPECT_EQ(
-      read_file(*request.model_path),
-      "{\n  \"format\": \"hpfreeze.model/v1\",\n  \"modules\": {\n    \"b\": \"B\"\n  }\n}\n");
-  EXPECT_EQ(read_file(request.plan_path),
-            "{\n  \"format\": \"hpfreeze.plan/v1\",\n  \"meta\": {},\n  \"modules\": {\n"
-            "    \"b\": {}\n  }\n}\n");
-}
-
-TEST_F(RunThaw, NothingIsWrittenOnError) {
-  ThawRequest request;
-  request.meta_path = write("meta.json", R"j({"param_plan": {"b": 1}})j");
-  request.plan_path = write("plan.json", "old");
-  const CommandResult result = run_thaw(request);
-  ASSERT_EQ(result.diagnostics.size(), 1u);
-  EXPECT_TRUE(result.failed());
-  EXPECT_FALSE(result.io_failed());
-  EXPECT_EQ(result.diagnostics[0].location_and_message(),
-            request.meta_path + ": /param_plan/b: expected an object, got an integer");
-  EXPECT_EQ(read_file(request.plan_path), "old");
-}
-
-TEST_F(RunThaw, UnreadableAndInvalidMetas) {
-  ThawRequest request;
-  request.meta_path = path("missing.json");
-  request.plan_path = path("plan.json");
-  CommandResult result = run_thaw(request);
-  ASSERT_EQ(result.diagnostics.size(), 1u);
-  EXPECT_TRUE(result.io_failed());
-  request.meta_path = write("bad.json", "{\"param_plan\": ");
-  result = run_thaw(request);
-  ASSERT_EQ(result.diagnostics.size(), 1u);
-  EXPECT_FALSE(result.io_failed());
-  EXPECT_EQ(result.diagnostics[0].line, 1u);
-  EXPECT_FALSE(std::filesystem::exists(request.plan_path));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "hpfreeze/thaw_command.h"
+#include "hpfreeze/thaw.h"
 
 #include <algorithm>
 #include <array>
@@ -10,11 +10,8 @@
 #include <vector>
 
 #include "hpfreeze/background_task.h"
-#include "io/inputs.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/encode.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/spec_fields.h"
 #include "thaw/thaw_draft.h"
@@ -99,7 +96,7 @@ class Thawer {
 
 // The warning when the meta's frozen_sharded_params is not what freeze will recompute.
 std::optional<std::string> frozen_sharded_params_mismatch(const FrozenMeta& meta) {
-  if (meta.root.find("frozen_sharded_params") == nullptr) return std::nullopt;
+  if (meta.members.frozen_sharded_params == nullptr) return std::nullopt;
   const std::vector<std::string_view> computed = meta.sharded_params();
   const std::vector<std::string_view>& names = meta.frozen_sharded_params;
   if (names == computed) return std::nullopt;
@@ -249,8 +246,8 @@ Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& option
     }
   }
   // freeze reads the plan's meta as the base, whose `covered` must be an object.
-  if (const Json* v = meta.root.find("covered"); v != nullptr && !v->is_object()) {
-    t.error("/covered", "expected an object, got " + std::string(json_type_article(*v)));
+  if (!meta.covered.valid()) {
+    t.error("/covered", expected_got("an object", meta.covered.type));
   }
   std::optional<Json> model;
   if (options.model) model = model_dump(t, meta, drafts);
@@ -278,8 +275,12 @@ Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& option
   for (const JsonMember* m : meta.identity) identity.push_back(*m);
   JsonObject& head = result.draft.head;
   head.push_back({"format", "hpfreeze.plan/v1"});
-  for (std::string_view key : {"mesh_dim_names", "tied_pairs", "special_handlers"}) {
-    if (const Json* v = meta.root.find(key)) head.push_back({key, *v});
+  const std::pair<std::string_view, const Json*> copied[] = {
+      {"mesh_dim_names", meta.members.mesh_dim_names},
+      {"tied_pairs", meta.members.tied_pairs},
+      {"special_handlers", meta.members.special_handlers}};
+  for (const auto& [key, v] : copied) {
+    if (v != nullptr) head.push_back({key, *v});
   }
   head.push_back({"meta", Json(std::move(identity))});
   result.model = std::move(model);
@@ -327,59 +328,6 @@ Expected<ThawedBytes> thaw_meta_to_bytes(const FrozenMeta& meta, const ThawOptio
     *result.model += '\n';
   }
   result.warnings = std::move(thawed->warnings);
-  return result;
-}
-
-namespace {
-
-// The meta at `path` read, decoded and thawed into bytes; the document and the meta are
-// gone when it returns, so that only the bytes are held while they are written.
-Expected<ThawedBytes> read_and_thaw(const ThawRequest& request) {
-  // One input: nothing to hand on (io/inputs.h).
-  ParseScratch scratch;
-  scratch.close();
-  LoadStage stage;
-  Expected<JsonDocument> doc = load_document(request.meta_path, stage, scratch, true);
-  if (!doc) return std::move(doc.errors());
-  // thaw rebuilds the params from the decoded ones: the tree does not hold them.
-  Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", MetaDecodeOptions::decoded_params_only());
-  if (!meta) return std::move(meta.errors());
-  doc->release_tree();  // the meta views only the document's strings
-  ThawOptions options;
-  options.model = request.model_path.has_value();
-  return thaw_meta_to_bytes(*meta, options);
-}
-
-// The only place thaw writes: both outputs are rendered before either is written, then
-// written both or neither (io.h), and never one file under two names.
-void write_thawed(const ThawRequest& request, const ThawedBytes& thawed, CommandResult& result) {
-  std::vector<OutputFile> outputs{{"-o", request.plan_path, thawed.plan, {}}};
-  if (request.model_path && thawed.model) {
-    outputs.push_back({"--model-out", *request.model_path, *thawed.model, {}});
-  }
-  // -o may replace the meta it was read from (an in-place update), --model-out may not.
-  const InputPath meta_input{"the input meta", request.meta_path, "-o"};
-  Diagnostics clashes =
-      check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
-  Expected<std::vector<WriteOutcome>> written =
-      clashes.empty() ? write_outputs(outputs) : Expected<std::vector<WriteOutcome>>(clashes);
-  if (!written) {
-    result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
-                              written.errors().end());
-  }
-}
-
-}  // namespace
-
-CommandResult run_thaw(const ThawRequest& request) {
-  CommandResult result;
-  Expected<ThawedBytes> thawed = read_and_thaw(request);
-  if (!thawed) {
-    result.diagnostics = std::move(thawed.errors());
-    return result;
-  }
-  result.diagnostics = std::move(thawed->warnings);
-  write_thawed(request, *thawed, result);
   return result;
 }
 

@@ -1,0 +1,68 @@
+#include "hpfreeze/thaw_command.h"
+
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/command_result.h"
+#include "hpfreeze/io.h"
+#include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
+#include "hpfreeze/thaw.h"
+#include "io/inputs.h"
+
+namespace hpfreeze {
+namespace {
+
+// The meta at `path` read, decoded and thawed into bytes; the document and the meta are
+// gone when it returns, so that only the bytes are held while they are written.
+Expected<ThawedBytes> read_and_thaw(const ThawRequest& request) {
+  // One input: nothing to hand on (io/inputs.h).
+  ParseScratch scratch;
+  scratch.close();
+  LoadStage stage;
+  Expected<JsonDocument> doc = load_document(request.meta_path, stage, scratch, true);
+  if (!doc) return std::move(doc.errors());
+  // thaw rebuilds the params from the decoded ones: the tree does not hold them.
+  Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", MetaDecodeOptions::decoded_params_only());
+  if (!meta) return std::move(meta.errors());
+  doc->release_tree();  // the meta views only the document's strings
+  ThawOptions options;
+  options.model = request.model_path.has_value();
+  return thaw_meta_to_bytes(*meta, options);
+}
+
+// The only place thaw writes: both outputs are rendered before either is written, then
+// written both or neither (io.h), and never one file under two names.
+void write_thawed(const ThawRequest& request, const ThawedBytes& thawed, CommandResult& result) {
+  std::vector<OutputFile> outputs{{"-o", request.plan_path, thawed.plan, {}}};
+  if (request.model_path && thawed.model) {
+    outputs.push_back({"--model-out", *request.model_path, *thawed.model, {}});
+  }
+  // -o may replace the meta it was read from (an in-place update), --model-out may not.
+  const InputPath meta_input{"the input meta", request.meta_path, "-o"};
+  Diagnostics clashes =
+      check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
+  Expected<std::vector<WriteOutcome>> written =
+      clashes.empty() ? write_outputs(outputs) : Expected<std::vector<WriteOutcome>>(clashes);
+  if (!written) {
+    result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
+                              written.errors().end());
+  }
+}
+
+}  // namespace
+
+CommandResult run_thaw(const ThawRequest& request) {
+  CommandResult result;
+  Expected<ThawedBytes> thawed = read_and_thaw(request);
+  if (!thawed) {
+    result.diagnostics = std::move(thawed.errors());
+    return result;
+  }
+  result.diagnostics = std::move(thawed->warnings);
+  write_thawed(request, *thawed, result);
+  return result;
+}
+
+}  // namespace hpfreeze

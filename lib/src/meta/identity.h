@@ -1,0 +1,13 @@
+#pragma once
+// The identity members of a meta that readers need decoded (meta.h: MetaCovered,
+// MetaParallelDims), for decode_meta and decode_base_meta alike.
+
+#include "hpfreeze/json.h"
+#include "hpfreeze/meta.h"
+
+namespace hpfreeze {
+
+MetaCovered decode_covered(const Json& value);
+MetaParallelDims decode_parallel_dims(const Json& value);
+
+}  // namespace hpfreeze
