@@ -1,6 +1,6 @@
-// run_report: reading and decoding the two inputs, then the report, rendered, and its
-// findings for stderr. The arithmetic is in report_command.cc, the rendering in
-// report_render.cc.
+// run_report: reading and decoding the two inputs, then the report pass (report.h), rendered,
+// and its findings for stderr. The pass is report/build_report.cc, the rendering
+// report/report_render.cc.
 #include <algorithm>
 #include <optional>
 #include <string>

@@ -5,9 +5,9 @@
 
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/report.h"
 
-// The text and JSON forms of a Report: rendering only, the arithmetic is in report_command.cc.
+// The text and JSON forms of a Report: rendering only, the arithmetic is in build_report.cc.
 namespace hpfreeze {
 namespace {
 
@@ -246,8 +246,8 @@ const char* mesh_source_name(MeshSource source) {
 
 }  // namespace
 
-// The --mesh value (report_command.h): parsing beside the rendering keeps the arithmetic in
-// report_command.cc.
+// The --mesh value (report.h): parsing beside the rendering keeps the arithmetic in
+// build_report.cc.
 Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
   auto fail = [](std::string message) -> Expected<std::vector<MeshAxis>> {
     return make_error({}, {}, std::move(message));
