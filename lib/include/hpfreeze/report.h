@@ -16,22 +16,14 @@
 #include <vector>
 
 #include "hpfreeze/capacity.h"
+#include "hpfreeze/capacity_args.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
 
-struct MeshAxis {
-  std::string name;
-  std::uint64_t size = 1;
-  friend bool operator==(const MeshAxis& a, const MeshAxis& b) = default;
-};
-
-// Parses the value of --mesh: `AXIS=N[,AXIS=N...]`, axis names [A-Za-z_][A-Za-z0-9_]*, each
-// at most once, sizes decimal integers >= 1 that fit in 63 bits. The error message (no file,
-// no pointer) says what is wrong and quotes the offending item; it is a usage error.
-Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text);
+// MeshAxis and parse_mesh_arg are capacity_args.h's, with the other command-line values.
 
 // Element sizes and byte formatting are the capacity module's (dtype_element_size,
 // format_byte_size in capacity.h): one table and one formatter for every byte count.

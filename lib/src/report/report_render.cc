@@ -11,9 +11,6 @@
 namespace hpfreeze {
 namespace {
 
-bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
-
 // ---- text rendering ----
 
 enum class Align { kLeft, kRight };
@@ -245,61 +242,6 @@ const char* mesh_source_name(MeshSource source) {
 }
 
 }  // namespace
-
-// The --mesh value (report.h): parsing beside the rendering keeps the arithmetic in
-// build_report.cc.
-Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
-  auto fail = [](std::string message) -> Expected<std::vector<MeshAxis>> {
-    return make_error({}, {}, std::move(message));
-  };
-  if (text.empty()) return fail("expected AXIS=N[,AXIS=N...], got an empty value");
-  std::vector<MeshAxis> axes;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty()) {
-      return fail("empty item in " + quote_for_diagnostic(text) + "; expected AXIS=N[,AXIS=N...]");
-    }
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      return fail(quote_for_diagnostic(item) + " is not AXIS=N");
-    }
-    const std::string_view name = item.substr(0, eq);
-    const std::string_view size = item.substr(eq + 1);
-    if (name.empty() || !is_name_start(name.front()) ||
-        !std::all_of(name.begin(), name.end(), is_name_char)) {
-      return fail(quote_for_diagnostic(item) + ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
-    }
-    std::uint64_t value = 0;
-    bool digits = !size.empty();
-    bool too_large = false;
-    for (char c : size) {
-      if (c < '0' || c > '9') {
-        digits = false;
-        break;
-      }
-      if (__builtin_mul_overflow(value, 10, &value) ||
-          __builtin_add_overflow(value, c - '0', &value) || value > kMaxAxisSize) {
-        too_large = true;
-      }
-    }
-    if (!digits || value == 0) {
-      return fail(quote_for_diagnostic(item) + ": the size must be a decimal integer >= 1");
-    }
-    if (too_large) {
-      return fail(quote_for_diagnostic(item) + ": the size is larger than 2^63-1");
-    }
-    for (const MeshAxis& a : axes) {
-      if (a.name == name) return fail("axis " + quote_for_diagnostic(name) + " is given twice");
-    }
-    axes.push_back(MeshAxis{std::string(name), value});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return axes;
-}
 
 std::string placements_text(const ParamReport& param) {
   std::string out;
