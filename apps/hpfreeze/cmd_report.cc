@@ -116,25 +116,7 @@ Runner declare_report(CLI::App& app) {
     ReportRequest& request = flags->request;
     if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
     for (const std::string& text : flags->sweeps) {
-      AxisSweep sweep = *parse_sweep_arg(text);
-      for (const AxisSweep& earlier : request.plan.sweeps) {
-        if (earlier.axis == sweep.axis) {
-          report(make_error({}, {}, "--sweep: axis '" + sweep.axis + "' is swept twice"));
-          return kExitTrouble;
-        }
-      }
-      if (request.mesh) {
-        for (const MeshAxis& a : *request.mesh) {
-          if (a.name == sweep.axis) {
-            report(make_error({}, {},
-                              "axis '" + sweep.axis +
-                                  "' is in both --mesh and --sweep; give it "
-                                  "in one of them"));
-            return kExitTrouble;
-          }
-        }
-      }
-      request.plan.sweeps.push_back(std::move(sweep));
+      request.plan.sweeps.push_back(*parse_sweep_arg(text));
     }
     if (app.count("--optimizer") > 0) request.plan.optimizer = *parse_optimizer(flags->optimizer);
     if (app.count("--budget") > 0) request.plan.budget = *parse_byte_size(flags->budget);
@@ -151,10 +133,8 @@ Runner declare_report(CLI::App& app) {
       }
       request.top = top;
     }
-    if (request.meta_path == "-" && request.model_path == "-") {
-      report(make_error({}, {}, "at most one of META and --model may be '-' (stdin)"));
-      return kExitTrouble;
-    }
+    // The rules between values (a sweep twice, an axis in --mesh and --sweep, two inputs on
+    // stdin) are run_report's.
     return finish(run_report(request));
   };
 }

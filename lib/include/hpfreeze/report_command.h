@@ -21,7 +21,9 @@ struct ReportRequest {
   ReportPlanOptions plan;
 };
 
-// Reads, decodes and reports. The output is the table (or with `json`, the JSON object);
+// Reads, decodes and reports. First the usage errors of the request itself (kIo, exit 2;
+// the first one only), before anything is read: an axis swept twice, an axis in both
+// `mesh` and a sweep (for each sweep in turn), then META and --model both "-". The output is the table (or with `json`, the JSON object);
 // empty when an input could not be read or decoded. The diagnostics are the read and
 // decode errors, the usage errors the inputs reveal, or the findings (at most
 // kMaxReportedErrors, then one line counting the rest, then the summary line). No
