@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 #include <utility>
 
+#include "base/text_table.h"
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
 
@@ -277,7 +277,7 @@ std::string render_capacity_text(const CapacityResult& result) {
   }
   scale.finish();
 
-  std::vector<std::array<std::string, 6>> rows;
+  std::vector<std::vector<std::string>> rows;
   rows.push_back({"MESH", "DEVICES", "WORST RANK", "BEST RANK", "BAR", "VERDICT"});
   for (const MeshCapacity& m : result.meshes) {
     if (!shown(result, m)) continue;
@@ -285,23 +285,11 @@ std::string render_capacity_text(const CapacityResult& result) {
                     format_byte_size(m.max_rank_bytes), format_byte_size(m.min_rank_bytes),
                     bar(m.max_rank_bytes, scale, result.budget), verdict(m)});
   }
-  std::array<std::size_t, 6> width{};
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  static constexpr bool kRight[] = {false, true, true, true, false, false};
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::size_t pad = width[i] - row[i].size();
-      if (i != 0) line += "  ";
-      if (kRight[i]) line.append(pad, ' ');
-      line += row[i];
-      if (!kRight[i] && i + 1 != row.size()) line.append(pad, ' ');
-    }
-    out += line;
-    out += '\n';
-  }
+  // No cell ends in a blank (a verdict ends in a number or a unit): the table's trimming of
+  // line ends changes nothing here.
+  out += render_table(
+      {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft}, rows,
+      "");
   if (scale.least != 0) {
     out += "BAR: the worst rank, ";
     out += scale.largest == scale.least

@@ -3,6 +3,7 @@
 #include <limits>
 #include <span>
 
+#include "base/text_table.h"
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/report.h"
@@ -13,40 +14,14 @@ namespace {
 
 // ---- text rendering ----
 
-enum class Align { kLeft, kRight };
-
-// Columns padded to their widest cell; the last column is not padded (no trailing blanks).
-std::string render_table(const std::vector<Align>& align,
-                         const std::vector<std::vector<std::string>>& rows,
-                         std::string_view indent) {
-  std::vector<std::size_t> width(align.size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::size_t pad = width[i] - row[i].size();
-      const bool last = i + 1 == row.size();
-      if (i != 0) line += "  ";
-      if (align[i] == Align::kRight) line.append(pad, ' ');
-      line += row[i];
-      if (align[i] == Align::kLeft && !last) line.append(pad, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line;
-    out += '\n';
-  }
-  return out;
-}
-
 std::string mesh_line(const Report& r) {
   std::string out = "mesh:";
   if (r.mesh.empty()) {
     out += r.swept ? " none fixed" : " none, every axis counts as size 1";
   } else {
-    for (const MeshAxis& a : r.mesh) out += " " + a.name + "=" + std::to_string(a.size);
+    Mesh fixed;  // spelled as the meshes table spells one
+    for (const MeshAxis& a : r.mesh) fixed.axes.push_back(AxisSize{a.name, a.size});
+    out += " " + format_mesh(fixed);
     out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
   }
   out += '\n';
