@@ -28,10 +28,6 @@ Runner declare_diff(CLI::App& app) {
                          "usage error, or an input could not be read or is not a valid meta, "
                          "or the output could not be written"));
   return [request]() -> Outcome {
-    if (request->old_path == "-" && request->new_path == "-") {
-      report(make_error({}, {}, "at most one of the two metas may be '-' (stdin)"));
-      return kExitTrouble;
-    }
     // -q/--quiet (either side of the command word): the exit status alone tells.
     request->quiet = quiet_count() > 0;
     // Exit 1 means "different", so every failure to compare is trouble (2).

@@ -100,12 +100,6 @@ Runner declare_freeze(CLI::App& app) {
     if (app.count("--base") > 0) request->base_path = *base;
     if (app.count("--depfile") > 0) request->depfile_path = *depfile;
     request->options.verify = !*no_verify;
-    const int stdin_users = (request->plan_path == "-") + (request->model_path == "-") +
-                            (request->base_path && *request->base_path == "-");
-    if (stdin_users > 1) {
-      report(make_error({}, {}, "at most one of --plan, --model and --base may be '-' (stdin)"));
-      return kExitTrouble;
-    }
     FreezeStages stages;
     const CommandResult result = run_freeze(*request, &stages);
     log_stages(stages, request->output_path);

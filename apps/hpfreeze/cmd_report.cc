@@ -1,13 +1,12 @@
 // `hpfreeze report META --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
 //  [--replica-axis NAME]... [--optimizer NAME] [--zero 0|1|2|3] [--zero-axis AXIS]
 //  [--budget SIZE] [--fits-only] [--allow-uncovered] [--json] [--top K]`
-#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
 
 #include "cli.h"
-#include "hpfreeze/capacity.h"
+#include "hpfreeze/capacity_args.h"
 #include "hpfreeze/report_command.h"
 
 namespace hpfreeze::cli {
@@ -55,12 +54,9 @@ Runner declare_report(CLI::App& app) {
           ""));
   const CLI::Validator axis_name(
       [](std::string& text) -> std::string {
-        auto start = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-        auto rest = [&](char c) { return start(c) || (c >= '0' && c <= '9'); };
-        const bool ok = !text.empty() && start(text.front()) &&
-                        std::all_of(text.begin(), text.end(), rest);
-        return ok ? std::string()
-                  : "'" + text + "': the axis name must match [A-Za-z_][A-Za-z0-9_]*";
+        return is_axis_name(text)
+                   ? std::string()
+                   : "'" + text + "': the axis name must match [A-Za-z_][A-Za-z0-9_]*";
       },
       "");
   app.add_option("--replica-axis", flags->request.plan.replica_axes,
@@ -120,29 +116,11 @@ Runner declare_report(CLI::App& app) {
     ReportRequest& request = flags->request;
     if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
     for (const std::string& text : flags->sweeps) {
-      AxisSweep sweep = *parse_sweep_arg(text);
-      for (const AxisSweep& earlier : request.plan.sweeps) {
-        if (earlier.axis == sweep.axis) {
-          report(make_error({}, {}, "--sweep: axis '" + sweep.axis + "' is swept twice"));
-          return kExitTrouble;
-        }
-      }
-      if (request.mesh) {
-        for (const MeshAxis& a : *request.mesh) {
-          if (a.name == sweep.axis) {
-            report(make_error({}, {},
-                              "axis '" + sweep.axis +
-                                  "' is in both --mesh and --sweep; give it "
-                                  "in one of them"));
-            return kExitTrouble;
-          }
-        }
-      }
-      request.plan.sweeps.push_back(std::move(sweep));
+      request.plan.sweeps.push_back(*parse_sweep_arg(text));
     }
     if (app.count("--optimizer") > 0) request.plan.optimizer = *parse_optimizer(flags->optimizer);
     if (app.count("--budget") > 0) request.plan.budget = *parse_byte_size(flags->budget);
-    if (app.count("--zero") > 0) request.plan.zero.stage = flags->zero.front() - '0';
+    if (app.count("--zero") > 0) request.plan.zero.stage = *parse_zero_stage(flags->zero);
     if (app.count("--top") > 0) {
       // Digits only (checked above); a count beyond any list is as good as "all".
       std::size_t top = 0;
@@ -155,10 +133,8 @@ Runner declare_report(CLI::App& app) {
       }
       request.top = top;
     }
-    if (request.meta_path == "-" && request.model_path == "-") {
-      report(make_error({}, {}, "at most one of META and --model may be '-' (stdin)"));
-      return kExitTrouble;
-    }
+    // The rules between values (a sweep twice, an axis in --mesh and --sweep, two inputs on
+    // stdin) are run_report's.
     return finish(run_report(request));
   };
 }

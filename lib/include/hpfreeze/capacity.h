@@ -48,9 +48,9 @@ struct CapacityParamSource {
 };
 
 enum class Optimizer : std::uint8_t { kNone, kSgd, kMomentum, kAdam, kAdamW };
+inline constexpr std::size_t kOptimizers = 5;  // the enum's values, 0 .. kOptimizers-1
 
-// "none", "sgd", "momentum", "adam", "adamw"; nullopt for anything else.
-std::optional<Optimizer> parse_optimizer(std::string_view name);
+// "none", "sgd", "momentum", "adam", "adamw" (parse_optimizer, capacity_args.h, reads them).
 std::string_view optimizer_name(Optimizer optimizer);
 
 // Bytes per element of a torch dtype name (torch's dtype.itemsize), "torch." prefix and
@@ -83,11 +83,6 @@ struct ElementCost {
 ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, bool requires_grad,
                          Optimizer optimizer, int zero_stage);
 
-// Parses a --budget value: a decimal number (fraction allowed) and an optional unit:
-// B, K/KB/k/kB, M/MB, G/GB, T/TB, P/PB, E/EB (powers of 1000) or Ki/KiB ... Ei/EiB (powers
-// of 1024). Fractional bytes are rounded down. The message quotes the offending text.
-Expected<std::uint64_t> parse_byte_size(std::string_view text);
-
 // "512 B", "1.5 KiB", "29.9 GiB": binary units, one decimal, rounded half up; the unit is
 // the largest that keeps the rounded value below 1024.
 std::string format_byte_size(std::uint64_t bytes);
@@ -106,10 +101,6 @@ struct AxisSweep {
   std::string axis;
   std::vector<std::uint64_t> sizes;  // in the order given
 };
-
-// Parses the value of --sweep: `AXIS=N1,N2,...`, the axis name [A-Za-z_][A-Za-z0-9_]*,
-// sizes decimal integers >= 1 below 2^63, none listed twice. A usage error on failure.
-Expected<AxisSweep> parse_sweep_arg(std::string_view text);
 
 // A mesh: axis sizes in placement order (see CapacityRequest::axis_order).
 struct Mesh {

@@ -63,7 +63,8 @@ struct RenderedMeta {
 };
 Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* stages = nullptr);
 
-// render_meta, then the atomic write of the output (or stdout), then the depfile. A
+// render_meta, then the atomic write of the output (or stdout), then the depfile. First of
+// all, a usage error (kIo) when more than one of plan, model and base is "-" (stdin). A
 // depfile needs -o FILE and file inputs (no '-') whose paths make and ninja read back;
 // these usage errors come first, before any input is read, with ErrorClass::kIo so that
 // they map to exit status 2 like every other failure to write.

@@ -34,6 +34,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -67,6 +69,13 @@ void guard_standard_descriptors();
 // The error for "-" when stdin is closed (or holds the placeholder above); none when
 // stdin can be read.
 Expected<bool> check_stdin_open();
+
+// The usage error (kIo, exit 2) of a command given "-" (stdin) for more than one of its
+// inputs: stdin can be read only once. `paths` are the inputs (nullptr for one not given),
+// `names` the way the message lists them: "at most one of META and --model may be '-'
+// (stdin)". nullopt when at most one is "-". Made before anything is read.
+std::optional<Diagnostic> stdin_twice_error(std::initializer_list<const std::string*> paths,
+                                            std::string_view names);
 
 // Reads a whole file, or stdin when path is "-". Works on regular files (even ones
 // that grow or shrink meanwhile), pipes, FIFOs and character devices. Rejects

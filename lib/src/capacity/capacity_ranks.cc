@@ -34,11 +34,6 @@ using chunking::ChunkGeometry;
 constexpr std::uint64_t kMaxRankClasses = std::uint64_t{1} << 22;
 constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
 
-bool divides(std::uint64_t v, std::uint64_t n, std::uint64_t f) {
-  std::uint64_t nf = 0;
-  return checked_mul(n, f, nf) ? v % nf == 0 : v == 0;
-}
-
 // Odometer over `limits` (row-major, last fastest); false once every index wrapped.
 bool advance(std::vector<std::size_t>& index, const std::vector<std::size_t>& limits) {
   for (std::size_t i = index.size(); i-- > 0;) {
@@ -64,12 +59,6 @@ bool grows_with_input(std::vector<std::uint64_t> inputs, std::uint64_t n, std::u
     }
   }
   return true;
-}
-
-std::string mesh_label(const Mesh& mesh) {
-  std::string label;
-  for (const AxisSize& x : mesh.axes) label += " " + x.axis + "=" + std::to_string(x.size);
-  return label;
 }
 
 // A sum over runs for the groups whose non-monotone axes are exactly `scope` (positions
@@ -333,24 +322,16 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
         if (size == 1) continue;
         active = true;
         effective.push_back(&step);
-        next.clear();
-        for (std::uint64_t v : inputs.back()) {
-          if (!out.indivisible && !step.uneven && step.axis < first_axis &&
-              !divides(v, size, step.split_factor)) {
-            first = Indivisible{first_fqns_[g],         dim.dim, v,
+        if (!out.indivisible && !step.uneven && step.axis < first_axis) {
+          if (const std::optional<std::uint64_t> v =
+                  chunking::first_indivisible(inputs.back(), size, step.split_factor)) {
+            first = Indivisible{first_fqns_[g],         dim.dim, *v,
                                 axis_order_[step.axis], size,    step.split_factor};
             first_axis = step.axis;
           }
-          const ChunkGeometry geo(v, size, step.split_factor);
-          breaks.clear();
-          geo.breakpoints(size, breaks);
-          for (std::uint64_t b : breaks) {
-            search.cuts_[step.axis].push_back(b);
-            next.push_back(geo.at(b, size));
-          }
         }
-        std::sort(next.begin(), next.end(), std::greater<>());  // largest (rank 0's) first
-        next.erase(std::unique(next.begin(), next.end()), next.end());
+        chunking::chunk_sizes(inputs.back(), size, step.split_factor, next, breaks,
+                              &search.cuts_[step.axis]);
         inputs.push_back(next);
       }
       // An axis is monotone on this dim when every later step gives more for more input.
@@ -386,8 +367,9 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
     searched.push_back(search.monotone_[a] != 0 ? c.size() - 1 : kFree);
     if (search.monotone_[a] != 0) continue;
     if (!checked_mul(classes, c.size(), classes) || classes > kMaxRankClasses) {
+      const std::string label = mesh.axes.empty() ? std::string() : " " + format_mesh(mesh);
       return make_error({}, {},
-                        "the ranks of mesh" + mesh_label(mesh) + " fall into more than " +
+                        "the ranks of mesh" + label + " fall into more than " +
                             std::to_string(kMaxRankClasses) +
                             " classes of distinct sizes; too many to compare exactly");
     }

@@ -1,8 +1,12 @@
 #pragma once
 // torch.chunk geometry of one sharded dim on one mesh axis, shared by the capacity
-// planner's model (capacity.cc) and its per-mesh search (capacity_ranks.cc).
+// planner's model (capacity.cc), its per-mesh search (capacity_ranks.cc) and report's
+// rank-0 shapes (report/report_local.h).
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace hpfreeze::chunking {
@@ -51,5 +55,42 @@ struct ChunkGeometry {
     if (r + 1 < n) out.push_back(r + 1);
   }
 };
+
+// Whether `v` elements chunk evenly over n x f chunks.
+inline bool divides(std::uint64_t v, std::uint64_t n, std::uint64_t f) {
+  std::uint64_t nf = 0;
+  return checked_mul(n, f, nf) ? v % nf == 0 : v == 0;
+}
+
+// The largest of `values` (distinct sizes, largest first) that does not chunk evenly over
+// n x f; nullopt when every one does.
+inline std::optional<std::uint64_t> first_indivisible(const std::vector<std::uint64_t>& values,
+                                                      std::uint64_t n, std::uint64_t f) {
+  for (std::uint64_t v : values) {
+    if (!divides(v, n, f)) return v;
+  }
+  return std::nullopt;
+}
+
+// One more axis (n ranks, split factor f) chunking a dim: `values` are the distinct sizes
+// some rank held of it before (largest first), `next` receives the distinct sizes some rank
+// holds after (largest first: rank 0's), and `cuts`, when given, the starts of the runs of
+// equal sizes over the axis's ranks (breakpoints, repeats included). `breaks` is scratch.
+inline void chunk_sizes(const std::vector<std::uint64_t>& values, std::uint64_t n, std::uint64_t f,
+                        std::vector<std::uint64_t>& next, std::vector<std::uint64_t>& breaks,
+                        std::vector<std::uint64_t>* cuts = nullptr) {
+  next.clear();
+  for (std::uint64_t v : values) {
+    const ChunkGeometry geo(v, n, f);
+    breaks.clear();
+    geo.breakpoints(n, breaks);
+    for (std::uint64_t b : breaks) {
+      if (cuts != nullptr) cuts->push_back(b);
+      next.push_back(geo.at(b, n));
+    }
+  }
+  std::sort(next.begin(), next.end(), std::greater<>());
+  next.erase(std::unique(next.begin(), next.end()), next.end());
+}
 
 }  // namespace hpfreeze::chunking

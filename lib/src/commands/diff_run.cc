@@ -15,6 +15,11 @@ namespace hpfreeze {
 CommandResult run_diff(const DiffRequest& request) {
   CommandResult result;
   result.errors_are_trouble = true;
+  if (std::optional<Diagnostic> twice =
+          stdin_twice_error({&request.old_path, &request.new_path}, "the two metas")) {
+    result.diagnostics.push_back(std::move(*twice));
+    return result;
+  }
   // A malformed --ignore is a usage error, found before any file is read.
   Expected<std::vector<IgnoredPointer>> ignored = ignored_pointers(request.options);
   if (!ignored) {

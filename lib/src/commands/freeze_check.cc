@@ -13,6 +13,7 @@
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
+#include "io/inputs.h"
 
 namespace hpfreeze {
 namespace {
@@ -31,11 +32,15 @@ Expected<FrozenMeta> decode_for_diff(const JsonDocument& document) {
 }
 
 // The error for a file that differs: what diff finds between the file (old) and the new
-// meta, at most kMaxCheckDifferences lines of it and a line counting the rest.
+// meta, at most kMaxCheckDifferences lines of it and a line counting the rest. Both are
+// parsed by the loader's parse stage (io/inputs.h) with a closed scratch: one parse each,
+// its text given back as soon as it is parsed.
 Diagnostic difference_error(const std::string& path, InputFile existing,
                             const std::string& rendered) {
-  Expected<JsonDocument> old_doc =
-      parse_json_document(existing.display_name, std::move(existing.bytes));
+  ParseScratch scratch;
+  scratch.close();
+  LoadStage stage;  // --check's stage is timed as a whole (FreezeStages::check_ms)
+  Expected<JsonDocument> old_doc = parse_stage(std::move(existing), stage, scratch, true);
   std::optional<Expected<FrozenMeta>> old_meta;
   if (old_doc) old_meta = decode_for_diff(*old_doc);
   if (!old_doc || !*old_meta) {
@@ -46,7 +51,8 @@ Diagnostic difference_error(const std::string& path, InputFile existing,
     d.detail.push_back(why.location_and_message());
     return d;
   }
-  Expected<JsonDocument> new_doc = parse_json_document("<freeze>", rendered);
+  Expected<JsonDocument> new_doc =
+      parse_stage(InputFile{"<freeze>", "<freeze>", rendered}, stage, scratch, true);
   Expected<FrozenMeta> new_meta =
       new_doc ? decode_for_diff(*new_doc) : Expected<FrozenMeta>(new_doc.errors());
   if (!new_meta) {
@@ -119,7 +125,8 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
   if (missing) {
     result.diagnostics.push_back(std::move(*missing));
   } else {
-    Expected<InputFile> existing = read_input(path);
+    LoadStage stage;
+    Expected<InputFile> existing = read_stage(path, stage, std::string());
     if (!existing) {
       result.diagnostics.insert(result.diagnostics.end(), existing.errors().begin(),
                                 existing.errors().end());

@@ -235,8 +235,15 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
 }
 
 CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
-  if (request.check) return run_freeze_check(request, stages);
   CommandResult result;
+  if (std::optional<Diagnostic> twice =
+          stdin_twice_error({&request.plan_path, &request.model_path,
+                             request.base_path ? &*request.base_path : nullptr},
+                            "--plan, --model and --base")) {
+    result.diagnostics.push_back(std::move(*twice));
+    return result;
+  }
+  if (request.check) return run_freeze_check(request, stages);
   std::optional<Expected<std::string>> depfile;
   if (request.depfile_path) {
     depfile = render_freeze_depfile(request);

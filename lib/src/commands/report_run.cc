@@ -1,6 +1,6 @@
-// run_report: reading and decoding the two inputs, then the report, rendered, and its
-// findings for stderr. The arithmetic is in report_command.cc, the rendering in
-// report_render.cc.
+// run_report: reading and decoding the two inputs, then the report pass (report.h), rendered,
+// and its findings for stderr. The pass is report/build_report.cc, the rendering
+// report/report_render.cc.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -19,10 +19,32 @@ namespace {
 
 constexpr std::size_t kDefaultTextTop = 10;
 
+// The usage errors of the request itself, the first one only: an axis swept twice or in
+// both --mesh and --sweep (for each sweep in turn), then both inputs on stdin.
+std::optional<Diagnostic> request_error(const ReportRequest& request) {
+  const std::vector<AxisSweep>& sweeps = request.plan.sweeps;
+  for (auto sweep = sweeps.begin(); sweep != sweeps.end(); ++sweep) {
+    if (std::any_of(sweeps.begin(), sweep,
+                    [&](const AxisSweep& earlier) { return earlier.axis == sweep->axis; })) {
+      return make_io_error({}, "--sweep: axis '" + sweep->axis + "' is swept twice");
+    }
+    if (request.mesh && std::any_of(request.mesh->begin(), request.mesh->end(),
+                                    [&](const MeshAxis& a) { return a.name == sweep->axis; })) {
+      return make_io_error({}, "axis '" + sweep->axis +
+                                   "' is in both --mesh and --sweep; give it in one of them");
+    }
+  }
+  return stdin_twice_error({&request.meta_path, &request.model_path}, "META and --model");
+}
+
 }  // namespace
 
 CommandResult run_report(const ReportRequest& request) {
   CommandResult result;
+  if (std::optional<Diagnostic> error = request_error(request)) {
+    result.diagnostics.push_back(std::move(*error));
+    return result;
+  }
   const InputPath inputs[] = {{"META", request.meta_path, {}}, {"--model", request.model_path, {}}};
   result.diagnostics = check_stdout_apart(inputs);
   if (!result.diagnostics.empty()) return result;

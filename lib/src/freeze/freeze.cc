@@ -1,8 +1,9 @@
+// The freeze passes (freeze.h): the plan-only part, then what needs the model; the meta
+// assembly is in meta_assembly.cc, the sort by name in sort_by_name.h.
 #include "hpfreeze/freeze.h"
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <bitset>
 #include <cstdint>
 #include <cstring>
@@ -10,10 +11,13 @@
 
 #include "base/huge_pages.h"
 #include "base/name_index.h"
+#include "freeze/sort_by_name.h"
 
 namespace hpfreeze {
 
 namespace {
+
+using freeze_detail::sort_by_name;
 
 // Canonical strings repeat endlessly (S(0), R): each distinct one is stored once. Shard,
 // StridedShard and Replicate with small numbers are found by value in a direct-mapped
@@ -107,110 +111,6 @@ Json value_to_dict(const SpecValue& value, CanonicalStrings& canonical) {
   return std::visit(Visitor{canonical}, value.v);
 }
 
-// The eight bytes of s from `depth` on as a big-endian number (zeros past its end), so that
-// comparing numbers compares those bytes as unsigned bytes, code point order on UTF-8.
-std::uint64_t name_word(std::string_view s, std::size_t depth) {
-  std::uint64_t word = 0;
-  if (depth + 8 <= s.size()) {
-    std::memcpy(&word, s.data() + depth, 8);
-  } else if (depth < s.size()) {
-    std::memcpy(&word, s.data() + depth, s.size() - depth);
-  }
-  if constexpr (std::endian::native == std::endian::little) word = __builtin_bswap64(word);
-  return word;
-}
-
-// A name's sort key at one depth: its eight bytes there, then where it ends. Two names
-// with the same word there have the same bytes up to the end of the shorter one (it may
-// end early, padded with zeros like a real NUL), so the one that ends first sorts first:
-// `end` is how many of the eight bytes the name has, and 9 when it goes on past them (then
-// only the next depth can tell such names apart).
-struct NameKey {
-  std::uint64_t word;
-  std::uint32_t end;
-  std::uint32_t item;  // position in the range being sorted
-};
-
-bool key_less(const NameKey& a, const NameKey& b) {
-  return a.word != b.word ? a.word < b.word : a.end < b.end;
-}
-
-// Sorts keys[0, n) by the names they stand for: by word and end at depth 0, then each run
-// of names that tie there and go on, at depth 8, and so on, without recursion. Before
-// keying a range, the bytes all its names share are skipped, eight at a time, so that
-// names agreeing on a long stretch cost one pass over it. Past `levels` rounds on one range
-// (adversarial names) the range is left to std::sort.
-template <class NameOf>
-void sort_keys(NameKey* keys, std::size_t n, const NameOf& name_of) {
-  struct Range {
-    std::size_t begin;
-    std::size_t size;
-    std::size_t depth;  // all names of the range agree on their first `depth` bytes
-    int level;
-  };
-  const int levels = 2 * static_cast<int>(std::bit_width(n)) + 16;
-  std::vector<Range> todo{{0, n, 0, 0}};
-  while (!todo.empty()) {
-    const Range range = todo.back();
-    todo.pop_back();
-    NameKey* const k = keys + range.begin;
-    std::size_t depth = range.depth;
-    if (range.level > levels) {
-      std::sort(k, k + range.size, [&name_of, depth](const NameKey& a, const NameKey& b) {
-        const std::string_view x = name_of(a.item);
-        const std::string_view y = name_of(b.item);
-        return compare_names(x.substr(std::min(depth, x.size())),
-                             y.substr(std::min(depth, y.size()))) < 0;
-      });
-      continue;
-    }
-    const std::string_view first = name_of(k[0].item);
-    std::size_t shared = first.size() > depth ? first.size() - depth : 0;
-    for (std::size_t i = 1; i < range.size && shared >= 8; ++i) {
-      const std::string_view name = name_of(k[i].item);
-      std::size_t same = 0;
-      while (same + 8 <= shared && depth + same + 8 <= name.size() &&
-             std::memcmp(first.data() + depth + same, name.data() + depth + same, 8) == 0) {
-        same += 8;
-      }
-      shared = std::min(shared, same);
-    }
-    depth += shared / 8 * 8;
-    for (std::size_t i = 0; i < range.size; ++i) {
-      const std::string_view name = name_of(k[i].item);
-      k[i].word = name_word(name, depth);
-      k[i].end = static_cast<std::uint32_t>(
-          name.size() > depth + 8 ? 9 : (name.size() > depth ? name.size() - depth : 0));
-    }
-    std::sort(k, k + range.size, key_less);
-    for (std::size_t run = 0; run < range.size;) {
-      std::size_t end = run + 1;
-      while (end < range.size && k[end].word == k[run].word && k[end].end == k[run].end) ++end;
-      if (end - run > 1 && k[run].end == 9) {
-        todo.push_back({range.begin + run, end - run, depth + 8, range.level + 1});
-      }
-      run = end;
-    }
-  }
-}
-
-// Sorts items by name as std::string_view's operator< does (unsigned bytes): FQNs share long
-// prefixes ("model.layers.12.mlp.experts."), which a comparison sort reads again in every
-// comparison. This sorts small keys (eight bytes of each name at a time) held in one array,
-// with no indirection per comparison, and goes deeper only for names that tie. Not stable.
-template <class T, class NameOf>
-void sort_by_name(T* first, T* last, NameOf name_of) {
-  const auto n = static_cast<std::size_t>(last - first);
-  if (n < 2) return;
-  std::vector<NameKey> keys(n);
-  for (std::size_t i = 0; i < n; ++i) keys[i].item = static_cast<std::uint32_t>(i);
-  sort_keys(keys.data(), n,
-            [first, &name_of](std::uint32_t i) -> std::string_view { return name_of(first[i]); });
-  std::vector<T> sorted;
-  sorted.reserve(n);
-  for (const NameKey& k : keys) sorted.push_back(std::move(first[k.item]));
-  std::move(sorted.begin(), sorted.end(), first);
-}
 
 bool is_sharded(const ParamPlacements& param) {
   return std::any_of(param.axes.begin(), param.axes.end(),
@@ -406,45 +306,6 @@ void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorLis
   }
 }
 
-void set_member(JsonObject& object, std::string_view key, Json value) {
-  for (JsonMember& m : object) {
-    if (m.key == key) {
-      m.value = std::move(value);
-      return;
-    }
-  }
-  object.push_back({key, std::move(value)});
-}
-
-JsonObject default_meta() {
-  JsonObject meta;
-  meta.reserve(24);
-  meta.push_back({"codegen_version", "0.1.1"});
-  meta.push_back({"signature", ""});
-  meta.push_back({"yaml_path", ""});
-  meta.push_back({"yaml_sha256", ""});
-  meta.push_back({"source", JsonObject{}});
-  meta.push_back({"parallel_dims", JsonObject{}});
-  meta.push_back({"outputs", JsonObject{}});
-  meta.push_back({"special_handlers", JsonObject{}});
-  meta.push_back({"boundary_classes", JsonObject{}});
-  meta.push_back({"param_plan", JsonObject{}});
-  meta.push_back({"model_name", nullptr});
-  meta.push_back({"model_class", nullptr});
-  for (std::string_view key :
-       {"injections", "skipped_overrides", "frozen_sharded_params", "tied_pairs",
-        "module_overrides", "external_state_classes", "remote_siblings"}) {
-    meta.push_back({key, JsonArray{}});
-  }
-  meta.push_back({"entrypoints", JsonObject{{"parallelize", "hp_parallelize"}}});
-  meta.push_back(
-      {"covered",
-       JsonObject{{"sharding_plan", false}, {"module_overrides", false}, {"axes", JsonArray{}}}});
-  meta.push_back(
-      {"not_covered", JsonArray{"mesh", "fsdp2", "pp", "activation_checkpoint", "compile"}});
-  meta.push_back({"mesh_dim_names", nullptr});
-  return meta;
-}
 
 }  // namespace
 
@@ -588,57 +449,5 @@ std::vector<std::string> expand_sharded_params(const PlanDump& plan) {
   return {fqns.begin(), fqns.end()};
 }
 
-Json FrozenParamPlan::to_json() const {
-  JsonObject out;
-  out.reserve(boundaries.size());
-  for (const FrozenBoundary& boundary : boundaries) {
-    JsonObject entry;
-    entry.reserve(boundary.fields.size() + 1);
-    if (boundary.has_params) {
-      JsonObject members;
-      members.reserve(boundary.param_count);
-      for (std::size_t p = boundary.first_param; p < boundary.first_param + boundary.param_count;
-           ++p) {
-        JsonObject placements;
-        for (std::size_t a = params[p].first_axis; a < params[p].first_axis + params[p].axis_count;
-             ++a) {
-          placements.push_back({axes[a].axis, Json(axes[a].placement)});
-        }
-        members.push_back({params[p].name, Json(std::move(placements))});
-      }
-      entry.push_back({"params", Json(std::move(members))});
-    }
-    entry.insert(entry.end(), boundary.fields.begin(), boundary.fields.end());
-    out.push_back({boundary.fqn, Json(std::move(entry))});
-  }
-  return Json(std::move(out));
-}
-
-JsonObject meta_defaults_and_base(const Json* base) {
-  JsonObject meta = default_meta();
-  if (base != nullptr && base->is_object()) {
-    for (const JsonMember& m : base->as_object()) set_member(meta, m.key, m.value);
-  }
-  for (JsonMember& m : meta) {
-    if (m.key == "covered" && m.value.is_object()) {
-      set_member(m.value.as_object(), "sharding_plan", true);
-    }
-  }
-  return meta;
-}
-
-Json assemble_meta(FrozenPlan& frozen, const Json* base) {
-  JsonObject meta = meta_defaults_and_base(base);
-  set_member(meta, "param_plan", frozen.param_plan.to_json());
-  set_member(meta, "injections", std::move(frozen.injections));
-  set_member(meta, "tied_pairs", std::move(frozen.tied_pairs));
-  set_member(meta, "special_handlers", std::move(frozen.special_handlers));
-  set_member(
-      meta, "frozen_sharded_params",
-      Json(JsonArray(frozen.frozen_sharded_params.begin(), frozen.frozen_sharded_params.end())));
-  set_member(meta, "boundary_classes", std::move(frozen.boundary_classes));
-  set_member(meta, "mesh_dim_names", std::move(frozen.mesh_dim_names));
-  return Json(std::move(meta));
-}
 
 }  // namespace hpfreeze

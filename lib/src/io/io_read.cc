@@ -1,4 +1,4 @@
-// Reading inputs: read_input, the stdin guards and chunked stdin (io.h).
+// Reading inputs: read_input, the stdin guards and rule, and chunked stdin (io.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -136,6 +136,14 @@ Expected<InputFile> read_input(const std::string& path, std::string buffer) {
   }
   if (result.err != 0) return io_error(name, "read failed", result.err);
   return input;
+}
+
+std::optional<Diagnostic> stdin_twice_error(std::initializer_list<const std::string*> paths,
+                                            std::string_view names) {
+  const auto on_stdin = std::count_if(paths.begin(), paths.end(),
+                                      [](const std::string* path) { return path && *path == "-"; });
+  if (on_stdin <= 1) return std::nullopt;
+  return make_io_error({}, "at most one of " + std::string(names) + " may be '-' (stdin)");
 }
 
 std::size_t regular_file_size(const std::string& path) {

@@ -1,5 +1,5 @@
 #pragma once
-// Pieces of `report` kept apart from the builder (report_command.cc): the mesh side in
+// Pieces of `report` kept apart from the builder (build_report.cc): the mesh side in
 // report_axes.cc (the sizes a meta's parallel_dims gives, the axes the inputs know, as
 // every --mesh and --sweep axis must be one, the error of sizes that make no mesh), and
 // the orders of a report's lists.
@@ -13,7 +13,7 @@
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/meta.h"
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/report.h"
 
 namespace hpfreeze::report_detail {
 
@@ -48,7 +48,7 @@ Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_f
                             const std::vector<MeshAxis>& from_parallel_dims,
                             const std::string& meta_file, bool& usage);
 
-// Puts the lists of a report in their documented order (report_command.h): params by
+// Puts the lists of a report in their documented order (report.h): params by
 // rank-0 bytes, then FQN (only the first `sorted_params` when given), boundaries the same,
 // uncovered params by bytes, then FQN, findings by severity (stable).
 void sort_report(Report& report, std::optional<std::size_t> sorted_params);

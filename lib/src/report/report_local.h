@@ -3,10 +3,8 @@
 // torch.chunk's geometry (chunk_geometry.h, the capacity planner's): `report`'s rank-0
 // shape and its divisibility findings come from the same arithmetic as the planner's.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -28,24 +26,8 @@ class LocalChunks {
   // that does not divide by n x f, or nullopt when every one does.
   std::optional<std::uint64_t> shard(std::size_t dim, std::uint64_t n, std::uint64_t f) {
     std::vector<std::uint64_t>& values = values_[dim];
-    std::uint64_t nf = 0;
-    const bool nf_fits = chunking::checked_mul(n, f, nf);
-    std::optional<std::uint64_t> bad;
-    for (std::uint64_t v : values) {  // largest first
-      if (nf_fits ? v % nf != 0 : v != 0) {
-        bad = v;
-        break;
-      }
-    }
-    next_.clear();
-    for (std::uint64_t v : values) {
-      const chunking::ChunkGeometry geo(v, n, f);
-      breaks_.clear();
-      geo.breakpoints(n, breaks_);
-      for (std::uint64_t b : breaks_) next_.push_back(geo.at(b, n));
-    }
-    std::sort(next_.begin(), next_.end(), std::greater<>());
-    next_.erase(std::unique(next_.begin(), next_.end()), next_.end());
+    const std::optional<std::uint64_t> bad = chunking::first_indivisible(values, n, f);
+    chunking::chunk_sizes(values, n, f, next_, breaks_);
     values.swap(next_);
     return bad;
   }

@@ -3,53 +3,25 @@
 #include <limits>
 #include <span>
 
+#include "base/text_table.h"
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/report.h"
 
-// The text and JSON forms of a Report: rendering only, the arithmetic is in report_command.cc.
+// The text and JSON forms of a Report: rendering only, the arithmetic is in build_report.cc.
 namespace hpfreeze {
 namespace {
 
-bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
-
 // ---- text rendering ----
-
-enum class Align { kLeft, kRight };
-
-// Columns padded to their widest cell; the last column is not padded (no trailing blanks).
-std::string render_table(const std::vector<Align>& align,
-                         const std::vector<std::vector<std::string>>& rows,
-                         std::string_view indent) {
-  std::vector<std::size_t> width(align.size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::size_t pad = width[i] - row[i].size();
-      const bool last = i + 1 == row.size();
-      if (i != 0) line += "  ";
-      if (align[i] == Align::kRight) line.append(pad, ' ');
-      line += row[i];
-      if (align[i] == Align::kLeft && !last) line.append(pad, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line;
-    out += '\n';
-  }
-  return out;
-}
 
 std::string mesh_line(const Report& r) {
   std::string out = "mesh:";
   if (r.mesh.empty()) {
     out += r.swept ? " none fixed" : " none, every axis counts as size 1";
   } else {
-    for (const MeshAxis& a : r.mesh) out += " " + a.name + "=" + std::to_string(a.size);
+    Mesh fixed;  // spelled as the meshes table spells one
+    for (const MeshAxis& a : r.mesh) fixed.axes.push_back(AxisSize{a.name, a.size});
+    out += " " + format_mesh(fixed);
     out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
   }
   out += '\n';
@@ -245,61 +217,6 @@ const char* mesh_source_name(MeshSource source) {
 }
 
 }  // namespace
-
-// The --mesh value (report_command.h): parsing beside the rendering keeps the arithmetic in
-// report_command.cc.
-Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
-  auto fail = [](std::string message) -> Expected<std::vector<MeshAxis>> {
-    return make_error({}, {}, std::move(message));
-  };
-  if (text.empty()) return fail("expected AXIS=N[,AXIS=N...], got an empty value");
-  std::vector<MeshAxis> axes;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (item.empty()) {
-      return fail("empty item in " + quote_for_diagnostic(text) + "; expected AXIS=N[,AXIS=N...]");
-    }
-    const std::size_t eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      return fail(quote_for_diagnostic(item) + " is not AXIS=N");
-    }
-    const std::string_view name = item.substr(0, eq);
-    const std::string_view size = item.substr(eq + 1);
-    if (name.empty() || !is_name_start(name.front()) ||
-        !std::all_of(name.begin(), name.end(), is_name_char)) {
-      return fail(quote_for_diagnostic(item) + ": the axis name must match [A-Za-z_][A-Za-z0-9_]*");
-    }
-    std::uint64_t value = 0;
-    bool digits = !size.empty();
-    bool too_large = false;
-    for (char c : size) {
-      if (c < '0' || c > '9') {
-        digits = false;
-        break;
-      }
-      if (__builtin_mul_overflow(value, 10, &value) ||
-          __builtin_add_overflow(value, c - '0', &value) || value > kMaxAxisSize) {
-        too_large = true;
-      }
-    }
-    if (!digits || value == 0) {
-      return fail(quote_for_diagnostic(item) + ": the size must be a decimal integer >= 1");
-    }
-    if (too_large) {
-      return fail(quote_for_diagnostic(item) + ": the size is larger than 2^63-1");
-    }
-    for (const MeshAxis& a : axes) {
-      if (a.name == name) return fail("axis " + quote_for_diagnostic(name) + " is given twice");
-    }
-    axes.push_back(MeshAxis{std::string(name), value});
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return axes;
-}
 
 std::string placements_text(const ParamReport& param) {
   std::string out;

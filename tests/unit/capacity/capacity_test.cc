@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "hpfreeze/capacity_args.h"
+
 namespace hpfreeze {
 namespace {
 
@@ -200,64 +202,6 @@ TEST(CapacityModelErrors, NameTheParameter) {
             "parameter 'w' needs more than 2^64-1 bytes");
 }
 
-TEST(CapacityBudget, Units) {
-  EXPECT_EQ(*parse_byte_size("80GiB"), 85899345920U);  // 80 x 2^30
-  EXPECT_EQ(*parse_byte_size("75G"), 75000000000U);
-  EXPECT_EQ(*parse_byte_size("75GB"), 75000000000U);
-  EXPECT_EQ(*parse_byte_size("1.5TiB"), 1649267441664U);  // 1.5 x 2^40
-  EXPECT_EQ(*parse_byte_size("1.3Ki"), 1331U);            // 1331.2, rounded down
-  EXPECT_EQ(*parse_byte_size("12345"), 12345U);
-  EXPECT_EQ(*parse_byte_size("2kB"), 2000U);
-  EXPECT_EQ(*parse_byte_size(".5K"), 500U);
-  EXPECT_EQ(parse_byte_size("80 GiB").errors().front().message,
-            "'80 GiB': unknown unit; expected B, K, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi, "
-            "Ei (x1024), optionally followed by B");
-  EXPECT_EQ(parse_byte_size("GiB").errors().front().message,
-            "'GiB': expected a number of bytes with an optional unit, as 80GiB");
-  EXPECT_EQ(parse_byte_size("16EiB").errors().front().message, "'16EiB': more than 2^64-1 bytes");
-  EXPECT_FALSE(parse_byte_size("1.2.3G").ok());
-  EXPECT_FALSE(parse_byte_size("1kiB").ok());
-}
-
-// Every valid decimal is read exactly, however many digits it has: the value is
-// floor(number x unit), and only a value above 2^64-1 is too large.
-TEST(CapacityBudget, AnyNumberOfDigits) {
-  EXPECT_EQ(*parse_byte_size("1.00000000000000000000GiB"), 1073741824U);
-  EXPECT_EQ(*parse_byte_size("0000000000000000000000000000001K"), 1000U);
-  EXPECT_EQ(*parse_byte_size("18446744073709551615"), 18446744073709551615U);
-  EXPECT_EQ(*parse_byte_size("18446744073709551615.99999999999999999999999"),
-            18446744073709551615U);
-  EXPECT_EQ(*parse_byte_size("1.99999999999999999999999999999999B"), 1U);
-  // 16 EiB is 2^64; a hair below it is 2^64-1 bytes, rounded down.
-  EXPECT_EQ(*parse_byte_size("15.999999999999999999999999EiB"), 18446744073709551615U);
-  EXPECT_EQ(*parse_byte_size("0.000000000000000000000000000001EiB"), 0U);
-  EXPECT_EQ(*parse_byte_size("0.0009765625Ki"), 1U);  // 2^-10 KiB
-  EXPECT_EQ(*parse_byte_size("5."), 5U);
-  for (const char* too_large : {"18446744073709551616", "16EiB", "100000000000000000000",
-                                "18446744073709551616.0", "18446744073709551615.5K"}) {
-    EXPECT_EQ(parse_byte_size(too_large).errors().front().message,
-              "'" + std::string(too_large) + "': more than 2^64-1 bytes");
-  }
-}
-
-// A number that is not a decimal one (an exponent, a second point, a digit group) is said to
-// be so, not taken for a unit.
-TEST(CapacityBudget, ExponentsAndOtherNumbersAreNotDecimal) {
-  for (const char* text :
-       {"1e3", "1e400", "1E3", "2.5e-3G", "1e+3GiB", "1.2.3G", "1,5G", "1..5G", "1.5-G", "8e10"}) {
-    EXPECT_EQ(parse_byte_size(text).errors().front().message,
-              "'" + std::string(text) +
-                  "': not a decimal number; expected digits with at most one '.' and no "
-                  "exponent, then an optional unit, as 80GiB or 1.5TiB");
-  }
-  // An exa prefix or an `e` that starts no exponent is a unit, known or not.
-  EXPECT_EQ(*parse_byte_size("1E"), 1000000000000000000U);
-  EXPECT_EQ(*parse_byte_size("1EiB"), 1152921504606846976U);
-  EXPECT_EQ(parse_byte_size("1e").errors().front().message,
-            "'1e': unknown unit; expected B, K, M, G, T, P, E (x1000) or Ki, Mi, Gi, Ti, Pi, Ei "
-            "(x1024), optionally followed by B");
-}
-
 TEST(CapacityBudget, FormatBytes) {
   EXPECT_EQ(format_byte_size(1023), "1023 B");
   EXPECT_EQ(format_byte_size(1536), "1.5 KiB");
@@ -265,18 +209,7 @@ TEST(CapacityBudget, FormatBytes) {
   EXPECT_EQ(format_byte_size(1048575), "1.0 MiB");     // 1023.999 KiB rounds to 1024.0
 }
 
-TEST(CapacityMeshes, SweepParsingAndOrder) {
-  Expected<AxisSweep> s = parse_sweep_arg("tp=8,1,4");
-  ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->sizes, (std::vector<std::uint64_t>{8, 1, 4}));
-  EXPECT_EQ(parse_sweep_arg("tp=2,2").errors().front().message, "'tp=2,2': size 2 is listed twice");
-  EXPECT_EQ(parse_sweep_arg("tp=2,,4").errors().front().message,
-            "'tp=2,,4': '' is not a size; sizes are decimal integers from 1 to 2^63-1");
-  EXPECT_EQ(parse_sweep_arg("1tp=2").errors().front().message,
-            "'1tp=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*");
-  EXPECT_FALSE(parse_sweep_arg("tp").ok());
-  EXPECT_FALSE(parse_sweep_arg("tp=0").ok());
-
+TEST(CapacityMeshes, Order) {
   // Order: devices, then sizes in axis order (ep before tp here; dp, unlisted, last).
   Expected<std::vector<Mesh>> meshes =
       enumerate_meshes({"ep", "tp"}, {{"dp", 2}}, {{"tp", {4, 1, 2}}, {"ep", {2, 1}}});

@@ -107,51 +107,6 @@ std::vector<std::uint64_t> local(const Report& r, std::string_view fqn) {
 
 using Shape = std::vector<std::uint64_t>;
 
-// ---- --mesh ----
-
-TEST(ParseMeshArg, AcceptsAxesInOrder) {
-  Expected<std::vector<MeshAxis>> m = parse_mesh_arg("tp=2,cp=2,ep=8");
-  ASSERT_TRUE(m.ok());
-  EXPECT_THAT(*m, ElementsAre(MeshAxis{"tp", 2}, MeshAxis{"cp", 2}, MeshAxis{"ep", 8}));
-  m = parse_mesh_arg("dp_shard=08,_x1=9223372036854775807");
-  ASSERT_TRUE(m.ok());
-  EXPECT_THAT(*m, ElementsAre(MeshAxis{"dp_shard", 8}, MeshAxis{"_x1", 9223372036854775807u}));
-}
-
-TEST(ParseMeshArg, RejectsBadSyntaxWithAClearMessage) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"", "expected AXIS=N[,AXIS=N...], got an empty value"},
-      {"tp", "'tp' is not AXIS=N"},
-      {"tp:2", "'tp:2' is not AXIS=N"},
-      {"=2", "'=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
-      {"1tp=2", "'1tp=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
-      {"t-p=2", "'t-p=2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
-      {"tp =2", "'tp =2': the axis name must match [A-Za-z_][A-Za-z0-9_]*"},
-      {"tp=", "'tp=': the size must be a decimal integer >= 1"},
-      {"tp=0", "'tp=0': the size must be a decimal integer >= 1"},
-      {"tp=-2", "'tp=-2': the size must be a decimal integer >= 1"},
-      {"tp=+2", "'tp=+2': the size must be a decimal integer >= 1"},
-      {"tp=2.0", "'tp=2.0': the size must be a decimal integer >= 1"},
-      {"tp= 2", "'tp= 2': the size must be a decimal integer >= 1"},
-      {"tp=2=3", "'tp=2=3': the size must be a decimal integer >= 1"},
-      {"tp=9223372036854775808", "'tp=9223372036854775808': the size is larger than 2^63-1"},
-      {"tp=99999999999999999999999",
-       "'tp=99999999999999999999999': the size is larger than 2^63-1"},
-      {"tp=2,", "empty item in 'tp=2,'; expected AXIS=N[,AXIS=N...]"},
-      {",tp=2", "empty item in ',tp=2'; expected AXIS=N[,AXIS=N...]"},
-      {"tp=2,,cp=2", "empty item in 'tp=2,,cp=2'; expected AXIS=N[,AXIS=N...]"},
-      {"tp=2,cp=2,tp=4", "axis 'tp' is given twice"},
-  };
-  for (const auto& [text, message] : cases) {
-    Expected<std::vector<MeshAxis>> m = parse_mesh_arg(text);
-    ASSERT_FALSE(m.ok()) << text;
-    ASSERT_EQ(m.errors().size(), 1u);
-    EXPECT_EQ(m.errors()[0].message, message) << text;
-    EXPECT_EQ(m.errors()[0].file, "");
-    EXPECT_EQ(m.errors()[0].pointer, "");
-  }
-}
-
 // ---- dtypes and units ----
 
 // Element sizes come from the capacity module's one table (dtype_element_size, tested in

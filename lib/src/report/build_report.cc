@@ -1,4 +1,6 @@
-#include "hpfreeze/report_command.h"
+// The report pass (report.h): a decoded meta and model tree into a Report, every input
+// problem a finding; the mesh side is in report_axes.cc, the rank-0 chunks in report_local.h.
+#include "hpfreeze/report.h"
 
 #include <algorithm>
 #include <cstdint>
