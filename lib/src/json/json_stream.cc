@@ -1,11 +1,10 @@
-// The --json stream writer (json_stream.h): RapidJSON's writers over pyjson::OutputBuffer,
-// fed Python's spelling of keys, strings and floats as raw values.
+// The --json stream writer (json_stream.h): RapidJSON's writers appending to a string, fed
+// Python's spelling of keys, strings and floats as raw values.
 #include "json/json_stream.h"
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/writer.h>
 
-#include <cstring>
 #include <type_traits>
 #include <variant>
 
@@ -14,56 +13,28 @@
 namespace hpfreeze {
 namespace {
 
-// RapidJSON's output stream: appends through pyjson::OutputBuffer's cursor (its growth
-// keeps the room written ahead small, which counts in peak memory).
+// RapidJSON's output stream: appends to a std::string, which so holds exactly the bytes
+// written at any time.
 class Sink {
  public:
   using Ch = char;
-  explicit Sink(std::string& out) : buffer_(out) {}
+  explicit Sink(std::string& out) : out_(out) {}
 
-  void Put(char c) {
-    char* q = buffer_.reserve(1);
-    *q = c;
-    buffer_.commit(q + 1);
-  }
+  void Put(char c) { out_.push_back(c); }
   void Flush() {}
-
-  // RapidJSON's PutReserve and PutUnsafe: room for n bytes, then up to n unchecked puts.
-  void reserve(std::size_t n) { room_ = buffer_.reserve(n); }
-  void put_reserved(char c) {
-    *room_++ = c;
-    buffer_.commit(room_);
-  }
-  void write(const char* bytes, std::size_t n) {
-    char* q = buffer_.reserve(n);
-    std::memcpy(q, bytes, n);
-    buffer_.commit(q + n);
-  }
-  void fill(char c, std::size_t n) {
-    char* q = buffer_.reserve(n);
-    std::memset(q, c, n);
-    buffer_.commit(q + n);
-  }
+  void write(const char* bytes, std::size_t n) { out_.append(bytes, n); }
+  void fill(char c, std::size_t n) { out_.append(n, c); }
 
  private:
-  pyjson::OutputBuffer buffer_;
-  char* room_ = nullptr;
+  std::string& out_;
 };
 
 }  // namespace
 }  // namespace hpfreeze
 
-// Block writes into the Sink, as RapidJSON's own StringBuffer has them: its generic
+// Block writes into the Sink, as RapidJSON's own StringBuffer has them: the generic
 // versions put a raw value (every string here) and the indentation one byte at a time.
 namespace rapidjson {
-template <>
-inline void PutReserve<hpfreeze::Sink>(hpfreeze::Sink& stream, size_t count) {
-  stream.reserve(count);
-}
-template <>
-inline void PutUnsafe<hpfreeze::Sink>(hpfreeze::Sink& stream, char c) {
-  stream.put_reserved(c);
-}
 template <>
 inline void PutN<hpfreeze::Sink, char>(hpfreeze::Sink& stream, char c, size_t n) {
   stream.fill(c, n);

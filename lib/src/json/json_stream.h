@@ -27,8 +27,7 @@ enum class JsonLayout {
 
 class JsonStream {
  public:
-  // Appends to `out`, which holds exactly the bytes written once the stream is gone (while
-  // it writes, `out` may hold room not yet written at its end).
+  // Appends to `out` (which holds exactly the bytes written so far at any time).
   JsonStream(std::string& out, JsonLayout layout);
   ~JsonStream();
   JsonStream(const JsonStream&) = delete;
