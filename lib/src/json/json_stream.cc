@@ -1,10 +1,12 @@
-// The --json stream writer (json_stream.h): RapidJSON's writers appending to a string, fed
-// Python's spelling of keys, strings and floats as raw values.
+// The --json stream writer (json_stream.h): RapidJSON's writers over pyjson::OutputBuffer,
+// fed Python's spelling of keys, strings and floats as raw values.
 #include "json/json_stream.h"
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <variant>
 
@@ -13,20 +15,66 @@
 namespace hpfreeze {
 namespace {
 
-// RapidJSON's output stream: appends to a std::string, which so holds exactly the bytes
-// written at any time.
+// RapidJSON's output stream: a cursor into pyjson::OutputBuffer's room (whose growth keeps
+// the room written ahead of the bytes small, which counts in peak memory).
 class Sink {
  public:
   using Ch = char;
-  explicit Sink(std::string& out) : out_(out) {}
+  explicit Sink(std::string& out) : buffer_(out) { sync(); }
+  ~Sink() { buffer_.commit(cursor_); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
 
-  void Put(char c) { out_.push_back(c); }
+  void Put(char c) {
+    reserve(1);
+    *cursor_++ = c;
+  }
   void Flush() {}
-  void write(const char* bytes, std::size_t n) { out_.append(bytes, n); }
-  void fill(char c, std::size_t n) { out_.append(n, c); }
+
+  // PutReserve and PutUnsafe: room for n bytes, then up to n puts without a check.
+  void reserve(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - cursor_) < n) {
+      buffer_.commit(cursor_);
+      buffer_.reserve(n);
+      sync();
+    }
+  }
+  void put_reserved(char c) { *cursor_++ = c; }
+
+  void write(const char* bytes, std::size_t n) {
+    reserve(n);
+    std::memcpy(cursor_, bytes, n);
+    cursor_ += n;
+  }
+  // Indentation: a fixed-size copy is two stores, whatever the depth.
+  void fill(char c, std::size_t n) {
+    static constexpr char kSpaces[] =
+        "                                                                ";
+    constexpr std::size_t kCopied = sizeof kSpaces - 1;
+    reserve(std::max(n, kCopied));
+    if (c == ' ' && n <= kCopied) {
+      std::memcpy(cursor_, kSpaces, kCopied);
+    } else {
+      std::memset(cursor_, c, n);
+    }
+    cursor_ += n;
+  }
+  // Leaves the string with exactly the bytes written; writing may go on.
+  void trim() {
+    buffer_.commit(cursor_);
+    buffer_.trim();
+    sync();
+  }
 
  private:
-  std::string& out_;
+  void sync() {
+    cursor_ = buffer_.reserve(0);
+    end_ = cursor_ + buffer_.room();
+  }
+
+  pyjson::OutputBuffer buffer_;
+  char* cursor_ = nullptr;
+  char* end_ = nullptr;
 };
 
 }  // namespace
@@ -35,6 +83,14 @@ class Sink {
 // Block writes into the Sink, as RapidJSON's own StringBuffer has them: the generic
 // versions put a raw value (every string here) and the indentation one byte at a time.
 namespace rapidjson {
+template <>
+inline void PutReserve<hpfreeze::Sink>(hpfreeze::Sink& stream, size_t count) {
+  stream.reserve(count);
+}
+template <>
+inline void PutUnsafe<hpfreeze::Sink>(hpfreeze::Sink& stream, char c) {
+  stream.put_reserved(c);
+}
 template <>
 inline void PutN<hpfreeze::Sink, char>(hpfreeze::Sink& stream, char c, size_t n) {
   stream.fill(c, n);
@@ -68,19 +124,19 @@ struct JsonStream::Writers {
 
   // Python's spelling of `utf8`, quoted, as a raw string (a key or a value).
   void raw_string(std::string_view utf8) {
-    scratch.clear();
-    {
-      pyjson::OutputBuffer out(scratch);
-      pyjson::write_string(out, utf8);
-    }
-    with([&](auto& w) { w.RawValue(scratch.data(), scratch.size(), rapidjson::kStringType); });
+    scratch_buffer.rewind();
+    pyjson::write_string(scratch_buffer, utf8);
+    const std::string_view quoted = scratch_buffer.written();
+    with([&](auto& w) { w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType); });
   }
 
   Sink sink;
   rapidjson::Writer<Sink> one_line;
   rapidjson::PrettyWriter<Sink> indented;
   bool is_indented;
-  std::string scratch;  // the escaped string of raw_string, reused
+  // The escaped string of raw_string, its room kept from one string to the next.
+  std::string scratch;
+  pyjson::OutputBuffer scratch_buffer{scratch};
 };
 
 JsonStream::JsonStream(std::string& out, JsonLayout layout)
@@ -190,6 +246,7 @@ bool JsonStream::complete() const {
 
 void JsonStream::end_line() {
   writers_->sink.Put('\n');
+  writers_->sink.trim();
   writers_->with([this](auto& w) { w.Reset(writers_->sink); });
 }
 

@@ -27,7 +27,8 @@ enum class JsonLayout {
 
 class JsonStream {
  public:
-  // Appends to `out` (which holds exactly the bytes written so far at any time).
+  // Appends to `out`, which holds exactly the bytes written after each end_line() and once
+  // the stream is gone (in between, room not yet written may follow them).
   JsonStream(std::string& out, JsonLayout layout);
   ~JsonStream();
   JsonStream(const JsonStream&) = delete;
