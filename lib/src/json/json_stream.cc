@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <variant>
 
@@ -16,12 +17,15 @@ namespace hpfreeze {
 namespace {
 
 // RapidJSON's output stream: a cursor into pyjson::OutputBuffer's room (whose growth keeps
-// the room written ahead of the bytes small, which counts in peak memory).
+// the room written ahead of the bytes small, which counts in peak memory). The buffer lives
+// from the first byte to the next trim(), so a trimmed string is left alone.
 class Sink {
  public:
   using Ch = char;
-  explicit Sink(std::string& out) : buffer_(out) { sync(); }
-  ~Sink() { buffer_.commit(cursor_); }
+  explicit Sink(std::string& out) : out_(out) {}
+  ~Sink() {
+    if (buffer_) buffer_->commit(cursor_);
+  }
   Sink(const Sink&) = delete;
   Sink& operator=(const Sink&) = delete;
 
@@ -33,11 +37,7 @@ class Sink {
 
   // PutReserve and PutUnsafe: room for n bytes, then up to n puts without a check.
   void reserve(std::size_t n) {
-    if (static_cast<std::size_t>(end_ - cursor_) < n) {
-      buffer_.commit(cursor_);
-      buffer_.reserve(n);
-      sync();
-    }
+    if (static_cast<std::size_t>(end_ - cursor_) < n) more(n);
   }
   void put_reserved(char c) { *cursor_++ = c; }
 
@@ -59,20 +59,27 @@ class Sink {
     }
     cursor_ += n;
   }
-  // Leaves the string with exactly the bytes written; writing may go on.
+  // Leaves the string with exactly the bytes written.
   void trim() {
-    buffer_.commit(cursor_);
-    buffer_.trim();
-    sync();
+    if (!buffer_) return;
+    buffer_->commit(cursor_);
+    buffer_.reset();
+    cursor_ = end_ = nullptr;
   }
 
  private:
-  void sync() {
-    cursor_ = buffer_.reserve(0);
-    end_ = cursor_ + buffer_.room();
+  void more(std::size_t n) {
+    if (buffer_) {
+      buffer_->commit(cursor_);
+    } else {
+      buffer_.emplace(out_);
+    }
+    cursor_ = buffer_->reserve(n);
+    end_ = cursor_ + buffer_->room();
   }
 
-  pyjson::OutputBuffer buffer_;
+  std::string& out_;
+  std::optional<pyjson::OutputBuffer> buffer_;
   char* cursor_ = nullptr;
   char* end_ = nullptr;
 };

@@ -28,7 +28,8 @@ enum class JsonLayout {
 class JsonStream {
  public:
   // Appends to `out`, which holds exactly the bytes written after each end_line() and once
-  // the stream is gone (in between, room not yet written may follow them).
+  // the stream is gone (in between, room not yet written may follow them). After
+  // end_line() the stream leaves `out` alone until it writes again.
   JsonStream(std::string& out, JsonLayout layout);
   ~JsonStream();
   JsonStream(const JsonStream&) = delete;

@@ -38,8 +38,6 @@ class OutputBuffer {
     return out_.data() + size_;
   }
   void commit(const char* end) { size_ = static_cast<std::size_t>(end - out_.data()); }
-  // Trims the string to the bytes written so far, as the destructor does; writing may go on.
-  void trim() { out_.resize(size_); }
   // The room reserved beyond the bytes written.
   [[nodiscard]] std::size_t room() const { return out_.size() - size_; }
   // The bytes written through this buffer, and forgetting them (their room is kept).

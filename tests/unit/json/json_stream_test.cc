@@ -162,6 +162,23 @@ TEST(JsonStream, JsonLinesAppendToTheOutput) {
   EXPECT_EQ(out, "head\n{\"op\":\"add\"}\n[1.5]\n");
 }
 
+// After end_line() the string is whole and the stream no longer touches it: it may be
+// taken while the stream lives (render_report_json returns it so).
+TEST(JsonStream, LeavesTheStringAloneAfterEndLine) {
+  std::string out;
+  std::string taken;
+  {
+    JsonStream w(out, JsonLayout::kIndented);
+    w.start_object().key("a").number(1);
+    w.end_object();
+    w.end_line();
+    taken = std::move(out);
+    out = "x";
+  }
+  EXPECT_EQ(taken, "{\n  \"a\": 1\n}\n");
+  EXPECT_EQ(out, "x");
+}
+
 // A long string with escapes spread over it: the raw value is copied whole.
 TEST(JsonStream, LongStringWholeAndEscaped) {
   std::string text;
