@@ -133,6 +133,14 @@ inline void close_bracket(OutputBuffer& out, char bracket, std::size_t depth) {
   open_bracket(out, bracket);
 }
 
+// The depths of the one table the meta's param_plan and the plan dump's "modules" both are
+// (a member of the top-level object, depth 1): modules (or boundaries) 2, their fields
+// and "params" 3, params 4, axes 5.
+constexpr std::size_t kModuleDepth = 2;
+constexpr std::size_t kFieldDepth = 3;
+constexpr std::size_t kParamDepth = 4;
+constexpr std::size_t kAxisDepth = 5;
+
 // For size estimates: the newline, indentation, quotes, ": " and separator around a
 // member at `depth` whose key has no escapes.
 constexpr std::size_t member_overhead(std::size_t depth) { return 2 + 2 * depth + 4; }
