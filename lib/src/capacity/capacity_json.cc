@@ -2,6 +2,7 @@
 #include "capacity/capacity_json.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,18 +44,8 @@ void write_mesh(JsonStream& w, const MeshCapacity& m) {
   } else {
     w.null();
   }
-  w.key("fits");
-  if (m.fits) {
-    w.boolean(*m.fits);
-  } else {
-    w.null();
-  }
-  w.key("over_by_bytes");
-  if (m.fits) {
-    w.number(m.over_by);
-  } else {
-    w.null();
-  }
+  w.key("fits").optional_boolean(m.fits);
+  w.key("over_by_bytes").optional_number(m.fits ? std::optional(m.over_by) : std::nullopt);
   w.end_object();
 }
 
@@ -93,12 +84,7 @@ std::string render_capacity_json(const CapacityResult& result) {
     w.key("stage").integer(result.zero.stage);
     w.key("axis").string(result.zero.axis);
     w.end_object();
-    w.key("budget_bytes");
-    if (result.budget) {
-      w.number(*result.budget);
-    } else {
-      w.null();
-    }
+    w.key("budget_bytes").optional_number(result.budget);
     w.key("axis_order").start_array();
     for (const std::string& a : result.axis_order) w.string(a);
     w.end_array();

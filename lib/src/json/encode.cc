@@ -235,9 +235,7 @@ void append_python_float(std::string& out, double d) {
   out.append(text, pyjson::write_float(text, d));
 }
 
-void append_python_json(const Json& value, std::string& out) {
-  append_json<true>(value, out);
-}
+void append_python_json(const Json& value, std::string& out) { append_json<true>(value, out); }
 
 std::string encode_python_json(const Json& value) {
   std::string out;

@@ -176,14 +176,6 @@ void JsonStream::end_array() {
 
 void JsonStream::string(std::string_view utf8) { writers_->raw_string(utf8); }
 
-void JsonStream::optional_string(std::optional<std::string_view> utf8) {
-  if (utf8) {
-    string(*utf8);
-  } else {
-    null();
-  }
-}
-
 void JsonStream::number(std::uint64_t value) {
   writers_->with([value](auto& w) { w.Uint64(value); });
 }
@@ -205,6 +197,30 @@ void JsonStream::boolean(bool value) {
 
 void JsonStream::null() {
   writers_->with([](auto& w) { w.Null(); });
+}
+
+void JsonStream::optional_string(std::optional<std::string_view> utf8) {
+  if (utf8) {
+    string(*utf8);
+  } else {
+    null();
+  }
+}
+
+void JsonStream::optional_number(std::optional<std::uint64_t> value) {
+  if (value) {
+    number(*value);
+  } else {
+    null();
+  }
+}
+
+void JsonStream::optional_boolean(std::optional<bool> value) {
+  if (value) {
+    boolean(*value);
+  } else {
+    null();
+  }
 }
 
 void JsonStream::numbers(std::span<const std::uint64_t> values) {

@@ -44,12 +44,15 @@ class JsonStream {
   void end_array();
 
   void string(std::string_view utf8);
-  void optional_string(std::optional<std::string_view> utf8);  // null when empty
   void number(std::uint64_t value);
   void integer(std::int64_t value);
   void real(double value);
   void boolean(bool value);
   void null();
+  // The value, or null when empty.
+  void optional_string(std::optional<std::string_view> utf8);
+  void optional_number(std::optional<std::uint64_t> value);
+  void optional_boolean(std::optional<bool> value);
   // An array of numbers (a shape).
   void numbers(std::span<const std::uint64_t> values);
   // A whole value, object members in insertion order.

@@ -41,9 +41,7 @@ class OutputBuffer {
   // The room reserved beyond the bytes written.
   [[nodiscard]] std::size_t room() const { return out_.size() - size_; }
   // The bytes written through this buffer, and forgetting them (their room is kept).
-  [[nodiscard]] std::string_view written() const {
-    return {out_.data() + start_, size_ - start_};
-  }
+  [[nodiscard]] std::string_view written() const { return {out_.data() + start_, size_ - start_}; }
   void rewind() { size_ = start_; }
 
  private:

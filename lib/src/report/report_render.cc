@@ -323,18 +323,10 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   }
   w.end_array();
   const CapacityResult* cap = r.capacity ? &*r.capacity : nullptr;
-  w.key("optimizer");
-  if (cap != nullptr) {
-    w.string(optimizer_name(cap->optimizer));
-  } else {
-    w.null();
-  }
-  w.key("budget_bytes");
-  if (cap != nullptr && cap->budget) {
-    w.number(*cap->budget);
-  } else {
-    w.null();
-  }
+  w.key("optimizer")
+      .optional_string(cap != nullptr ? std::optional(optimizer_name(cap->optimizer))
+                                      : std::nullopt);
+  w.key("budget_bytes").optional_number(cap != nullptr ? cap->budget : std::nullopt);
   w.key("zero").start_object();
   w.key("stage").number(static_cast<std::uint64_t>(r.capacity ? cap->zero.stage : 0));
   w.key("axis").string(cap != nullptr ? std::string_view(cap->zero.axis) : "dp");

@@ -63,7 +63,9 @@ TEST(JsonStream, NonAsciiAsLowerCaseEscapes) {
 
 // RapidJSON leaves DEL as it is.
 TEST(JsonStream, DelEscaped) {
-  EXPECT_EQ(one_line(Json("a\x7F" "b")), "\"a\\u007fb\"");
+  EXPECT_EQ(one_line(Json("a\x7F"
+                          "b")),
+            "\"a\\u007fb\"");
   EXPECT_EQ(one_line(Json("\t\n\"\\/\x01")), "\"\\t\\n\\\"\\\\/\\u0001\"");
 }
 
@@ -79,10 +81,10 @@ TEST(JsonStream, NestingOneLine) {
 }
 
 TEST(JsonStream, NestingIndented) {
-  const Json value = obj({{"z", arr({Json(std::int64_t{1}), obj({}), arr({}),
-                                     arr({obj({{"k", Json("v")}})})})},
-                          {"a", obj({})},
-                          {"m", arr({})}});
+  const Json value =
+      obj({{"z", arr({Json(std::int64_t{1}), obj({}), arr({}), arr({obj({{"k", Json("v")}})})})},
+           {"a", obj({})},
+           {"m", arr({})}});
   EXPECT_EQ(indented(value),
             "{\n"
             "  \"z\": [\n"
@@ -112,6 +114,10 @@ TEST(JsonStream, MembersWrittenByCalls) {
     w.key("dtype").optional_string(std::nullopt);
     w.key("name").optional_string("bf16");
     w.key("size").number(2);
+    w.key("budget").optional_number(std::nullopt);
+    w.key("bytes").optional_number(7);
+    w.key("fits").optional_boolean(std::nullopt);
+    w.key("divisible").optional_boolean(false);
     w.key("axes").start_object().key("tp").start_array().integer(-1);
     w.end_array();
     w.end_object();
@@ -128,6 +134,10 @@ TEST(JsonStream, MembersWrittenByCalls) {
             "  \"dtype\": null,\n"
             "  \"name\": \"bf16\",\n"
             "  \"size\": 2,\n"
+            "  \"budget\": null,\n"
+            "  \"bytes\": 7,\n"
+            "  \"fits\": null,\n"
+            "  \"divisible\": false,\n"
             "  \"axes\": {\n"
             "    \"tp\": [\n"
             "      -1\n"
