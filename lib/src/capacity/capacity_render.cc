@@ -1,8 +1,5 @@
-// The text side of capacity planning: the two renderings of a result (the one-line-per-mesh
-// table and --json) and the texts they share. The option values are capacity_args.cc's.
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+// The text side of capacity planning: the one-line-per-mesh table of a result and the
+// texts it shares (its --json: capacity_json.cc; the option values: capacity_args.cc).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -10,83 +7,12 @@
 
 #include "base/text_table.h"
 #include "hpfreeze/capacity.h"
-#include "hpfreeze/encode.h"
 
 namespace hpfreeze {
 namespace {
 
 constexpr std::size_t kBarWidth = 32;
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-// `write(*value)` when the optional holds a value, else JSON null.
-template <typename T, typename Write>
-void write_or_null(JsonWriter& w, const std::optional<T>& value, Write write) {
-  if (value) {
-    write(*value);
-  } else {
-    w.Null();
-  }
-}
-
-// Keys and strings spelled as every other hpfreeze JSON output (Python's ensure_ascii).
-void write_string(JsonWriter& w, std::string_view s) {
-  std::string quoted;
-  append_python_string(quoted, s);
-  w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType);
-}
-
-void write_coordinates(JsonWriter& w, const Mesh& mesh, const std::vector<std::uint64_t>* at) {
-  w.StartObject();
-  for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
-    write_string(w, mesh.axes[i].axis);
-    w.Uint64(at == nullptr ? mesh.axes[i].size : (*at)[i]);
-  }
-  w.EndObject();
-}
-
-void write_mesh(JsonWriter& w, const MeshCapacity& m) {
-  w.StartObject();
-  write_string(w, "mesh");
-  write_coordinates(w, m.mesh, nullptr);
-  write_string(w, "devices");
-  w.Uint64(m.mesh.devices);
-  write_string(w, "max_rank_bytes");
-  w.Uint64(m.max_rank_bytes);
-  write_string(w, "min_rank_bytes");
-  w.Uint64(m.min_rank_bytes);
-  write_string(w, "max_rank");
-  write_coordinates(w, m.mesh, &m.max_rank);
-  write_string(w, "min_rank");
-  write_coordinates(w, m.mesh, &m.min_rank);
-  write_string(w, "divisible");
-  w.Bool(m.divisible());
-  write_string(w, "indivisible");
-  if (m.indivisible) {
-    const Indivisible& x = *m.indivisible;
-    w.StartObject();
-    write_string(w, "param");
-    write_string(w, x.fqn);
-    write_string(w, "dim");
-    w.Uint64(x.dim);
-    write_string(w, "size");
-    w.Uint64(x.size);
-    write_string(w, "axis");
-    write_string(w, x.axis);
-    write_string(w, "axis_size");
-    w.Uint64(x.axis_size);
-    write_string(w, "split_factor");
-    w.Uint64(x.split_factor);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
-  write_string(w, "fits");
-  write_or_null(w, m.fits, [&](bool fits) { w.Bool(fits); });
-  write_string(w, "over_by_bytes");
-  write_or_null(w, m.fits, [&](bool) { w.Uint64(m.over_by); });
-  w.EndObject();
-}
 
 std::string verdict(const MeshCapacity& m) {
   if (m.indivisible) return "does not divide: " + indivisible_text(*m.indivisible);
@@ -213,52 +139,6 @@ std::string format_byte_size(std::uint64_t bytes) {
   k = std::min(k, std::size(kUnits) - 1);
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " " +
          std::string(kUnits[k]);
-}
-
-std::string render_capacity_json(const CapacityResult& result) {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
-  write_string(w, "optimizer");
-  write_string(w, optimizer_name(result.optimizer));
-  write_string(w, "zero");
-  w.StartObject();
-  write_string(w, "stage");
-  w.Int(result.zero.stage);
-  write_string(w, "axis");
-  write_string(w, result.zero.axis);
-  w.EndObject();
-  write_string(w, "budget_bytes");
-  write_or_null(w, result.budget, [&](std::uint64_t budget) { w.Uint64(budget); });
-  write_string(w, "axis_order");
-  w.StartArray();
-  for (const std::string& a : result.axis_order) write_string(w, a);
-  w.EndArray();
-  write_string(w, "params");
-  w.Uint64(result.params);
-  write_string(w, "full_bytes");
-  w.Uint64(result.full_bytes);
-  write_string(w, "answer");
-  if (const MeshCapacity* m = capacity_answer(result)) {
-    w.StartObject();
-    write_string(w, "mesh");
-    write_coordinates(w, m->mesh, nullptr);
-    write_string(w, "devices");
-    w.Uint64(m->mesh.devices);
-    write_string(w, "max_rank_bytes");
-    w.Uint64(m->max_rank_bytes);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
-  write_string(w, "meshes");
-  w.StartArray();
-  for (const MeshCapacity& m : result.meshes) {
-    if (shown(result, m)) write_mesh(w, m);
-  }
-  w.EndArray();
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
 std::string render_capacity_text(const CapacityResult& result) {

@@ -13,10 +13,12 @@
 #include "check/meta_checker.h"
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/checkpoint.h"
-#include "hpfreeze/encode.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json.h"
 #include "io/inputs.h"
+#include "hpfreeze/meta.h"
+#include "hpfreeze/placement.h"
+#include "json/json_stream.h"
 
 namespace hpfreeze {
 namespace {
@@ -113,17 +115,18 @@ void append_finding_json_line(std::string& out, const Diagnostic& d, std::string
     message += '\n';
     message += line;
   }
-  JsonObject o;
-  o.push_back({"severity", Json(severity)});
-  o.push_back({"file", Json(std::string_view(d.file))});
-  o.push_back({"pointer", Json(std::string_view(d.pointer))});
-  o.push_back({"message", Json(std::string_view(message))});
+  JsonStream w(out, JsonLayout::kOneLine);
+  w.start_object();
+  w.key("severity").string(severity);
+  w.key("file").string(d.file);
+  w.key("pointer").string(d.pointer);
+  w.key("message").string(message);
   if (d.line != 0) {
-    o.push_back({"line", Json(static_cast<std::uint64_t>(d.line))});
-    if (d.column != 0) o.push_back({"column", Json(static_cast<std::uint64_t>(d.column))});
+    w.key("line").number(d.line);
+    if (d.column != 0) w.key("column").number(d.column);
   }
-  out += encode_compact_json(Json(std::move(o)));
-  out += '\n';
+  w.end_object();
+  w.end_line();
 }
 
 std::string render_findings_json_lines(const Diagnostics& findings) {

@@ -1,8 +1,8 @@
 #include "hpfreeze/parse_command.h"
 
-#include "hpfreeze/encode.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/placement.h"
+#include "json/json_stream.h"
 
 namespace hpfreeze {
 
@@ -36,7 +36,7 @@ CommandResult run_parse(std::span<const ParseInput> inputs, const ParseCommandOp
     if (options.json) {
       Json dump = placement_to_dump(*parsed);
       dump.as_object().push_back({"canonical", Json(std::string_view(canonical))});
-      result.output += encode_compact_json(dump);
+      JsonStream(result.output, JsonLayout::kOneLine).value(dump);
     } else {
       result.output += canonical;
     }

@@ -8,6 +8,7 @@
 #include "hpfreeze/diff.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/placement.h"
+#include "json/json_stream.h"
 
 namespace hpfreeze {
 namespace {
@@ -62,20 +63,18 @@ void append_diff_text(std::string& out, const MetaDifference& d) {
 }
 
 void append_diff_json_line(std::string& out, const MetaDifference& d) {
-  // The bytes encode_compact_json gives {"op","pointer","old","new"}, without building it.
-  out += "{\"op\":\"";
-  out += op_name(d.op);
-  out += "\",\"pointer\":";
-  append_python_string(out, d.pointer);
+  JsonStream w(out, JsonLayout::kOneLine);
+  w.start_object();
+  w.key("op").string(op_name(d.op));
+  w.key("pointer").string(d.pointer);
   if (d.old_value != nullptr) {
-    out += ",\"old\":";
-    out += encode_compact_json(*d.old_value);
+    w.key("old").value(*d.old_value);
   }
   if (d.new_value != nullptr) {
-    out += ",\"new\":";
-    out += encode_compact_json(*d.new_value);
+    w.key("new").value(*d.new_value);
   }
-  out += "}\n";
+  w.end_object();
+  w.end_line();
 }
 
 }  // namespace hpfreeze

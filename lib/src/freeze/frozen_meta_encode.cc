@@ -15,20 +15,7 @@
 namespace hpfreeze {
 namespace {
 
-using pyjson::close_bracket;
-using pyjson::container_overhead;
-using pyjson::member_overhead;
-using pyjson::open_bracket;
-using pyjson::OutputBuffer;
-using pyjson::write_key;
-using pyjson::write_newline;
-using pyjson::write_raw;
-
-// Depths in the meta: top-level members 1, boundaries 2, their members 3, params 4, axes 5.
-constexpr std::size_t kBoundaryDepth = 2;
-constexpr std::size_t kEntryDepth = 3;
-constexpr std::size_t kParamDepth = 4;
-constexpr std::size_t kAxisDepth = 5;
+using namespace pyjson;
 
 class ParamPlanWriter {
  public:
@@ -39,13 +26,13 @@ class ParamPlanWriter {
   static constexpr std::size_t kBracketsSize = container_overhead(1);
   static std::size_t boundary_size(const FrozenParamPlan& plan, const FrozenBoundary& b) {
     std::size_t size =
-        member_overhead(kBoundaryDepth) + b.fqn.size() + container_overhead(kBoundaryDepth);
+        member_overhead(kModuleDepth) + b.fqn.size() + container_overhead(kModuleDepth);
     for (const JsonMember& m : b.fields) {
-      size += member_overhead(kEntryDepth) + m.key.size() +
-              pyjson::python_json_size(m.value, kEntryDepth);
+      size += member_overhead(kFieldDepth) + m.key.size() +
+              pyjson::python_json_size(m.value, kFieldDepth);
     }
     if (!b.has_params) return size;
-    size += member_overhead(kEntryDepth) + 6 + container_overhead(kEntryDepth);
+    size += member_overhead(kFieldDepth) + 6 + container_overhead(kFieldDepth);
     for (std::size_t p = b.first_param; p < b.first_param + b.param_count; ++p) {
       const FrozenParam& param = plan.params[p];
       size += member_overhead(kParamDepth) + param.name.size() + container_overhead(kParamDepth);
@@ -69,7 +56,7 @@ class ParamPlanWriter {
     if (begin == 0) open_bracket(out_, '{');
     for (std::size_t i = begin; i < end; ++i) {
       const FrozenBoundary& b = plan_.boundaries[i];
-      write_newline(out_, kBoundaryDepth, i > 0);
+      write_newline(out_, kModuleDepth, i > 0);
       write_key(out_, b.fqn);
       boundary(b);
     }
@@ -105,17 +92,17 @@ class ParamPlanWriter {
         params(b, comma);
         params_written = comma = true;
       }
-      write_newline(out_, kEntryDepth, comma);
+      write_newline(out_, kFieldDepth, comma);
       comma = true;
       write_key(out_, fields[i]->key);
-      pyjson::write_python_json(out_, fields[i]->value, kEntryDepth);
+      pyjson::write_python_json(out_, fields[i]->value, kFieldDepth);
     }
     if (!params_written) params(b, comma);
-    close_bracket(out_, '}', kBoundaryDepth);
+    close_bracket(out_, '}', kModuleDepth);
   }
 
   void params(const FrozenBoundary& b, bool comma) {
-    write_newline(out_, kEntryDepth, comma);
+    write_newline(out_, kFieldDepth, comma);
     write_raw(out_, "\"params\": ");
     if (b.param_count == 0) {
       write_raw(out_, "{}");
@@ -138,7 +125,7 @@ class ParamPlanWriter {
       }
       close_bracket(out_, '}', kParamDepth);
     }
-    close_bracket(out_, '}', kEntryDepth);
+    close_bracket(out_, '}', kFieldDepth);
   }
 
   OutputBuffer& out_;

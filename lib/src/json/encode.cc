@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/huge_pages.h"
+#include "json/json_stream.h"
 #include "json/python_writer.h"
 
 namespace hpfreeze {
@@ -33,10 +34,9 @@ static_assert(kAlternativeIs<0, std::nullptr_t> && kAlternativeIs<1, bool> &&
               kAlternativeIs<4, double> && kAlternativeIs<5, std::string_view> &&
               kAlternativeIs<6, JsonArray> && kAlternativeIs<7, JsonObject>);
 
-// Writes a tree in Python's layout (kPretty: indent=2, separators "," and ": " at line
-// ends; otherwise one line, separators "," and ":"), keys sorted by code point or in
-// insertion order. Empty containers are written inline in both.
-template <bool kPretty, bool kSortKeys>
+// Writes a tree in Python's indent=2 layout (separators "," and ": " at line ends, empty
+// containers inline), keys sorted by code point or in insertion order.
+template <bool kSortKeys>
 class TreeEncoder {
  public:
   explicit TreeEncoder(OutputBuffer& out) : out_(out) {}
@@ -138,16 +138,10 @@ class TreeEncoder {
     return true;
   }
 
-  void separator(std::size_t depth, bool comma) {
-    if constexpr (kPretty) {
-      write_newline(out_, depth, comma);
-    } else if (comma) {
-      write_raw(out_, ",");
-    }
-  }
+  void separator(std::size_t depth, bool comma) { write_newline(out_, depth, comma); }
 
   void close(char bracket, std::size_t depth) {
-    if constexpr (kPretty) write_newline(out_, depth, false);
+    write_newline(out_, depth, false);
     char* q = out_.reserve(1);
     *q = bracket;
     out_.commit(q + 1);
@@ -155,12 +149,7 @@ class TreeEncoder {
 
   void member(const JsonMember& m, std::size_t depth, bool comma) {
     separator(depth, comma);
-    if constexpr (kPretty) {
-      write_key(out_, m.key);
-    } else {
-      write_string(out_, m.key);
-      write_raw(out_, ":");
-    }
+    write_key(out_, m.key);
     encode(m.value, depth);
   }
 
@@ -176,13 +165,12 @@ class TreeEncoder {
 
 // Close to the encoded size (exact for ASCII text without escapes, numbers counted at
 // their widest), so that the output is allocated once instead of growing by copies.
-template <bool kPretty>
 struct SizeEstimate {
   std::size_t depth = 0;
 
   // Separator, newline and indentation before each element of a non-empty container.
-  [[nodiscard]] std::size_t per_element() const { return kPretty ? 2 + 2 * (depth + 1) : 1; }
-  [[nodiscard]] std::size_t closing() const { return kPretty ? 1 + 2 * depth : 0; }
+  [[nodiscard]] std::size_t per_element() const { return 2 + 2 * (depth + 1); }
+  [[nodiscard]] std::size_t closing() const { return 1 + 2 * depth; }
 
   std::size_t operator()(std::nullptr_t) const { return 4; }
   std::size_t operator()(bool) const { return 5; }
@@ -198,7 +186,7 @@ struct SizeEstimate {
     return size;
   }
   std::size_t operator()(const JsonObject& object) {
-    std::size_t size = 2 + closing() + object.size() * (per_element() + (kPretty ? 4 : 3));
+    std::size_t size = 2 + closing() + object.size() * (per_element() + 4);
     ++depth;
     for (const JsonMember& member : object) {
       size += member.key.size() + std::visit(*this, member.value.v);
@@ -208,14 +196,14 @@ struct SizeEstimate {
   }
 };
 
-template <bool kPretty, bool kSortKeys>
+template <bool kSortKeys>
 void append_json(const Json& value, std::string& out) {
-  SizeEstimate<kPretty> estimate;
+  SizeEstimate estimate;
   // Plus the room the last token reserves beyond its own bytes (worst-case escaping).
   out.reserve(out.size() + std::visit(estimate, value.v) + pyjson::kReserveSlack);
   advise_huge_pages(out);
   OutputBuffer buffer(out);
-  TreeEncoder<kPretty, kSortKeys>(buffer).encode(value, 0);
+  TreeEncoder<kSortKeys>(buffer).encode(value, 0);
 }
 
 }  // namespace
@@ -223,15 +211,15 @@ void append_json(const Json& value, std::string& out) {
 namespace pyjson {
 
 void write_python_json(OutputBuffer& out, const Json& value, std::size_t depth) {
-  TreeEncoder<true, true>(out).encode(value, depth);
+  TreeEncoder<true>(out).encode(value, depth);
 }
 
 void write_plain_json(OutputBuffer& out, const Json& value, std::size_t depth) {
-  TreeEncoder<true, false>(out).encode(value, depth);
+  TreeEncoder<false>(out).encode(value, depth);
 }
 
 std::size_t python_json_size(const Json& value, std::size_t depth) {
-  SizeEstimate<true> estimate{depth};
+  SizeEstimate estimate{depth};
   return std::visit(estimate, value.v);
 }
 
@@ -247,9 +235,7 @@ void append_python_float(std::string& out, double d) {
   out.append(text, pyjson::write_float(text, d));
 }
 
-void append_python_json(const Json& value, std::string& out) {
-  append_json<true, true>(value, out);
-}
+void append_python_json(const Json& value, std::string& out) { append_json<true>(value, out); }
 
 std::string encode_python_json(const Json& value) {
   std::string out;
@@ -257,15 +243,16 @@ std::string encode_python_json(const Json& value) {
   return out;
 }
 
+// The one line of a --json output (json_stream.h).
 std::string encode_compact_json(const Json& value) {
   std::string out;
-  append_json<false, false>(value, out);
+  JsonStream(out, JsonLayout::kOneLine).value(value);
   return out;
 }
 
 std::string encode_plain_json(const Json& value) {
   std::string out;
-  append_json<true, false>(value, out);
+  append_json<false>(value, out);
   return out;
 }
 

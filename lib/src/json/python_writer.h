@@ -38,6 +38,11 @@ class OutputBuffer {
     return out_.data() + size_;
   }
   void commit(const char* end) { size_ = static_cast<std::size_t>(end - out_.data()); }
+  // The room reserved beyond the bytes written.
+  [[nodiscard]] std::size_t room() const { return out_.size() - size_; }
+  // The bytes written through this buffer, and forgetting them (their room is kept).
+  [[nodiscard]] std::string_view written() const { return {out_.data() + start_, size_ - start_}; }
+  void rewind() { size_ = start_; }
 
  private:
   // Adds as much room again as this buffer has written so far, up to kMaxGrowth: amortized
@@ -125,6 +130,14 @@ inline void close_bracket(OutputBuffer& out, char bracket, std::size_t depth) {
   write_newline(out, depth, false);
   open_bracket(out, bracket);
 }
+
+// The depths of the one table the meta's param_plan and the plan dump's "modules" both are
+// (a member of the top-level object, depth 1): modules (or boundaries) 2, their fields
+// and "params" 3, params 4, axes 5.
+constexpr std::size_t kModuleDepth = 2;
+constexpr std::size_t kFieldDepth = 3;
+constexpr std::size_t kParamDepth = 4;
+constexpr std::size_t kAxisDepth = 5;
 
 // For size estimates: the newline, indentation, quotes, ": " and separator around a
 // member at `depth` whose key has no escapes.

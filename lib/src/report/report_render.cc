@@ -4,9 +4,11 @@
 #include <span>
 
 #include "base/text_table.h"
+#include "capacity/capacity_json.h"
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/report.h"
+#include "json/json_stream.h"
 
 // The text and JSON forms of a Report: rendering only, the arithmetic is in build_report.cc.
 namespace hpfreeze {
@@ -63,145 +65,6 @@ std::string count_of(std::size_t shown, std::size_t total, std::string_view orde
                                ? "all " + std::to_string(total)
                                : "top " + std::to_string(shown) + " of " + std::to_string(total);
   return " (" + head + ", " + std::string(order) + "):\n";
-}
-
-// Python's json.dumps(indent=2) layout, written straight into one string (the report of a
-// large model is tens of megabytes: no value tree in between). Members go in the order
-// written; strings are spelled as every other hpfreeze output (append_python_string).
-class ReportJsonWriter {
- public:
-  void reserve(std::size_t n) { out_.reserve(n); }
-  ReportJsonWriter& start_object() {
-    open('{');
-    return *this;
-  }
-  void end_object() { close('}'); }
-  void start_array() { open('['); }
-  void end_array() { close(']'); }
-  // Returns the writer, for the member's value: w.key("fqn").string(fqn).
-  ReportJsonWriter& key(std::string_view k) {
-    element();
-    append_python_string(out_, k);
-    out_ += ": ";
-    after_key_ = true;
-    return *this;
-  }
-  void string(std::string_view s) {
-    element();
-    append_python_string(out_, s);
-  }
-  void optional_string(const std::optional<std::string_view>& s) {
-    if (s) {
-      string(*s);
-    } else {
-      null();
-    }
-  }
-  void number(std::uint64_t v) {
-    element();
-    char digits[24];
-    out_.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
-  }
-  void boolean(bool b) {
-    element();
-    out_ += b ? "true" : "false";
-  }
-  void null() {
-    element();
-    out_ += "null";
-  }
-  void dims(std::span<const std::uint64_t> values) {
-    start_array();
-    for (std::uint64_t v : values) number(v);
-    end_array();
-  }
-  std::string finish() {
-    out_ += '\n';
-    return std::move(out_);
-  }
-
- private:
-  // Before a value: nothing after a key; else ",\n" or "\n" and the indentation when
-  // inside a container.
-  void element() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
-    }
-    if (counts_.empty()) return;
-    out_ += counts_.back()++ == 0 ? "\n" : ",\n";
-    out_.append(2 * counts_.size(), ' ');
-  }
-  void open(char c) {
-    element();
-    out_ += c;
-    counts_.push_back(0);
-  }
-  void close(char c) {
-    const bool empty = counts_.back() == 0;
-    counts_.pop_back();
-    if (!empty) {
-      out_ += '\n';
-      out_.append(2 * counts_.size(), ' ');
-    }
-    out_ += c;
-  }
-
-  std::string out_;
-  std::vector<std::size_t> counts_;  // members or elements written, per open container
-  bool after_key_ = false;
-};
-
-void write_coordinates(ReportJsonWriter& w, const Mesh& mesh,
-                       const std::vector<std::uint64_t>* at) {
-  w.start_object();
-  for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
-    w.key(mesh.axes[i].axis).number(at == nullptr ? mesh.axes[i].size : (*at)[i]);
-  }
-  w.end_object();
-}
-
-// One element of "meshes", the same members as render_capacity_json writes (docs/formats.md,
-// "report --json").
-void write_mesh(ReportJsonWriter& w, const MeshCapacity& m) {
-  w.start_object();
-  w.key("mesh");
-  write_coordinates(w, m.mesh, nullptr);
-  w.key("devices").number(m.mesh.devices);
-  w.key("max_rank_bytes").number(m.max_rank_bytes);
-  w.key("min_rank_bytes").number(m.min_rank_bytes);
-  w.key("max_rank");
-  write_coordinates(w, m.mesh, &m.max_rank);
-  w.key("min_rank");
-  write_coordinates(w, m.mesh, &m.min_rank);
-  w.key("divisible").boolean(m.divisible());
-  w.key("indivisible");
-  if (m.indivisible) {
-    const Indivisible& x = *m.indivisible;
-    w.start_object();
-    w.key("param").string(x.fqn);
-    w.key("dim").number(x.dim);
-    w.key("size").number(x.size);
-    w.key("axis").string(x.axis);
-    w.key("axis_size").number(x.axis_size);
-    w.key("split_factor").number(x.split_factor);
-    w.end_object();
-  } else {
-    w.null();
-  }
-  w.key("fits");
-  if (m.fits) {
-    w.boolean(*m.fits);
-  } else {
-    w.null();
-  }
-  w.key("over_by_bytes");
-  if (m.fits) {
-    w.number(m.over_by);
-  } else {
-    w.null();
-  }
-  w.end_object();
 }
 
 const char* mesh_source_name(MeshSource source) {
@@ -313,9 +176,12 @@ std::string render_report_text(const Report& r, std::size_t top) {
 
 std::string render_report_json(const Report& r, std::optional<std::size_t> top) {
   const std::size_t np = std::min(top.value_or(r.params.size()), r.params.size());
-  ReportJsonWriter w;
-  w.reserve(512 + np * 420 + (r.boundaries.size() + r.uncovered.size()) * 160 +
-            r.findings.size() * 256);
+  // The report of a large model is tens of megabytes: written straight into one string
+  // reserved once, no value tree in between.
+  std::string out;
+  out.reserve(512 + np * 420 + (r.boundaries.size() + r.uncovered.size()) * 160 +
+              r.findings.size() * 256);
+  JsonStream w(out, JsonLayout::kIndented);
   w.start_object();
   w.key("mesh").start_object();
   for (const MeshAxis& a : r.mesh) {
@@ -349,9 +215,9 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
     const ParamReport& p = r.params[i];
     w.start_object();
     w.key("fqn").string(p.fqn);
-    w.key("shape").dims(p.shape());
+    w.key("shape").numbers(p.shape());
     w.key("dtype").optional_string(p.dtype());
-    w.key("local_shape").dims(p.local_shape);
+    w.key("local_shape").numbers(p.local_shape);
     w.key("rank0_bytes").number(p.rank0_bytes);
     w.key("full_bytes").number(p.full_bytes);
     w.key("boundary").string(p.boundary);
@@ -368,48 +234,26 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   for (const UncoveredParam& u : r.uncovered) {
     w.start_object();
     w.key("fqn").string(u.fqn);
-    w.key("shape").dims(u.shape);
+    w.key("shape").numbers(u.shape);
     w.key("dtype").optional_string(u.dtype);
     w.key("bytes").number(u.bytes);
     w.end_object();
   }
   w.end_array();
   const CapacityResult* cap = r.capacity ? &*r.capacity : nullptr;
-  w.key("optimizer");
-  if (cap != nullptr) {
-    w.string(optimizer_name(cap->optimizer));
-  } else {
-    w.null();
-  }
-  w.key("budget_bytes");
-  if (cap != nullptr && cap->budget) {
-    w.number(*cap->budget);
-  } else {
-    w.null();
-  }
+  w.key("optimizer")
+      .optional_string(cap != nullptr ? std::optional(optimizer_name(cap->optimizer))
+                                      : std::nullopt);
+  w.key("budget_bytes").optional_number(cap != nullptr ? cap->budget : std::nullopt);
   w.key("zero").start_object();
   w.key("stage").number(static_cast<std::uint64_t>(r.capacity ? cap->zero.stage : 0));
   w.key("axis").string(cap != nullptr ? std::string_view(cap->zero.axis) : "dp");
   w.end_object();
   w.key("swept").boolean(r.swept);
   w.key("answer");
-  if (const MeshCapacity* m = cap != nullptr ? capacity_answer(*cap) : nullptr) {
-    w.start_object();
-    w.key("mesh");
-    write_coordinates(w, m->mesh, nullptr);
-    w.key("devices").number(m->mesh.devices);
-    w.key("max_rank_bytes").number(m->max_rank_bytes);
-    w.end_object();
-  } else {
-    w.null();
-  }
-  w.key("meshes").start_array();
-  if (cap != nullptr) {
-    for (const MeshCapacity& m : cap->meshes) {
-      if (!cap->fits_only || m.usable()) write_mesh(w, m);
-    }
-  }
-  w.end_array();
+  write_capacity_answer(w, cap != nullptr ? capacity_answer(*cap) : nullptr);
+  w.key("meshes");
+  write_capacity_meshes(w, cap);
   w.key("findings").start_array();
   for (const Diagnostic& d : r.findings) {
     w.start_object();
@@ -424,7 +268,8 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   }
   w.end_array();
   w.end_object();
-  return w.finish();
+  w.end_line();
+  return out;
 }
 
 }  // namespace hpfreeze

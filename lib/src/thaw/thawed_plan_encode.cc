@@ -29,20 +29,7 @@ Json thawed_params(const MetaBoundary& b) {
 
 namespace {
 
-using pyjson::close_bracket;
-using pyjson::container_overhead;
-using pyjson::member_overhead;
-using pyjson::open_bracket;
-using pyjson::OutputBuffer;
-using pyjson::write_key;
-using pyjson::write_newline;
-using pyjson::write_raw;
-
-// Depths in the plan dump: top-level members 1, modules 2, their fields 3, params 4, axes 5.
-constexpr std::size_t kModuleDepth = 2;
-constexpr std::size_t kFieldDepth = 3;
-constexpr std::size_t kParamDepth = 4;
-constexpr std::size_t kAxisDepth = 5;
+using namespace pyjson;
 
 // Each distinct placement spelling's bytes as an axis value (placement_to_dump written at
 // kAxisDepth). Filled before writing; read-only, and so shared by two writers, after.
