@@ -101,17 +101,15 @@ TEST_F(CliHelp, EveryHelpListsTheGlobalFlagsAndEndsWithExitStatusAndAnExample) {
 }
 
 TEST_F(CliHelp, HelpOfAnUnknownCommandSuggestsTheNearest) {
-  const CliRun r = tester_.run({"help", "frezee"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, CliRun::usage_error("unknown command 'frezee'; did you mean 'freeze'?"));
+  EXPECT_EQ(
+      tester_.run({"help", "frezee"}),
+      CliRun::trouble(CliRun::usage_error("unknown command 'frezee'; did you mean 'freeze'?")));
 }
 
 TEST_F(CliHelp, HelpTakesAtMostOneCommand) {
-  const CliRun r = tester_.run({"help", "freeze", "parse"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, CliRun::usage_error("help takes at most one command (see 'hpfreeze --help')"));
+  EXPECT_EQ(tester_.run({"help", "freeze", "parse"}),
+            CliRun::trouble(
+                CliRun::usage_error("help takes at most one command (see 'hpfreeze --help')")));
 }
 
 TEST_F(CliHelp, VersionAnywhere) {

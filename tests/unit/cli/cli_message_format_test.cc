@@ -18,10 +18,7 @@ const std::string kPlannJson =
 class CliMessageFormat : public ::testing::Test {
  protected:
   void expect_usage_error(const std::vector<std::string>& args, const std::string& line) {
-    const CliRun r = tester_.run(args);
-    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args);
-    EXPECT_EQ(r.out, "") << ::testing::PrintToString(args);
-    EXPECT_EQ(r.err, line) << ::testing::PrintToString(args);
+    EXPECT_EQ(tester_.run(args), CliRun::trouble(line)) << ::testing::PrintToString(args);
   }
   CliTester tester_;
 };

@@ -15,10 +15,8 @@ class CliMistakes : public ::testing::Test {
  protected:
   // One usage error: exit 2, no output, exactly this line on stderr.
   void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
-    const CliRun r = tester_.run(args);
-    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args);
-    EXPECT_EQ(r.out, "") << ::testing::PrintToString(args);
-    EXPECT_EQ(r.err, CliRun::usage_error(message)) << ::testing::PrintToString(args);
+    EXPECT_EQ(tester_.run(args), CliRun::trouble(CliRun::usage_error(message)))
+        << ::testing::PrintToString(args);
   }
   CliTester tester_;
 };

@@ -263,6 +263,27 @@ CliRun CliTester::run(const std::vector<std::string>& args) {
   return result;
 }
 
+void PrintTo(const CliRun& run, std::ostream* os) {
+  const auto quoted = [os](const std::string& bytes) {
+    *os << '"';
+    for (const char c : bytes) {
+      if (c == '\n') {
+        *os << "\\n";
+      } else if (c == '"' || c == '\\') {
+        *os << '\\' << c;
+      } else {
+        *os << c;
+      }
+    }
+    *os << '"';
+  };
+  *os << "{exit " << run.exit_code << ", out ";
+  quoted(run.out);
+  *os << ", err ";
+  quoted(run.err);
+  *os << "}";
+}
+
 std::string testdata(const std::string& relative) {
   return std::string(HPFREEZE_TESTDATA_DIR) + "/" + relative;
 }

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,16 @@ struct CliRun {
   std::string out;  // what the run wrote to stdout
   std::string err;  // what the run wrote to stderr
 
+  bool operator==(const CliRun&) const = default;
   // The usage error line of the text format, as docs/cli.md writes it.
   static std::string usage_error(const std::string& message) {
     return "hpfreeze: error: " + message + "\n";
   }
+  // A usage error's run: exit status 2, nothing on stdout, this on stderr.
+  static CliRun trouble(std::string err) { return {2, "", std::move(err)}; }
 };
+// For GoogleTest's messages.
+void PrintTo(const CliRun& run, std::ostream* os);
 
 // What a run's standard input is.
 enum class Stdin {
