@@ -129,19 +129,21 @@ struct ModelTree {
   [[nodiscard]] const ModelParameter* find_parameter(std::string_view fqn,
                                                      std::size_t& cursor) const;
 
-  // Builds both lookup indexes now. Otherwise each is built by the first lookup that needs
-  // it (indexing 100,000 names costs more than a freeze's lookups, which mostly hit the
-  // cursor): do not search one ModelTree from two threads at once. False when two modules
-  // or two parameters have the same name (only possible in a dump parsed without the
-  // duplicate-key check).
+  // Builds both lookup indexes now. Otherwise each is built, once, by the first lookup that
+  // needs it (indexing 100,000 names costs more than a freeze's lookups, which mostly hit
+  // the cursor). Lookups from several threads at once are safe; changing `modules` or
+  // `parameters` after the first lookup is not (the index would not see it), nor is any use
+  // of a moved-from tree but assigning to it or destroying it. False when two modules or two
+  // parameters have the same name (only possible in a dump parsed without the duplicate-key
+  // check).
   bool index();
 
  private:
-  struct Indexes;  // hash indexes over the names (model_decode.cc)
+  struct Indexes;  // hash indexes over the names, each built under a once_flag (model_decode.cc)
   NameIndex& module_index() const;
   NameIndex& parameter_index() const;
 
-  mutable std::unique_ptr<Indexes> indexes_;
+  std::unique_ptr<Indexes> indexes_;
 };
 
 Expected<PlanDump> decode_plan_dump(const JsonDocument& document);

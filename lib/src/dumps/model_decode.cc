@@ -1,5 +1,6 @@
 // Decoding of the model tree dump (docs/formats.md, "The model tree dump") and the name
 // lookups over it.
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,38 +15,37 @@ namespace hpfreeze {
 
 using namespace dom_decode;
 
+// Each index is built once, by the first lookup that needs it (a freeze's lookups mostly
+// hit the cursor, and indexing 100,000 names costs more than they do), under a once_flag:
+// lookups on one ModelTree from several threads at once are safe.
 struct ModelTree::Indexes {
   NameIndex modules;
   NameIndex parameters;
-  bool modules_built = false;
-  bool parameters_built = false;
-  bool names_unique = true;
+  std::once_flag modules_once;
+  std::once_flag parameters_once;
+  bool modules_unique = true;
+  bool parameters_unique = true;
 };
 
-ModelTree::ModelTree() = default;
+ModelTree::ModelTree() : indexes_(std::make_unique<Indexes>()) {}
+// A moved-from tree holds no indexes: it may only be assigned to or destroyed.
 ModelTree::ModelTree(ModelTree&&) noexcept = default;
 ModelTree& ModelTree::operator=(ModelTree&&) noexcept = default;
 ModelTree::~ModelTree() = default;
 
-// Each index is built by the first lookup that needs it: a freeze's lookups mostly hit the
-// cursor, and indexing 100,000 names costs more than they do.
 NameIndex& ModelTree::module_index() const {
-  if (!indexes_) indexes_ = std::make_unique<Indexes>();
-  if (!indexes_->modules_built) {
-    indexes_->names_unique &=
+  std::call_once(indexes_->modules_once, [this] {
+    indexes_->modules_unique =
         indexes_->modules.build(modules.size(), [this](std::size_t k) { return modules[k].first; });
-    indexes_->modules_built = true;
-  }
+  });
   return indexes_->modules;
 }
 
 NameIndex& ModelTree::parameter_index() const {
-  if (!indexes_) indexes_ = std::make_unique<Indexes>();
-  if (!indexes_->parameters_built) {
-    indexes_->names_unique &= indexes_->parameters.build(
+  std::call_once(indexes_->parameters_once, [this] {
+    indexes_->parameters_unique = indexes_->parameters.build(
         parameters.size(), [this](std::size_t k) { return parameters[k].first; });
-    indexes_->parameters_built = true;
-  }
+  });
   return indexes_->parameters;
 }
 
@@ -76,7 +76,7 @@ std::string ModelTree::parameter_pointer(std::string_view fqn) const {
 bool ModelTree::index() {
   module_index();
   parameter_index();
-  return indexes_->names_unique;
+  return indexes_->modules_unique && indexes_->parameters_unique;
 }
 
 // Every object of a model dump is either walked here (the root, `modules`, `parameters`
