@@ -15,8 +15,8 @@
 
 namespace hpfreeze::cli {
 
-// A command's run amounts to an Outcome (hpfreeze/command_result.h); main() alone turns it
-// into the process exit status, so the 0/1/2 contract lives in one place.
+// A command's run amounts to an Outcome (hpfreeze/command_result.h); run_cli() alone turns
+// it into the exit status, so the 0/1/2 contract lives in one place.
 inline constexpr Outcome kExitOk = Outcome::kOk;
 inline constexpr Outcome kExitRejected = Outcome::kRejected;
 inline constexpr Outcome kExitTrouble = Outcome::kTrouble;
@@ -56,8 +56,9 @@ inline constexpr std::string_view kTroubleMeaning =
 std::string help_footer(std::string_view ok, std::string_view rejected, std::string_view example,
                         std::string_view trouble = kTroubleMeaning);
 
-// Every stderr line is rendered in one --message-format (logging.cc), set once, before
-// anything is written (main.cc reads it off the command line first).
+// Every stderr line is rendered in one --message-format (logging.cc), set before anything
+// is written: text at the start of every run, then what run_cli.cc reads off the command
+// line.
 void set_message_format(MessageFormat format);
 
 // Configures the diagnostic level: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
@@ -71,7 +72,7 @@ void report(const Diagnostic& d);
 void report(const Diagnostics& ds);
 // A usage error: printed whatever -q and SPDLOG_LEVEL say (docs/cli.md, "Usage errors").
 void report_usage_error(std::string message);
-// main()'s last words; the first needs no memory.
+// run_cli()'s last words; the first needs no memory.
 void report_out_of_memory() noexcept;
 void report_internal_error(std::string_view what) noexcept;
 // Writes bytes to stderr as they are, without allocating.

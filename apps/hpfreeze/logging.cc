@@ -112,7 +112,7 @@ void report(const Diagnostics& ds) {
   for (const Diagnostic& d : ds) report(d);
 }
 
-// Usage errors and main()'s last words have never been coloured: text keeps their bytes.
+// Usage errors and run_cli()'s last words have never been coloured: text keeps their bytes.
 void report_usage_error(std::string message) {
   emit(MessageLevel::kError, make_error({}, {}, std::move(message)), false);
 }

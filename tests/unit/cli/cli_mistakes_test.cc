@@ -1,0 +1,136 @@
+// Mistakes on the command line, run in-process: each is named on one line of stderr, exit
+// status 2, nothing on stdout. The texts are docs/cli.md's ("Usage errors") and those of
+// tests/e2e/test_cli.py, which checks the same against the binary.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/cli_tester.h"
+
+namespace hpfreeze::cli::testing {
+namespace {
+
+class CliMistakes : public ::testing::Test {
+ protected:
+  // One usage error: exit 2, no output, exactly this line on stderr.
+  void expect_usage_error(const std::vector<std::string>& args, const std::string& message) {
+    EXPECT_EQ(tester_.run(args), CliRun::trouble(CliRun::usage_error(message)))
+        << ::testing::PrintToString(args);
+  }
+  CliTester tester_;
+};
+
+TEST_F(CliMistakes, UnknownCommandSuggestsTheNearest) {
+  expect_usage_error({"frezee"}, "unknown command 'frezee'; did you mean 'freeze'?");
+  expect_usage_error({"chek", "meta.json"}, "unknown command 'chek'; did you mean 'check'?");
+}
+
+TEST_F(CliMistakes, UnknownCommandAfterAGlobalFlag) {
+  expect_usage_error({"-v", "thwa"}, "unknown command 'thwa'; did you mean 'thaw'?");
+}
+
+TEST_F(CliMistakes, UnknownCommandWithoutANearOne) {
+  expect_usage_error({"xyzzy"}, "unknown command 'xyzzy' (see 'hpfreeze --help')");
+}
+
+// An unknown option is named before the required option it leaves unset.
+TEST_F(CliMistakes, MisspeltOptionIsNamedNotReportedAsAMissingOne) {
+  expect_usage_error({"freeze", "--plann", "p.json", "--model", "m.json"},
+                     "unknown option '--plann'; did you mean '--plan'?");
+}
+
+TEST_F(CliMistakes, MisspeltOptionWithItsValueAfterAnEqualsSign) {
+  expect_usage_error({"freeze", "--plann=p.json"},
+                     "unknown option '--plann'; did you mean '--plan'?");
+}
+
+TEST_F(CliMistakes, MisspeltMesh) {
+  expect_usage_error({"report", "m.json", "--model", "x", "--mehs", "tp=2"},
+                     "unknown option '--mehs'; did you mean '--mesh'?");
+}
+
+TEST_F(CliMistakes, MisspeltGlobalFlagBeforeTheCommand) {
+  expect_usage_error({"--verbos", "parse", "R"},
+                     "unknown option '--verbos'; did you mean '--verbose'?");
+}
+
+TEST_F(CliMistakes, UnknownOptionWithoutANearOne) {
+  expect_usage_error({"freeze", "--zzzzzz"},
+                     "unknown option '--zzzzzz' (see 'hpfreeze freeze --help')");
+}
+
+// hpfreeze's own flags take no value: a command's option before the command word is named,
+// with the command it belongs to, instead of its value being taken for the command.
+TEST_F(CliMistakes, CommandOptionBeforeTheCommandWord) {
+  expect_usage_error({"--plan", "p.json", "freeze", "--model", "m.json"},
+                     "'--plan' is an option of 'freeze': put it after the command word "
+                     "(hpfreeze freeze --plan ...)");
+}
+
+TEST_F(CliMistakes, CommandOptionWithItsValueBeforeTheCommandWord) {
+  expect_usage_error({"-v", "--mesh=tp=2", "report", "meta.json"},
+                     "'--mesh' is an option of 'report': put it after the command word "
+                     "(hpfreeze report --mesh ...)");
+}
+
+TEST_F(CliMistakes, OptionOfAnotherCommandBeforeTheCommandWord) {
+  expect_usage_error({"--mesh", "tp=2", "freeze"},
+                     "unknown option '--mesh' (see 'hpfreeze --help')");
+}
+
+TEST_F(CliMistakes, CommandOptionWithNoCommand) {
+  expect_usage_error({"--plan", "p.json"}, "unknown option '--plan' (see 'hpfreeze --help')");
+}
+
+// Own flags, also combined, still work before the command word.
+TEST_F(CliMistakes, CombinedGlobalFlagsBeforeTheCommandWord) {
+  const CliRun r = tester_.run({"-vq", "parse", "R"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "R\n");
+}
+
+TEST_F(CliMistakes, UnexpectedArgument) {
+  expect_usage_error({"expand", "a.json", "b.json"},
+                     "unexpected argument 'b.json' (see 'hpfreeze expand --help')");
+}
+
+TEST_F(CliMistakes, NoCommand) {
+  expect_usage_error({}, "no command given (see 'hpfreeze --help')");
+  expect_usage_error({"-v"}, "no command given (see 'hpfreeze --help')");
+}
+
+TEST_F(CliMistakes, MissingRequiredOptionStillSaysSo) {
+  expect_usage_error({"freeze", "--model", "m.json"},
+                     "--plan is required (see 'hpfreeze freeze --help')");
+}
+
+TEST_F(CliMistakes, RequiredOptionWithoutItsValue) {
+  expect_usage_error({"freeze", "--plan"},
+                     "--plan: 1 required FILE missing (see 'hpfreeze freeze --help')");
+}
+
+// Usage errors are printed whatever -q says (docs/cli.md, "Usage errors").
+TEST_F(CliMistakes, UsageErrorsArePrintedUnderQuiet) {
+  expect_usage_error({"-qq", "frezee"}, "unknown command 'frezee'; did you mean 'freeze'?");
+  expect_usage_error({"freeze", "-qq", "--plann", "x"},
+                     "unknown option '--plann'; did you mean '--plan'?");
+}
+
+// At most one input may be stdin: a usage error before anything is read.
+TEST_F(CliMistakes, TwoInputsFromStdin) {
+  tester_.set_stdin("{}");
+  expect_usage_error({"diff", "-", "-"}, "at most one of the two metas may be '-' (stdin)");
+  expect_usage_error({"check", "-", "--model", "-"},
+                     "at most one of META and --model may be '-' (stdin)");
+  expect_usage_error({"report", "-", "--model", "-"},
+                     "at most one of META and --model may be '-' (stdin)");
+  const CliRun r = tester_.run({"freeze", "--plan", "-", "--model", "-"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("at most one of --plan, --model and --base may be '-'"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace hpfreeze::cli::testing
