@@ -39,7 +39,7 @@ struct ParseOptions {
 // the parser (its structural index, 4 bytes per structural character), a released
 // document's tape and a released input text. Fresh memory costs the kernel a page fault
 // and a zeroed page per page touched, which was a third of a freeze's time on 100 MB of
-// dumps (docs/performance.md, "Fifth round"). A command that parses several documents in
+// dumps (docs/performance.md, "Where the time goes"). A command that parses several documents in
 // turn passes one ParseScratch to each parse and release; what it holds between two steps
 // is what the next step would have allocated anyway, so the peak does not grow as long as
 // the next step is at least as large. After the last parse, close() gives everything back,

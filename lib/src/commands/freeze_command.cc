@@ -101,7 +101,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   // and tape) plus what earlier stages kept, the budget of docs/performance.md. Parsing
   // the model on a second thread beside the plan raised the peak by the plan's parse and
   // was slower even on two cores of a busy machine: it doubled the fresh pages (faults)
-  // that dominate this work (docs/performance.md, "One core"). What does run on a second
+  // that dominate this work (docs/performance.md, "Where the time goes"). What does run on a second
   // thread (BackgroundTask) holds no memory the other step needs: the model's read beside
   // the plan's decode, and the model-free part of the freeze beside the model's decode.
   // Errors are then examined in the order a user reads them: every read and parse error
