@@ -65,18 +65,22 @@ std::vector<std::uint64_t> dims(const ModelParameter* p) {
   return {p->shape.begin(), p->shape.end()};
 }
 
-// Lookups by name, with and without the cursor, before and after index(), and on a moved
-// tree (the lazily built indexes move with it).
-TEST(DecodeModel, Lookups) {
+// A model of `n` modules m0 ... (class Ci) and `n` parameters mi.w of shape [i].
+std::string numbered_model(int n) {
   std::string text = R"j({"modules": {"": "Net")j";
   std::string params;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < n; ++i) {
     text += ", \"m" + std::to_string(i) + "\": \"C" + std::to_string(i) + "\"";
     params += std::string(i == 0 ? "" : ", ") + "\"m" + std::to_string(i) + ".w\": {\"shape\": [" +
               std::to_string(i) + "]}";
   }
-  text += "}, \"parameters\": {" + params + "}}";
-  JsonDocument doc = parse(text);
+  return text + "}, \"parameters\": {" + params + "}}";
+}
+
+// Lookups by name, with and without the cursor, before and after index(), and on a moved
+// tree (the lazily built indexes move with it).
+TEST(DecodeModel, Lookups) {
+  JsonDocument doc = parse(numbered_model(100));
   Expected<ModelTree> decoded = decode_model_tree(doc);
   ASSERT_TRUE(decoded.ok());
   ModelTree model = std::move(*decoded);
@@ -101,15 +105,7 @@ TEST(DecodeModel, Lookups) {
 // tree at once each see every name (ThreadSanitizer, `ctest -L threaded`, sees no race).
 TEST(DecodeModel, LookupsFromSeveralThreadsAtOnce) {
   constexpr int kNames = 20000;
-  std::string text = R"j({"modules": {"": "Net")j";
-  std::string params;
-  for (int i = 0; i < kNames; ++i) {
-    text += ", \"m" + std::to_string(i) + "\": \"C" + std::to_string(i) + "\"";
-    params += std::string(i == 0 ? "" : ", ") + "\"m" + std::to_string(i) + ".w\": {\"shape\": [" +
-              std::to_string(i) + "]}";
-  }
-  text += "}, \"parameters\": {" + params + "}}";
-  JsonDocument doc = parse(text);
+  JsonDocument doc = parse(numbered_model(kNames));
   Expected<ModelTree> decoded = decode_model_tree(doc);
   ASSERT_TRUE(decoded.ok());
   const ModelTree& model = *decoded;
