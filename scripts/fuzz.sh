@@ -4,7 +4,7 @@
 #
 #   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-b BUILD_DIR] [TARGET...]
 #
-# -t  run time per target (default 600; CI's smoke run uses 45)
+# -t  run time per target (default 600; CI's smoke run uses 30)
 # -j  targets run at once (default 1; CI uses 2, one per core), each in one process
 # -b  build directory (default build-fuzz), configured with clang and -DHPFREEZE_FUZZ=ON
 # The summary lists the targets in the order given, whatever order they finish in.
@@ -14,7 +14,9 @@
 # stops the target with exit 1 (the others still run) and leaves the input in
 # BUILD_DIR/fuzz/<target>/crash-*: fix the bug, then copy the input to
 # testdata/fuzz/regressions/<target>/ (replayed by ctest's fuzz_regressions_test).
-# Environment: FUZZ_ARGS, extra libFuzzer flags; ASAN_OPTIONS (default below).
+# Environment: FUZZ_ARGS, extra libFuzzer flags; ASAN_OPTIONS (default below);
+# HPFREEZE_CMAKE_ARGS, extra -D flags of the build (.ci/run: a unity build with precompiled
+# headers).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=600
@@ -25,7 +27,7 @@ while getopts "t:j:b:h" opt; do
     t) seconds=$OPTARG ;;
     j) jobs=$OPTARG ;;
     b) build=$OPTARG ;;
-    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -33,8 +35,10 @@ targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode check thaw report diff expand)
 
 "$root/scripts/setup.sh" fuzz
+# shellcheck disable=SC2086
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DHPFREEZE_FUZZ=ON -DHPFREEZE_BUILD_TESTS=OFF -DHPFREEZE_BUILD_BENCH=OFF >/dev/null
+  -DHPFREEZE_FUZZ=ON -DHPFREEZE_BUILD_TESTS=OFF -DHPFREEZE_BUILD_BENCH=OFF \
+  ${HPFREEZE_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j 2 --target "${targets[@]/#/fuzz_}"
 
 # Seed corpus of one target, rebuilt from testdata/ into $1.

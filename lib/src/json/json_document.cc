@@ -24,8 +24,6 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-bool is_json_whitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // Inputs from this size on get huge pages for their DOM.
 constexpr std::size_t kLargeDocument = std::size_t{4} << 20;
 

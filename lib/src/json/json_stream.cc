@@ -13,8 +13,8 @@
 
 #include "json/python_writer.h"
 
-namespace hpfreeze {
-namespace {
+// Named rather than anonymous: JsonStream::Writers, of external linkage, holds a Sink.
+namespace hpfreeze::json_stream_detail {
 
 // RapidJSON's output stream: a cursor into pyjson::OutputBuffer's room (whose growth keeps
 // the room written ahead of the bytes small, which counts in peak memory). The buffer lives
@@ -84,26 +84,29 @@ class Sink {
   char* end_ = nullptr;
 };
 
-}  // namespace
-}  // namespace hpfreeze
+}  // namespace hpfreeze::json_stream_detail
 
 // Block writes into the Sink, as RapidJSON's own StringBuffer has them: the generic
 // versions put a raw value (every string here) and the indentation one byte at a time.
 namespace rapidjson {
 template <>
-inline void PutReserve<hpfreeze::Sink>(hpfreeze::Sink& stream, size_t count) {
+inline void PutReserve<hpfreeze::json_stream_detail::Sink>(
+    hpfreeze::json_stream_detail::Sink& stream, size_t count) {
   stream.reserve(count);
 }
 template <>
-inline void PutUnsafe<hpfreeze::Sink>(hpfreeze::Sink& stream, char c) {
+inline void PutUnsafe<hpfreeze::json_stream_detail::Sink>(
+    hpfreeze::json_stream_detail::Sink& stream, char c) {
   stream.put_reserved(c);
 }
 template <>
-inline void PutN<hpfreeze::Sink, char>(hpfreeze::Sink& stream, char c, size_t n) {
+inline void PutN<hpfreeze::json_stream_detail::Sink, char>(
+    hpfreeze::json_stream_detail::Sink& stream, char c, size_t n) {
   stream.fill(c, n);
 }
 template <>
-inline bool Writer<hpfreeze::Sink>::WriteRawValue(const char* json, size_t length) {
+inline bool Writer<hpfreeze::json_stream_detail::Sink>::WriteRawValue(const char* json,
+                                                                      size_t length) {
   os_->write(json, length);
   return true;
 }
@@ -137,9 +140,9 @@ struct JsonStream::Writers {
     with([&](auto& w) { w.RawValue(quoted.data(), quoted.size(), rapidjson::kStringType); });
   }
 
-  Sink sink;
-  rapidjson::Writer<Sink> one_line;
-  rapidjson::PrettyWriter<Sink> indented;
+  json_stream_detail::Sink sink;
+  rapidjson::Writer<json_stream_detail::Sink> one_line;
+  rapidjson::PrettyWriter<json_stream_detail::Sink> indented;
   bool is_indented;
   // The escaped string of raw_string, its room kept from one string to the next.
   std::string scratch;

@@ -10,6 +10,11 @@
 
 namespace hpfreeze {
 
+// JSON's four whitespace bytes (RFC 8259 section 2).
+constexpr bool is_json_whitespace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 // An error at `offset` of `bytes`, with its line and column.
 Diagnostic syntax_error(const std::string& name, std::string_view bytes, std::size_t offset,
                         std::string message);
