@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/freeze_command.h"
@@ -25,6 +26,10 @@
 
 namespace hpfreeze {
 namespace {
+
+// The stages run as hpfreeze runs them: on the CPUs this process may use (`taskset -c 0`
+// for one).
+const Concurrency kCpus = Concurrency::of_this_process();
 
 std::string g_inputs;  // directory holding plan.json and model.json
 
@@ -51,7 +56,7 @@ struct Fixture {
   std::string model_bytes = take(read_input(model_path), "read").bytes;
   JsonDocument plan_doc = load(plan_path);
   JsonDocument model_doc = load(model_path);
-  PlanDump plan = take(decode_plan_dump(plan_doc), "decode plan");
+  PlanDump plan = take(decode_plan_dump(plan_doc, kCpus), "decode plan");
   ModelTree model = take(decode_model_tree(model_doc), "decode model");
   std::int64_t params = count_params(plan);
   std::string meta_bytes = render();
@@ -68,10 +73,12 @@ struct Fixture {
   }
   [[nodiscard]] std::string render() const {
     FreezeResult frozen = take(freeze_plan(plan, model, {}), "freeze");
-    return encode_meta(frozen.frozen, meta_defaults_and_base(plan.meta ? &*plan.meta : nullptr));
+    return encode_meta(frozen.frozen, meta_defaults_and_base(plan.meta ? &*plan.meta : nullptr),
+                       kCpus);
   }
   [[nodiscard]] FreezeRequest request() const {
     FreezeRequest r;
+    r.concurrency = kCpus;
     r.plan_path = plan_path;
     r.model_path = model_path;
     r.output_path = out_path;
@@ -132,7 +139,7 @@ void BM_SimdjsonParse(benchmark::State& state) {
 void BM_DecodePlan(benchmark::State& state) {
   Fixture& f = fixture();
   for (auto _ : state) {
-    PlanDump plan = take(decode_plan_dump(f.plan_doc), "decode plan");
+    PlanDump plan = take(decode_plan_dump(f.plan_doc, kCpus), "decode plan");
     benchmark::DoNotOptimize(plan.modules.data());
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(f.plan_bytes.size()));
@@ -168,7 +175,7 @@ void BM_EncodeMeta(benchmark::State& state) {
   FreezeResult frozen = take(freeze_plan(f.plan, f.model, {}), "freeze");
   const JsonObject top = meta_defaults_and_base(f.plan.meta ? &*f.plan.meta : nullptr);
   for (auto _ : state) {
-    std::string bytes = encode_meta(frozen.frozen, top);
+    std::string bytes = encode_meta(frozen.frozen, top, kCpus);
     benchmark::DoNotOptimize(bytes.data());
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(f.meta_bytes.size()));

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "hpfreeze/check_command.h"
+#include "hpfreeze/concurrency.h"
 
 namespace hpfreeze::cli {
 
@@ -34,10 +35,7 @@ Runner declare_check(CLI::App& app) {
     request.meta_path = flags->meta;
     if (app.count("--model") > 0) request.model_path = flags->model;
     request.allow_uncovered = flags->allow_uncovered;
-    if (request.meta_path == "-" && request.model_path && *request.model_path == "-") {
-      report(make_error({}, {}, "at most one of META and --model may be '-' (stdin)"));
-      return kExitTrouble;
-    }
+    request.concurrency = Concurrency::of_this_process();
     CommandResult result = run_check(request);
     const Outcome outcome = result.outcome();
     if (outcome == kExitTrouble) return finish(result);

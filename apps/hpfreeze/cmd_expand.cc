@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/expand_command.h"
 
 namespace hpfreeze::cli {
@@ -14,7 +15,9 @@ Runner declare_expand(CLI::App& app) {
       ->required();
   app.footer(help_footer("the names were printed", "the plan dump was read and rejected",
                          "hpfreeze expand plan.json > sharded_params.txt"));
-  return [plan_path]() -> Outcome { return finish(run_expand(*plan_path)); };
+  return [plan_path]() -> Outcome {
+    return finish(run_expand(*plan_path, Concurrency::of_this_process()));
+  };
 }
 
 }  // namespace hpfreeze::cli

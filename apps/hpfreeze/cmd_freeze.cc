@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/freeze_command.h"
 
 namespace hpfreeze::cli {
@@ -100,6 +101,7 @@ Runner declare_freeze(CLI::App& app) {
     if (app.count("--base") > 0) request->base_path = *base;
     if (app.count("--depfile") > 0) request->depfile_path = *depfile;
     request->options.verify = !*no_verify;
+    request->concurrency = Concurrency::of_this_process();
     FreezeStages stages;
     const CommandResult result = run_freeze(*request, &stages);
     log_stages(stages, request->output_path);

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/thaw_command.h"
 
 namespace hpfreeze::cli {
@@ -24,12 +25,7 @@ Runner declare_thaw(CLI::App& app) {
                          "hpfreeze thaw codegen_meta.json -o plan.json --model-out model.json"));
   return [request, model, &app]() -> Outcome {
     if (app.count("--model-out") > 0) request->model_path = *model;
-    if (request->model_path && *request->model_path == request->plan_path) {
-      report(make_error({}, {},
-                        request->plan_path == "-" ? "-o and --model-out cannot both be '-' (stdout)"
-                                                  : "-o and --model-out name the same file"));
-      return kExitTrouble;
-    }
+    request->concurrency = Concurrency::of_this_process();
     return finish(run_thaw(*request));
   };
 }

@@ -512,7 +512,7 @@ inline std::string check_expand(std::string_view input) {
     out.write(input.data(), static_cast<std::streamsize>(input.size()));
     if (!out) return {};  // no room to write: nothing tested
   }
-  const CommandResult listed = run_expand(path);
+  const CommandResult listed = run_expand(path, Concurrency{2});
   std::remove(path.c_str());
   if (listed.failed()) {
     if (!listed.output.empty()) return "expand failed but printed names";

@@ -4,32 +4,21 @@
 // the other needs: a second core then shortens the run, and on one core the two simply
 // take turns.
 
-#include <sched.h>
-
-#include <cstddef>
 #include <future>
 #include <system_error>
 #include <utility>
 
-namespace hpfreeze {
+#include "hpfreeze/concurrency.h"
 
-// The CPUs this process may run on (its affinity mask: `taskset -c 3` makes it 1), at
-// least 1. Work is split across threads only when there is a second CPU to run them.
-inline std::size_t usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  const int count = CPU_COUNT(&set);
-  return count > 1 ? static_cast<std::size_t>(count) : 1;
-}
+namespace hpfreeze {
 
 template <class Work>
 class BackgroundTask {
  public:
-  // Starts `work` on a new thread. With one usable CPU, or where no thread can be
-  // started, wait() runs it instead: two threads on one CPU only take turns.
-  explicit BackgroundTask(Work work) : work_(std::move(work)) {
-    if (usable_cpus() < 2) return;
+  // Starts `work` on a new thread when `concurrency` has a second CPU for it. Otherwise,
+  // or where no thread can be started, wait() runs it on the caller's thread instead.
+  BackgroundTask(Concurrency concurrency, Work work) : work_(std::move(work)) {
+    if (!concurrency.second_thread()) return;
     try {
       done_ = std::async(std::launch::async, [this] { work_(); });
       started_ = true;

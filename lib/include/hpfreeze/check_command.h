@@ -8,6 +8,7 @@
 
 #include "hpfreeze/check.h"
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/diagnostic.h"
 
 namespace hpfreeze {
@@ -18,6 +19,8 @@ struct CheckRequest {
   // A trainable model parameter no param_plan entry covers: a warning instead of an error
   // (the same flag and rule as report --allow-uncovered).
   bool allow_uncovered = false;
+  // The meta is read on a second thread beside the model only when this has a second CPU.
+  Concurrency concurrency;
 };
 
 // Reads, parses and checks the files of `request`. The diagnostics are the findings

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/concurrency.h"
 
 namespace hpfreeze {
 
@@ -11,6 +12,7 @@ namespace hpfreeze {
 // dump") and outputs the sorted, de-duplicated FQNs of its sharded parameters, one per
 // line, each ending in '\n' (nothing when none). Errors: kIo for a failed read, kRejected
 // for invalid content; the output is then empty.
-CommandResult run_expand(const std::string& plan_path);
+// `concurrency` as in decode_plan_dump.
+CommandResult run_expand(const std::string& plan_path, Concurrency concurrency);
 
 }  // namespace hpfreeze

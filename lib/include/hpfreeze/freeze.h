@@ -123,6 +123,8 @@ Json assemble_meta(FrozenPlan& frozen, const Json* base);
 // then writes the bytes of encode_python_json(assemble_meta(frozen, base)), the frozen
 // fields taking their places, straight from the frozen tables.
 JsonObject meta_defaults_and_base(const Json* base);
-std::string encode_meta(const FrozenPlan& frozen, const JsonObject& defaults_and_base);
+// A large meta is written in two halves at once where `concurrency` has a second CPU.
+std::string encode_meta(const FrozenPlan& frozen, const JsonObject& defaults_and_base,
+                        Concurrency concurrency = {});
 
 }  // namespace hpfreeze

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/io.h"
@@ -25,6 +26,10 @@ struct FreezeRequest {
   // --check: compare the meta with output_path (a file) instead of writing anything.
   bool check = false;
   FreezeOptions options;
+  // The model's read beside the plan's decode, the plan's two decoding lanes, the freeze
+  // beside the model's decode and the meta's two halves go on a second thread only when
+  // this has a second CPU.
+  Concurrency concurrency;
 };
 
 // The files a freeze reads, in command-line order: plan, model, then base when given.

@@ -51,6 +51,7 @@ struct MetaBoundary {
 
 struct MetaInjection {
   std::string_view match;
+  const Json* entry = nullptr;             // the injection itself, for a reader of its values
   std::size_t index = 0;                   // position in /injections
   MetaFields fields{};                     // injection-section fields
   std::vector<const JsonMember*> unknown;  // keys no table row names
@@ -89,6 +90,8 @@ struct MetaParallelDims {
 // reader that copies one whole (thaw's plan head) or needs to tell absent from empty;
 // nullptr when absent.
 struct MetaMembers {
+  const Json* param_plan = nullptr;
+  const Json* injections = nullptr;
   const Json* frozen_sharded_params = nullptr;
   const Json* mesh_dim_names = nullptr;
   const Json* tied_pairs = nullptr;
@@ -99,9 +102,6 @@ struct MetaMembers {
 // which must outlive it.
 struct FrozenMeta {
   std::string file;
-  // The whole document, for the readers that walk values rather than decoded fields
-  // (diff; check's schema rules).
-  Json root;
   StringArena strings;                                  // the joined parameter FQNs
   std::vector<MetaBoundary> boundaries;                 // param_plan order
   std::vector<MetaInjection> injections;                // /injections order
@@ -118,12 +118,21 @@ struct FrozenMeta {
 
   // nullptr when param_plan has no such boundary.
   [[nodiscard]] const MetaBoundary* find_boundary(std::string_view fqn) const;
+  // The identity member `key` as the document holds it; nullptr when absent.
+  [[nodiscard]] const Json* identity_member(std::string_view key) const;
+  // Every top-level member as the document holds it, in document order: for a reader that
+  // compares the values themselves rather than what they mean (diff, whose --ignore
+  // pointers name any value). Every other reader goes by the decoded fields above.
+  [[nodiscard]] const JsonObject& top_level() const;
   // What freeze recomputes as frozen_sharded_params: sharded param FQNs, de-duplicated,
   // sorted by code point.
   [[nodiscard]] std::vector<std::string_view> sharded_params() const;
 
  private:
   friend class MetaDecoder;
+  // The document as a Json tree (an object: no FrozenMeta is made of anything else),
+  // without the params objects under MetaDecodeOptions::params_in_tree = false.
+  Json root_;
   std::unordered_map<std::string_view, std::size_t> boundary_index_;
   // Every param's axes, in document order; reserved once, so the params' spans stay valid
   // (moves included).
@@ -136,8 +145,8 @@ struct MetaDecodeOptions {
   // (diff), which then holds no second copy of every param.
   bool keep_params = true;
   // false: each param_plan entry's `params` is decoded straight from the document, one
-  // entry at a time, and FrozenMeta::root holds an empty object in place of a params object
-  // (null and other values stay as they are; MetaBoundary::fields points at what root
+  // entry at a time, and FrozenMeta::top_level() holds an empty object in place of a params
+  // object (null and other values stay as they are; MetaBoundary::fields points at what it
   // holds): for readers of the decoded params only (check, thaw, report), so that the tree
   // never holds every param a second time. Errors are the same either way.
   bool params_in_tree = true;

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/huge_block.h"
 #include "hpfreeze/json.h"
@@ -146,7 +147,9 @@ struct ModelTree {
   std::unique_ptr<Indexes> indexes_;
 };
 
-Expected<PlanDump> decode_plan_dump(const JsonDocument& document);
+// A plan of more than one module is decoded in two lanes at once where `concurrency` has a
+// second CPU (the result is the same either way).
+Expected<PlanDump> decode_plan_dump(const JsonDocument& document, Concurrency concurrency = {});
 Expected<ModelTree> decode_model_tree(const JsonDocument& document);
 
 // FQN of a parameter planned on a boundary: "b.n", "n" on the root boundary "", "b" when

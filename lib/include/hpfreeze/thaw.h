@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
@@ -26,6 +27,9 @@ Json thaw_value(const Json& value);
 
 struct ThawOptions {
   bool model = false;  // also build the model tree dump
+  // A large meta's sharded-name check runs beside the drafting, and a large plan dump is
+  // written in two halves at once, only when this has a second CPU.
+  Concurrency concurrency;
 };
 
 struct ThawedPlan {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/thaw.h"
 
 namespace hpfreeze {
@@ -14,6 +15,7 @@ struct ThawRequest {
   std::string meta_path;                  // "-" for stdin
   std::string plan_path = "-";            // "-" for stdout
   std::optional<std::string> model_path;  // "-" for stdout
+  Concurrency concurrency;                // ThawOptions::concurrency
 };
 
 // Reads the meta, thaws it, writes the plan dump and then the model dump (each atomically,

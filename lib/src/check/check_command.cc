@@ -34,6 +34,12 @@ void add_load_errors(Diagnostics&& from, Diagnostics& io_errors, Diagnostics& fi
 
 CommandResult run_check(const CheckRequest& request) {
   CommandResult result;
+  if (std::optional<Diagnostic> twice = stdin_twice_error(
+          {&request.meta_path, request.model_path ? &*request.model_path : nullptr},
+          "META and --model")) {
+    result.diagnostics.push_back(std::move(*twice));
+    return result;
+  }
   std::vector<InputPath> inputs{{"META", request.meta_path, {}}};
   if (request.model_path) inputs.push_back({"--model", *request.model_path, {}});
   result.diagnostics = check_stdout_apart(inputs);
@@ -47,7 +53,7 @@ CommandResult run_check(const CheckRequest& request) {
   LoadStage meta_stage;  // check shows no stages; the meta's is written by the second thread
   LoadStage model_stage;
   std::optional<Expected<InputFile>> meta_input;
-  BackgroundTask meta_read([&meta_input, &meta_stage, &request] {
+  BackgroundTask meta_read(request.concurrency, [&meta_input, &meta_stage, &request] {
     meta_input = read_stage(request.meta_path, meta_stage, {});
   });
   // A safetensors checkpoint is read header only; anything else as JSON.

@@ -59,17 +59,17 @@ class MetaChecker {
 
   // Upstream's schema rules for the identity fields; a missing key takes its default.
   // Freeze copies these from a base file unjudged, so only check judges them.
-  static Diagnostics check_schema(const Json& root, const std::string& file) {
-    MetaChecker c(file);
+  static Diagnostics check_schema(const FrozenMeta& meta) {
+    MetaChecker c(meta.file);
     for (std::string_view key : {"codegen_version", "signature", "yaml_path", "yaml_sha256"}) {
-      const Json* v = root.find(key);
+      const Json* v = meta.identity_member(key);
       if (v != nullptr && !v->is_string()) c.error(pointer_join("", key), got("a string", *v));
     }
     for (std::string_view key : {"source", "parallel_dims", "outputs"}) {
-      const Json* v = root.find(key);
+      const Json* v = meta.identity_member(key);
       if (v != nullptr && !v->is_object()) c.error(pointer_join("", key), got("an object", *v));
     }
-    if (const Json* v = root.find("entrypoints")) {
+    if (const Json* v = meta.identity_member("entrypoints")) {
       if (!v->is_object()) {
         c.error("/entrypoints", got("an object", *v));
       } else {
@@ -79,7 +79,7 @@ class MetaChecker {
         }
       }
     }
-    if (const Json* v = root.find("covered")) {
+    if (const Json* v = meta.identity_member("covered")) {
       if (!v->is_object()) {
         c.error("/covered", got("an object", *v));
       } else if (const Json* s = v->find("sharding_plan"); s != nullptr && !s->is_bool()) {
@@ -87,10 +87,11 @@ class MetaChecker {
       }
     }
     for (std::string_view key : {"not_covered", "remote_siblings", "external_state_classes"}) {
-      c.check_array_of(root, key, "an array of strings", "a string",
+      c.check_array_of(meta.identity_member(key), key, "an array of strings", "a string",
                        [](const Json& e) { return e.is_string(); });
     }
-    c.check_array_of(root, "module_overrides", "an array of objects", "an object",
+    c.check_array_of(meta.identity_member("module_overrides"), "module_overrides",
+                     "an array of objects", "an object",
                      [](const Json& e) { return e.is_object(); });
     return std::move(c.findings_);
   }
@@ -114,9 +115,8 @@ class MetaChecker {
   }
 
   template <class Pred>
-  void check_array_of(const Json& root, std::string_view key, std::string_view whole,
+  void check_array_of(const Json* v, std::string_view key, std::string_view whole,
                       std::string_view element, Pred ok) {
-    const Json* v = root.find(key);
     if (v == nullptr) return;
     const std::string pointer = pointer_join("", key);
     if (!v->is_array()) {
@@ -130,7 +130,7 @@ class MetaChecker {
   }
 
   void check_mesh_dim_names() {
-    const Json* names = meta_->root.find("mesh_dim_names");
+    const Json* names = meta_->members.mesh_dim_names;
     if (names == nullptr || !names->is_array()) return;  // null, or a decoding error
     std::unordered_map<std::string_view, std::size_t> first;
     for (std::size_t i = 0; i < names->as_array().size(); ++i) {
@@ -152,7 +152,7 @@ class MetaChecker {
   }
 
   void check_param_plan() {
-    const Json* plan = meta_->root.find("param_plan");
+    const Json* plan = meta_->members.param_plan;
     if (plan != nullptr && plan->is_object() && meta_->boundaries.empty())
       error("/param_plan", "param_plan is empty: the meta plans no boundary");
     for (const MetaBoundary& b : meta_->boundaries) {
@@ -306,7 +306,7 @@ class MetaChecker {
       }
     }
     const std::vector<std::string_view>& listed = meta_->frozen_sharded_params;
-    const Json* raw = meta_->root.find("frozen_sharded_params");
+    const Json* raw = meta_->members.frozen_sharded_params;
     if (raw != nullptr && (!raw->is_array() || listed.size() != raw->as_array().size())) {
       return;  // not all strings: a decoding error, and the indices would not match
     }
@@ -445,7 +445,7 @@ Diagnostics check_document(const JsonDocument& meta, JsonDocument* releasable,
       decode_meta_keep_going(meta, "check", findings, MetaDecodeOptions::decoded_params_only());
   if (releasable != nullptr) releasable->release_tree();
   if (decoded) {
-    for (Diagnostics more : {MetaChecker::check_schema(decoded->root, decoded->file),
+    for (Diagnostics more : {MetaChecker::check_schema(*decoded),
                              MetaChecker(*decoded, model, allow_uncovered).run()}) {
       findings.insert(findings.end(), std::make_move_iterator(more.begin()),
                       std::make_move_iterator(more.end()));

@@ -14,14 +14,14 @@ namespace hpfreeze {
 
 namespace {
 
-Expected<std::string> expand_lines(const std::string& plan_path) {
+Expected<std::string> expand_lines(const std::string& plan_path, Concurrency concurrency) {
   // One input: nothing to hand on (inputs.h).
   ParseScratch scratch;
   scratch.close();
   LoadStage stage;
   Expected<JsonDocument> document = load_document(plan_path, stage, scratch, true);
   if (!document) return std::move(document.errors());
-  Expected<PlanDump> plan = decode_plan_dump(*document);
+  Expected<PlanDump> plan = decode_plan_dump(*document, concurrency);
   if (!plan) {
     // A meta or a model tree dump is named as freeze names it, not by its first odd key.
     const DumpKind kind = guess_dump_kind(*document);
@@ -47,12 +47,12 @@ Expected<std::string> expand_lines(const std::string& plan_path) {
 
 }  // namespace
 
-CommandResult run_expand(const std::string& plan_path) {
+CommandResult run_expand(const std::string& plan_path, Concurrency concurrency) {
   CommandResult result;
   const InputPath input{"PLAN", plan_path, {}};
   result.diagnostics = check_stdout_apart(std::span(&input, 1));
   if (!result.diagnostics.empty()) return result;
-  Expected<std::string> lines = expand_lines(plan_path);
+  Expected<std::string> lines = expand_lines(plan_path, concurrency);
   if (lines) {
     result.output = std::move(*lines);
   } else {

@@ -122,11 +122,11 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
     // is decoded: one dump's text is held at a time either way.
     std::optional<Expected<InputFile>> model_input;
     BackgroundTask model_read(
-        [&model_input, &request, &st, buffer = scratch.take_text()]() mutable {
+        request.concurrency, [&model_input, &request, &st, buffer = scratch.take_text()]() mutable {
           model_input = read_stage(request.model_path, st.inputs[1], std::move(buffer));
         });
     const Clock::time_point start = Clock::now();
-    if (plan_doc) plan = decode_plan_dump(*plan_doc);
+    if (plan_doc) plan = decode_plan_dump(*plan_doc, request.concurrency);
     if (plan && *plan) plan_doc->release_tree(scratch);
     st.inputs[0].decode_ms = ms_since(start);
     model_read.wait();
@@ -142,7 +142,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   std::optional<ModelChecks> model_checks;
   {
     double freeze_ms = 0;
-    BackgroundTask plan_freeze([&freezer, &freeze_ms, &plan, &request] {
+    BackgroundTask plan_freeze(request.concurrency, [&freezer, &freeze_ms, &plan, &request] {
       if (!plan || !*plan) return;
       const Clock::time_point start = Clock::now();
       freezer.emplace(**plan, request.options);
@@ -226,7 +226,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   st.frozen = true;
   // The frozen fields are written from their tables, never built into a Json tree.
   start = Clock::now();
-  RenderedMeta rendered{encode_meta(frozen->frozen, defaults_and_base),
+  RenderedMeta rendered{encode_meta(frozen->frozen, defaults_and_base, request.concurrency),
                         std::move(frozen->warnings)};
   st.encode_ms = ms_since(start);
   st.encoded = true;

@@ -29,6 +29,7 @@ Expected<ThawedBytes> read_and_thaw(const ThawRequest& request) {
   doc->release_tree();  // the meta views only the document's strings
   ThawOptions options;
   options.model = request.model_path.has_value();
+  options.concurrency = request.concurrency;
   return thaw_meta_to_bytes(*meta, options);
 }
 
@@ -55,6 +56,14 @@ void write_thawed(const ThawRequest& request, const ThawedBytes& thawed, Command
 
 CommandResult run_thaw(const ThawRequest& request) {
   CommandResult result;
+  // The one rule between the request's paths that needs no file: checked before the meta
+  // is read (the rest, outputs against inputs, in write_thawed).
+  if (request.model_path && *request.model_path == request.plan_path) {
+    result.diagnostics.push_back(make_io_error(
+        {}, request.plan_path == "-" ? "-o and --model-out cannot both be '-' (stdout)"
+                                     : "-o and --model-out name the same file"));
+    return result;
+  }
   Expected<ThawedBytes> thawed = read_and_thaw(request);
   if (!thawed) {
     result.diagnostics = std::move(thawed.errors());

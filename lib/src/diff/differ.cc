@@ -269,14 +269,10 @@ class Differ {
   // Injections pair up by match (the k-th occurrence of a match with the k-th); decoded
   // metas give every injection a string match.
   void injections(const FrozenMeta& a, const FrozenMeta& b) {
-    const JsonArray& items_a = a.root.find("injections")->as_array();
-    const JsonArray& items_b = b.root.find("injections")->as_array();
     std::map<std::string_view, std::pair<std::vector<const Json*>, std::vector<const Json*>>>
         by_match;
-    for (const MetaInjection& i : a.injections)
-      by_match[i.match].first.push_back(&items_a[i.index]);
-    for (const MetaInjection& i : b.injections)
-      by_match[i.match].second.push_back(&items_b[i.index]);
+    for (const MetaInjection& i : a.injections) by_match[i.match].first.push_back(i.entry);
+    for (const MetaInjection& i : b.injections) by_match[i.match].second.push_back(i.entry);
     std::vector<std::string_view> matches;
     matches.reserve(by_match.size());
     for (const auto& entry : by_match) matches.push_back(entry.first);
@@ -372,7 +368,7 @@ void diff_metas(const FrozenMeta& old_meta, const FrozenMeta& new_meta, const Di
   }
   Differ differ(visit, std::move(ignored));
   std::string& pointer = differ.pointer();
-  for (const KeyPair& k : key_union(old_meta.root.as_object(), new_meta.root.as_object())) {
+  for (const KeyPair& k : key_union(old_meta.top_level(), new_meta.top_level())) {
     pointer.clear();
     append_pointer_token(pointer, k.key);
     if (differ.ignored(pointer)) continue;  // a whole top-level key: not even walked

@@ -51,14 +51,21 @@ namespace {
 
 // Whether `tokens` names a value of `meta`, /injections/<match> naming an injection.
 bool resolves(const FrozenMeta& meta, const std::vector<std::string>& tokens) {
-  const Json* at = &meta.root;
-  std::size_t k = 0;
+  if (tokens.empty()) return true;  // the whole meta
+  const Json* at = nullptr;
+  std::size_t k = 1;
   if (tokens.size() >= 2 && tokens[0] == "injections") {
     auto it = std::find_if(meta.injections.begin(), meta.injections.end(),
                            [&](const MetaInjection& i) { return i.match == tokens[1]; });
     if (it == meta.injections.end()) return false;
-    at = &meta.root.find("injections")->as_array()[it->index];
+    at = it->entry;
     k = 2;
+  } else {
+    const JsonObject& top = meta.top_level();
+    auto it = std::find_if(top.begin(), top.end(),
+                           [&](const JsonMember& m) { return m.key == tokens[0]; });
+    if (it == top.end()) return false;
+    at = &it->value;
   }
   for (; k < tokens.size(); ++k) {
     const std::string& token = tokens[k];

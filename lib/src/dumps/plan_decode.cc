@@ -426,14 +426,14 @@ std::vector<std::string_view> string_array(element e, const Path& pointer) {
   return out;
 }
 
-// The specs of `modules`, in document order, decoded on two threads where two CPUs are
-// there to run them: the modules are independent, and the document is only read. Each
+// The specs of `modules`, in document order, decoded on two threads where `concurrency` has
+// a second CPU to run them: the modules are independent, and the document is only read. Each
 // thread claims the next module not yet claimed, so every module before the first that
 // fails has been decoded, and that first failure is the one thrown, as in one pass over
 // the modules; the first negative dim is likewise the one of the first module that has
 // one.
 void decode_modules(simdjson::dom::object module_object, const Path& modules_path, bool check_keys,
-                    PlanDump& plan) {
+                    Concurrency concurrency, PlanDump& plan) {
   constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
   std::vector<std::pair<std::string_view, element>> entries;
   entries.reserve(module_object.size());
@@ -482,10 +482,10 @@ void decode_modules(simdjson::dom::object module_object, const Path& modules_pat
   }
   axes *= std::max<std::size_t>(plan.mesh_dim_names.size(), 1);
   std::array<Lane, 2> lanes;
-  const bool two_lanes = entries.size() > 1 && usable_cpus() > 1;
+  const bool two_lanes = entries.size() > 1 && concurrency.second_thread();
   if (two_lanes) {
     for (Lane& lane : lanes) lane.axis_storage.reserve(axes / 2 + axes / 8);
-    BackgroundTask second([&run, &lanes] { run(lanes[1]); });
+    BackgroundTask second(concurrency, [&run, &lanes] { run(lanes[1]); });
     run(lanes[0]);
     second.wait();  // with no second thread, finds every module claimed
   } else {
@@ -509,9 +509,10 @@ void decode_modules(simdjson::dom::object module_object, const Path& modules_pat
 
 }  // namespace
 
-Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
-  return decode_dump<PlanDump>(document, [&document](PlanDump& plan, simdjson::dom::object root,
-                                                     const Path& root_path) {
+Expected<PlanDump> decode_plan_dump(const JsonDocument& document, Concurrency concurrency) {
+  return decode_dump<PlanDump>(document, [&document, concurrency](PlanDump& plan,
+                                                                  simdjson::dom::object root,
+                                                                  const Path& root_path) {
     std::optional<element> modules;
     const bool check_keys = !document.keys_checked();
     Decoder decoder(&plan.negative_dims, &plan.axis_storage, check_keys);
@@ -548,7 +549,8 @@ Expected<PlanDump> decode_plan_dump(const JsonDocument& document) {
       }
     });
     const Path modules_path(root_path, "modules");
-    decode_modules(required_modules(modules, modules_path), modules_path, check_keys, plan);
+    decode_modules(required_modules(modules, modules_path), modules_path, check_keys, concurrency,
+                   plan);
     if (check_keys && RepeatCheck().any(plan.modules.size(),
                                         [&plan](std::size_t i) { return plan.modules[i].fqn; })) {
       fail_repeated_key();

@@ -159,7 +159,8 @@ struct TopMember {
   Kind kind = Kind::kJson;
 };
 
-void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& rest) {
+void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& rest,
+                Concurrency concurrency) {
   std::vector<TopMember> members;
   members.reserve(rest.size() + 7);
   for (const JsonMember& m : rest) members.push_back({m.key, &m.value});
@@ -236,7 +237,7 @@ void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& 
   // A large meta is written in two halves at once, split at the param_plan boundary with
   // about half the bytes before it.
   pyjson::write_in_halves(
-      bytes, total, before[plan_member] + member_overhead(1) + 1, boundary_sizes,
+      bytes, total, before[plan_member] + member_overhead(1) + 1, boundary_sizes, concurrency,
       [&](OutputBuffer& out) {
         open_bracket(out, '{');
         write_members(out, 0, members.size(), boundaries);
@@ -255,9 +256,10 @@ void write_meta(std::string& bytes, const FrozenPlan& frozen, const JsonObject& 
 
 }  // namespace
 
-std::string encode_meta(const FrozenPlan& frozen, const JsonObject& defaults_and_base) {
+std::string encode_meta(const FrozenPlan& frozen, const JsonObject& defaults_and_base,
+                        Concurrency concurrency) {
   std::string bytes;
-  write_meta(bytes, frozen, defaults_and_base);
+  write_meta(bytes, frozen, defaults_and_base, concurrency);
   return bytes;
 }
 

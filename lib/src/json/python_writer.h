@@ -162,17 +162,17 @@ constexpr std::size_t kSplitFrom = std::size_t{4} << 20;
 
 // Writes into `bytes` (reserved once for `total`, an estimate) an output whose middle is a
 // run of items of estimated `sizes`, the first starting `head` bytes in. Where the estimate
-// is kSplitFrom or more and a second CPU is there, it is written in two halves at once:
-// first(out, split) up to the item `split` with about half the bytes before it, and
+// is kSplitFrom or more and `concurrency` has a second CPU, it is written in two halves at
+// once: first(out, split) up to the item `split` with about half the bytes before it, and
 // second(out, split) the rest, on a second thread into its own buffer, appended afterwards
 // (the copy costs far less than the half it saves). Otherwise whole(out) writes it all.
 template <class Whole, class First, class Second>
 void write_in_halves(std::string& bytes, std::size_t total, std::size_t head,
-                     const std::vector<std::size_t>& sizes, Whole whole, First first,
-                     Second second) {
+                     const std::vector<std::size_t>& sizes, Concurrency concurrency, Whole whole,
+                     First first, Second second) {
   std::size_t split = sizes.size();
   std::size_t before = head;
-  if (total >= kSplitFrom && usable_cpus() > 1) {
+  if (total >= kSplitFrom && concurrency.second_thread()) {
     split = 0;
     while (split < sizes.size() && before < total / 2) before += sizes[split++];
   }
@@ -184,7 +184,7 @@ void write_in_halves(std::string& bytes, std::size_t total, std::size_t head,
     return;
   }
   std::string tail;
-  BackgroundTask second_half([&] {
+  BackgroundTask second_half(concurrency, [&] {
     tail.reserve(total - before + kReserveSlack);
     advise_huge_pages(tail);
     OutputBuffer out(tail);

@@ -18,6 +18,17 @@ const MetaBoundary* FrozenMeta::find_boundary(std::string_view fqn) const {
   return it == boundary_index_.end() ? nullptr : &boundaries[it->second];
 }
 
+const Json* FrozenMeta::identity_member(std::string_view key) const {
+  auto it = std::find_if(identity.begin(), identity.end(),
+                         [key](const JsonMember* m) { return m->key == key; });
+  return it == identity.end() ? nullptr : &(*it)->value;
+}
+
+const JsonObject& FrozenMeta::top_level() const {
+  static const JsonObject kNone;
+  return root_.is_object() ? root_.as_object() : kNone;  // a FrozenMeta not decoded
+}
+
 std::vector<std::string_view> FrozenMeta::sharded_params() const {
   std::vector<std::string_view> out;
   for (const MetaBoundary& b : boundaries) {
@@ -49,6 +60,9 @@ class MetaDecoder {
         keep_params_(options.keep_params),
         params_from_document_(!options.params_in_tree) {}
 
+  // The meta's tree (FrozenMeta::root_).
+  void set_root(Json root) { meta_.root_ = std::move(root); }
+
   // Without params_in_tree: the `params` of the param_plan entries, which root does not
   // hold, in document order, and how many axes they have in all.
   void decode_params_from(std::vector<simdjson::dom::element> params, std::size_t axes) {
@@ -64,7 +78,7 @@ class MetaDecoder {
 
   // False when the document is no meta at all.
   bool decode(const JsonDocument& document, std::string_view command) {
-    const Json& root = meta_.root;
+    const Json& root = meta_.root_;
     if (!root.is_object()) {
       error("", got("a JSON object (a codegen_meta.json)", root));
       return false;
@@ -79,8 +93,10 @@ class MetaDecoder {
     for (const JsonMember& m : root.as_object()) {
       const std::string pointer = pointer_join("", m.key);
       if (m.key == "param_plan") {
+        meta_.members.param_plan = &m.value;
         decode_param_plan(m.value);
       } else if (m.key == "injections") {
+        meta_.members.injections = &m.value;
         decode_injections(m.value);
       } else if (m.key == "frozen_sharded_params") {
         meta_.members.frozen_sharded_params = &m.value;
@@ -306,6 +322,7 @@ class MetaDecoder {
       }
       MetaInjection& injection = meta_.injections.emplace_back();
       injection.match = match->as_string();
+      injection.entry = &item;
       injection.index = n;
       for (const JsonMember& m : item.as_object()) {
         if (m.key == "match") continue;
@@ -385,16 +402,15 @@ Json root_without_params(simdjson::dom::element root, std::vector<simdjson::dom:
   return Json(std::move(out));
 }
 
-// meta.root from the document, with or without the params (MetaDecodeOptions).
-void build_root(const JsonDocument& document, MetaDecodeOptions options, FrozenMeta& meta,
-                MetaDecoder& decoder) {
+// The meta's tree from the document, with or without the params (MetaDecodeOptions).
+void build_root(const JsonDocument& document, MetaDecodeOptions options, MetaDecoder& decoder) {
   if (options.params_in_tree) {
-    meta.root = json_from_dom(document.root());
+    decoder.set_root(json_from_dom(document.root()));
     return;
   }
   std::vector<simdjson::dom::element> params;
   std::size_t axes = 0;
-  meta.root = root_without_params(document.root(), params, axes);
+  decoder.set_root(root_without_params(document.root(), params, axes));
   decoder.decode_params_from(std::move(params), axes);
 }
 
@@ -405,7 +421,7 @@ Expected<FrozenMeta> decode_meta(const JsonDocument& document, std::string_view 
   FrozenMeta meta;
   meta.file = document.name();
   MetaDecoder decoder(meta, options);
-  build_root(document, options, meta, decoder);
+  build_root(document, options, decoder);
   decoder.decode(document, command);
   if (decoder.failed()) return decoder.take_errors();
   return meta;
@@ -417,7 +433,7 @@ std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
   FrozenMeta meta;
   meta.file = document.name();
   MetaDecoder decoder(meta, options);
-  build_root(document, options, meta, decoder);
+  build_root(document, options, decoder);
   const bool is_meta = decoder.decode(document, command);
   Diagnostics found = decoder.take_errors();
   errors.insert(errors.end(), std::make_move_iterator(found.begin()),

@@ -194,7 +194,7 @@ Expected<Thawed> thaw_to_draft(const FrozenMeta& meta, const ThawOptions& option
   std::optional<BackgroundTask<decltype(check_sharded)>> beside;
   std::size_t names = meta.frozen_sharded_params.size();
   for (const MetaBoundary& b : meta.boundaries) names += b.params.size();
-  if (names >= kCheckBesideFrom) beside.emplace(check_sharded);
+  if (names >= kCheckBesideFrom) beside.emplace(options.concurrency, check_sharded);
 
   Thawer t(meta.file);
   std::vector<ModuleDraft> drafts;
@@ -320,7 +320,7 @@ Expected<ThawedBytes> thaw_meta_to_bytes(const FrozenMeta& meta, const ThawOptio
   Expected<Thawed> thawed = thaw_to_draft(meta, options);
   if (!thawed) return std::move(thawed.errors());
   ThawedBytes result;
-  result.plan = encode_thawed_plan(thawed->draft);
+  result.plan = encode_thawed_plan(thawed->draft, options.concurrency);
   result.plan += '\n';  // the encoder reserves room beyond the last token
   thawed->draft = ThawDraft();  // not held while the model is encoded
   if (thawed->model) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/spec_fields.h"
@@ -36,7 +37,7 @@ struct ThawDraft {
 Json thawed_params(const MetaBoundary& b);
 
 // encode_plain_json of the draft's plan dump (head, then "modules") without building its
-// tree; in two halves at once where a second CPU is there and the dump is large.
-std::string encode_thawed_plan(const ThawDraft& draft);
+// tree; in two halves at once where `concurrency` has a second CPU and the dump is large.
+std::string encode_thawed_plan(const ThawDraft& draft, Concurrency concurrency);
 
 }  // namespace hpfreeze

@@ -171,7 +171,7 @@ class ThawedPlanWriter {
 
 }  // namespace
 
-std::string encode_thawed_plan(const ThawDraft& draft) {
+std::string encode_thawed_plan(const ThawDraft& draft, Concurrency concurrency) {
   PlacementBytes placements;
   const std::size_t count = draft.modules.size();
   std::vector<std::size_t> sizes(count);
@@ -190,7 +190,7 @@ std::string encode_thawed_plan(const ThawDraft& draft) {
   // the bytes before it.
   std::string bytes;
   pyjson::write_in_halves(
-      bytes, total, head, sizes,
+      bytes, total, head, sizes, concurrency,
       [&](OutputBuffer& out) {
         writer.head(out);
         writer.modules(out, 0, count);

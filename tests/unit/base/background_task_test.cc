@@ -1,8 +1,10 @@
-// BackgroundTask: work on a second thread, joined by wait(); on one CPU, run by wait().
+// BackgroundTask: work on a second thread, joined by wait(); with one CPU, run by wait().
+// Concurrency: the CPUs the process may run on, as the front end passes them.
 #include "hpfreeze/background_task.h"
 
-#include <gtest/gtest.h>
 #include <grp.h>
+#include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,30 +15,52 @@
 #include <system_error>
 #include <thread>
 
-#include "one_cpu.h"
+#include "base/one_cpu.h"
+#include "hpfreeze/concurrency.h"
 
 namespace hpfreeze {
 namespace {
 
+constexpr Concurrency kOneCpu{1};
+constexpr Concurrency kTwoCpus{2};
+
+TEST(Concurrency, ASecondThreadOnlyWithASecondCpu) {
+  EXPECT_FALSE(Concurrency{}.second_thread());  // the default: one thread
+  EXPECT_FALSE(kOneCpu.second_thread());
+  EXPECT_TRUE(kTwoCpus.second_thread());
+  EXPECT_TRUE(Concurrency{64}.second_thread());
+}
+
+TEST(Concurrency, OfThisProcessIsItsAffinityMask) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  EXPECT_EQ(Concurrency::of_this_process().cpus, static_cast<std::size_t>(CPU_COUNT(&set)));
+  testing::OneCpu one_cpu;  // as `taskset -c N`
+  ASSERT_TRUE(one_cpu.ok());
+  EXPECT_EQ(Concurrency::of_this_process().cpus, 1u);
+}
+
 TEST(BackgroundTask, RunsTheWorkOnceAndWaitRethrowsWhatItThrew) {
-  int runs = 0;
-  {
-    BackgroundTask task([&runs] { ++runs; });
-    task.wait();
-    task.wait();
+  for (const Concurrency concurrency : {kOneCpu, kTwoCpus}) {
+    int runs = 0;
+    {
+      BackgroundTask task(concurrency, [&runs] { ++runs; });
+      task.wait();
+      task.wait();
+    }
+    EXPECT_EQ(runs, 1);
+    BackgroundTask failing(concurrency, [] { throw std::runtime_error("no"); });
+    EXPECT_THROW(failing.wait(), std::runtime_error);
+    EXPECT_NO_THROW(failing.wait());
   }
-  EXPECT_EQ(runs, 1);
-  BackgroundTask failing([] { throw std::runtime_error("no"); });
-  EXPECT_THROW(failing.wait(), std::runtime_error);
-  EXPECT_NO_THROW(failing.wait());
 }
 
 TEST(BackgroundTask, WithTwoCpusTheWorkRunsBesideTheCaller) {
-  if (usable_cpus() < 2) GTEST_SKIP() << "one usable CPU";
   std::thread::id ran_on;
   // The work can only finish once the caller has gone on past the constructor.
   std::atomic<bool> caller_went_on{false};
-  BackgroundTask task([&] {
+  BackgroundTask task(kTwoCpus, [&] {
     while (!caller_went_on.load()) std::this_thread::yield();
     ran_on = std::this_thread::get_id();
   });
@@ -46,12 +70,9 @@ TEST(BackgroundTask, WithTwoCpusTheWorkRunsBesideTheCaller) {
 }
 
 TEST(BackgroundTask, WithOneCpuTheWorkRunsInWait) {
-  testing::OneCpu one_cpu;
-  ASSERT_TRUE(one_cpu.ok());
-  EXPECT_EQ(usable_cpus(), 1u);
   bool ran = false;
   std::thread::id ran_on;
-  BackgroundTask task([&] {
+  BackgroundTask task(kOneCpu, [&] {
     ran = true;
     ran_on = std::this_thread::get_id();
   });
@@ -63,10 +84,9 @@ TEST(BackgroundTask, WithOneCpuTheWorkRunsInWait) {
 }
 
 TEST(BackgroundTask, LeavingWithoutWaitWaitsForStartedWorkAndDropsItsFailure) {
-  if (usable_cpus() < 2) GTEST_SKIP() << "one usable CPU";
   std::atomic<bool> finished{false};
   {
-    BackgroundTask task([&finished] {
+    BackgroundTask task(kTwoCpus, [&finished] {
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
       finished = true;
       throw std::runtime_error("dropped");
@@ -76,11 +96,9 @@ TEST(BackgroundTask, LeavingWithoutWaitWaitsForStartedWorkAndDropsItsFailure) {
 }
 
 TEST(BackgroundTask, WorkNeverStartedIsNotRunWhenLeavingWithoutWait) {
-  testing::OneCpu one_cpu;
-  ASSERT_TRUE(one_cpu.ok());
   bool ran = false;
   {
-    BackgroundTask task([&ran] { ran = true; });
+    BackgroundTask task(kOneCpu, [&ran] { ran = true; });
   }
   EXPECT_FALSE(ran);
 }
@@ -116,7 +134,7 @@ int run_without_threads() {
   try {
     int runs = 0;
     std::thread::id ran_on;
-    BackgroundTask task([&] {
+    BackgroundTask task(kTwoCpus, [&] {
       ++runs;
       ran_on = std::this_thread::get_id();
     });
@@ -128,7 +146,7 @@ int run_without_threads() {
     task.wait();
     if (runs != 1) return kSecondWaitRanAgain;
     // Its exception reaches wait() as from a thread.
-    BackgroundTask failing([] { throw std::runtime_error("no"); });
+    BackgroundTask failing(kTwoCpus, [] { throw std::runtime_error("no"); });
     try {
       failing.wait();
       return kThrew;
@@ -141,7 +159,6 @@ int run_without_threads() {
 }
 
 TEST(BackgroundTask, WhereNoThreadCanStartTheWorkRunsInWaitOnTheCaller) {
-  if (usable_cpus() < 2) GTEST_SKIP() << "one usable CPU: no thread is tried";
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) ::_exit(run_without_threads());

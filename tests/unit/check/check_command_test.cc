@@ -10,9 +10,13 @@
 #include <string_view>
 
 #include "check/findings_lines.h"
+#include "hpfreeze/concurrency.h"
 
 namespace hpfreeze {
 namespace {
+
+// These tests are in the threaded (TSan) set: they give the command a second CPU.
+constexpr Concurrency kTwoCpus{2};
 
 using check_test::Lines;
 using check_test::render_all;
@@ -45,15 +49,15 @@ TEST(RenderFindings, OneCompactObjectPerLine) {
 // run_check on files
 
 TEST(RunCheck, CleanFilesHaveNoFindings) {
-  const CommandResult r =
-      run_check({testdata("check/clean_meta.json"), testdata("check/clean_model.json")});
+  const CommandResult r = run_check(
+      {testdata("check/clean_meta.json"), testdata("check/clean_model.json"), false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics), Lines{});
   EXPECT_EQ(r.outcome(), Outcome::kOk);
 }
 
 TEST(RunCheck, WarningsAndNotesAreNotErrors) {
   const std::string meta = testdata("check/warnings_meta.json");
-  const CommandResult r = run_check({meta, std::nullopt});
+  const CommandResult r = run_check({meta, std::nullopt, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             (Lines{"note: " + meta +
                        ": /param_plan/head/out_dst/output/cp: axis 'cp' is not in mesh_dim_names "
@@ -71,7 +75,7 @@ TEST(RunCheck, WarningsAndNotesAreNotErrors) {
 TEST(RunCheck, ErrorsInMetaAndModel) {
   const std::string meta = testdata("check/errors_meta.json");
   const std::string model = testdata("check/errors_model.json");
-  const CommandResult r = run_check({meta, model});
+  const CommandResult r = run_check({meta, model, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             (Lines{"error: " + meta +
                        ": /frozen_sharded_params: missing 'lin.bias', which param_plan shards "
@@ -95,14 +99,14 @@ TEST(RunCheck, ErrorsInMetaAndModel) {
 
 TEST(RunCheck, SyntaxErrorIsAFindingWithAPosition) {
   const std::string meta = testdata("check/syntax_error.json");
-  const CommandResult r = run_check({meta, std::nullopt});
+  const CommandResult r = run_check({meta, std::nullopt, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics), Lines{"error: " + meta + ":3:1: expected a value"});
   EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
 TEST(RunCheck, ModelDecodeErrorIsAFinding) {
   const std::string model = testdata("check/bad_model.json");
-  const CommandResult r = run_check({testdata("check/clean_meta.json"), model});
+  const CommandResult r = run_check({testdata("check/clean_meta.json"), model, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             Lines{"error: " + model + ": /extra: unknown top-level key 'extra'"});
 }
@@ -115,7 +119,7 @@ TEST(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
   const std::string model = ::testing::TempDir() + "check_command_test_repeated_model.json";
   std::ofstream(model, std::ios::binary)
       << R"j({"modules": {"": "Net"}, "parameters": {}, "zz": 1, "zz": 2})j";
-  const CommandResult r = run_check({meta, model});
+  const CommandResult r = run_check({meta, model, false, kTwoCpus});
   std::remove(model.c_str());
   EXPECT_EQ(render_all(r.diagnostics), (Lines{"error: " + meta + ":3:1: expected a value",
                                               "error: " + model + ": /zz: duplicate key 'zz'"}));
@@ -124,7 +128,8 @@ TEST(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
 
 TEST(RunCheck, UnreadableFileIsAnIoError) {
   const std::string missing = testdata("check/no_such_file.json");
-  const CommandResult r = run_check({testdata("check/syntax_error.json"), missing});
+  const CommandResult r =
+      run_check({testdata("check/syntax_error.json"), missing, false, kTwoCpus});
   // Nothing is checked when an input cannot be read, not even the other file (whose syntax
   // error is not listed).
   EXPECT_EQ(render_all(r.diagnostics),
@@ -132,6 +137,23 @@ TEST(RunCheck, UnreadableFileIsAnIoError) {
   ASSERT_EQ(r.diagnostics.size(), 1U);
   EXPECT_EQ(r.diagnostics.front().error_class, ErrorClass::kIo);
   EXPECT_EQ(r.outcome(), Outcome::kTrouble);
+}
+
+// The request's one rule between its paths, checked by run_check itself before anything
+// is read (stdin cannot be read twice): a usage error, exit 2.
+TEST(RunCheck, StdinForBothInputsIsRefusedBeforeAnythingIsRead) {
+  const CommandResult r = run_check({"-", std::string("-"), false, kTwoCpus});
+  EXPECT_EQ(render_all(r.diagnostics),
+            Lines{"error: at most one of META and --model may be '-' (stdin)"});
+  ASSERT_EQ(r.diagnostics.size(), 1U);
+  EXPECT_EQ(r.diagnostics.front().error_class, ErrorClass::kIo);
+  EXPECT_EQ(r.outcome(), Outcome::kTrouble);
+  // One of them on stdin is a request like any other (here stdin is not read: the model
+  // cannot be opened, and read errors come first).
+  const CommandResult one =
+      run_check({testdata("check/no_such_file.json"), std::string("-"), false, kTwoCpus});
+  ASSERT_EQ(one.diagnostics.size(), 1U);
+  EXPECT_NE(one.diagnostics.front().message.find("cannot open"), std::string::npos);
 }
 
 }  // namespace

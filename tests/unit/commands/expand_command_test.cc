@@ -11,9 +11,13 @@
 #include <vector>
 
 #include "hpfreeze/check_command.h"  // severity_name
+#include "hpfreeze/concurrency.h"
 
 namespace hpfreeze {
 namespace {
+
+// These tests are in the threaded (TSan) set: they give the command a second CPU.
+constexpr Concurrency kTwoCpus{2};
 
 using Lines = std::vector<std::string>;
 
@@ -31,7 +35,7 @@ Lines render_all(const Diagnostics& ds) {
 
 TEST(RunExpand, SortedShardedFqnsOnePerLine) {
   // Root boundary, empty name, Partial, StridedShard, a duplicate FQN, replicated params.
-  const CommandResult r = run_expand(testdata("check/expand_plan.json"));
+  const CommandResult r = run_expand(testdata("check/expand_plan.json"), kTwoCpus);
   EXPECT_EQ(render_all(r.diagnostics), Lines{});
   EXPECT_EQ(r.output, "a.b.w\nlm_head.weight\nmoe\nmoe.experts.w1\n");
   EXPECT_EQ(r.outcome(), Outcome::kOk);
@@ -43,7 +47,7 @@ TEST(RunExpand, AFileOfTheWrongKindIsNamedAsFreezeNamesIt) {
         std::pair{testdata("cases/tiny/expected.json"), std::string("a codegen_meta.json")},
         std::pair{testdata("cases/tiny/model.json"),
                   std::string("a model tree dump (hpfreeze.model/v1)")}}) {
-    const CommandResult rejected = run_expand(file);
+    const CommandResult rejected = run_expand(file, kTwoCpus);
     EXPECT_EQ(render_all(rejected.diagnostics),
               Lines{"error: " + file + ": this looks like " + kind +
                     "; expand wants a plan dump (hpfreeze.plan/v1)"});
@@ -64,14 +68,14 @@ TEST(RunExpand, RejectedAndUnreadablePlans) {
                   "/format: unsupported format 'hpfreeze.model/v1' (expected "
                   "'hpfreeze.plan/v1')"}}) {
     std::ofstream(damaged, std::ios::binary) << text;
-    const CommandResult rejected = run_expand(damaged.string());
+    const CommandResult rejected = run_expand(damaged.string(), kTwoCpus);
     EXPECT_EQ(render_all(rejected.diagnostics), Lines{"error: " + damaged.string() + ": " + error});
     EXPECT_EQ(rejected.outcome(), Outcome::kRejected);
   }
   std::filesystem::remove(damaged);
 
   const std::string missing = testdata("check/no_such_file.json");
-  const CommandResult unreadable = run_expand(missing);
+  const CommandResult unreadable = run_expand(missing, kTwoCpus);
   EXPECT_EQ(render_all(unreadable.diagnostics),
             Lines{"error: " + missing + ": cannot open: No such file or directory"});
   EXPECT_EQ(unreadable.outcome(), Outcome::kTrouble);

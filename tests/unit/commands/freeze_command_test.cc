@@ -10,8 +10,13 @@
 #include <iterator>
 #include <string>
 
+#include "hpfreeze/concurrency.h"
+
 namespace hpfreeze {
 namespace {
+
+// These tests are in the threaded (TSan) set: they give the command a second CPU.
+constexpr Concurrency kTwoCpus{2};
 
 namespace fs = std::filesystem;
 
@@ -42,6 +47,7 @@ class FreezeCommand : public ::testing::Test {
 
 TEST_F(FreezeCommand, StagesOfASuccessfulRun) {
   FreezeRequest request;
+  request.concurrency = kTwoCpus;
   request.plan_path = kCases + "/tiny/plan.json";
   request.model_path = kCases + "/tiny/model.json";
   request.output_path = path("meta.json");
@@ -79,6 +85,7 @@ TEST_F(FreezeCommand, StagesOfASuccessfulRun) {
 
 TEST_F(FreezeCommand, StagesStopWhereTheRunFailed) {
   FreezeRequest request;
+  request.concurrency = kTwoCpus;
   request.plan_path =
       file("plan.json", R"j({"modules": {"x": {"params": {"w": {"tp": "S(0)"}}}}})j");
   request.model_path = kCases + "/tiny/model.json";
@@ -113,6 +120,7 @@ TEST_F(FreezeCommand, AFileOfTheWrongKindIsNamed) {
   const std::string model = kCases + "/tiny/model.json";
   const std::string meta = kCases + "/tiny/expected.json";
   FreezeRequest request;
+  request.concurrency = kTwoCpus;
   request.output_path = path("meta.json");
 
   request.plan_path = meta;
@@ -152,6 +160,7 @@ TEST_F(FreezeCommand, ABaseOfTheWrongKindIsNamed) {
   const std::string plan = kCases + "/tiny/plan.json";
   const std::string model = kCases + "/tiny/model.json";
   FreezeRequest request;
+  request.concurrency = kTwoCpus;
   request.plan_path = plan;
   request.model_path = model;
   request.output_path = file("meta.json", "old");
@@ -189,6 +198,7 @@ TEST_F(FreezeCommand, ABaseOfTheWrongKindIsNamed) {
 // names the other kind: the shape of `modules` must agree before a mix-up is reported.
 TEST_F(FreezeCommand, ADamagedDumpKeepsItsDecoderError) {
   FreezeRequest request;
+  request.concurrency = kTwoCpus;
   request.output_path = path("meta.json");
   request.model_path = kCases + "/tiny/model.json";
   request.plan_path =
@@ -219,6 +229,7 @@ TEST_F(FreezeCommand, RepeatedKeysAreReportedAsParseErrors) {
   const std::string bad_plan = R"j({"modules": {"lin": {"bogus": 1}}})j";
   const std::string bad_model = R"j({"modules": {"": 1}})j";
   FreezeRequest request;
+  request.concurrency = kTwoCpus;
   request.output_path = path("meta.json");
 
   // The plan's repeat before the model's decode error, and the model's before the plan's.

@@ -8,8 +8,13 @@
 #include <sstream>
 #include <string>
 
+#include "hpfreeze/concurrency.h"
+
 namespace hpfreeze {
 namespace {
+
+// These tests are in the threaded (TSan) set: they give the command a second CPU.
+constexpr Concurrency kTwoCpus{2};
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -32,6 +37,7 @@ class RunThaw : public ::testing::Test {
 
 TEST_F(RunThaw, WritesPlanAndModelWithFinalNewline) {
   ThawRequest request;
+  request.concurrency = kTwoCpus;
   request.meta_path =
       write("meta.json", R"j({"param_plan": {"b": {}}, "boundary_classes": {"b": "B"}})j");
   request.plan_path = path("plan.json");
@@ -48,6 +54,7 @@ TEST_F(RunThaw, WritesPlanAndModelWithFinalNewline) {
 
 TEST_F(RunThaw, NothingIsWrittenOnError) {
   ThawRequest request;
+  request.concurrency = kTwoCpus;
   request.meta_path = write("meta.json", R"j({"param_plan": {"b": 1}})j");
   request.plan_path = write("plan.json", "old");
   const CommandResult result = run_thaw(request);
@@ -61,6 +68,7 @@ TEST_F(RunThaw, NothingIsWrittenOnError) {
 
 TEST_F(RunThaw, UnreadableAndInvalidMetas) {
   ThawRequest request;
+  request.concurrency = kTwoCpus;
   request.meta_path = path("missing.json");
   request.plan_path = path("plan.json");
   CommandResult result = run_thaw(request);
@@ -72,6 +80,28 @@ TEST_F(RunThaw, UnreadableAndInvalidMetas) {
   EXPECT_FALSE(result.io_failed());
   EXPECT_EQ(result.diagnostics[0].line, 1u);
   EXPECT_FALSE(std::filesystem::exists(request.plan_path));
+}
+
+// The request's rule that the two outputs differ, checked by run_thaw before the meta is
+// read: a usage error (exit 2), nothing written, even when the meta could not be read.
+TEST_F(RunThaw, TheTwoOutputsMustDifferBeforeTheMetaIsRead) {
+  ThawRequest request;
+  request.concurrency = kTwoCpus;
+  request.meta_path = path("missing.json");
+  request.plan_path = write("out.json", "old");
+  request.model_path = request.plan_path;
+  CommandResult result = run_thaw(request);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_TRUE(result.io_failed());
+  EXPECT_EQ(result.diagnostics[0].location_and_message(), "-o and --model-out name the same file");
+  EXPECT_EQ(read_file(request.plan_path), "old");
+  request.plan_path = "-";
+  request.model_path = "-";
+  result = run_thaw(request);
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_TRUE(result.io_failed());
+  EXPECT_EQ(result.diagnostics[0].location_and_message(),
+            "-o and --model-out cannot both be '-' (stdout)");
 }
 
 }  // namespace

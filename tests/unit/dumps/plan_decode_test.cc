@@ -8,10 +8,9 @@
 #include <utility>
 #include <variant>
 
-#include "hpfreeze/background_task.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
-#include "one_cpu.h"
 
 namespace hpfreeze {
 namespace {
@@ -344,20 +343,14 @@ std::string summary(const PlanDump& plan) {
   return out;
 }
 
-std::string decode_summary(const JsonDocument& doc) {
-  Expected<PlanDump> plan = decode_plan_dump(doc);
+std::string decode_summary(const JsonDocument& doc, Concurrency concurrency = {2}) {
+  Expected<PlanDump> plan = decode_plan_dump(doc, concurrency);
   return plan ? summary(*plan) : plan.errors().front().location_and_message();
 }
 
 TEST(DecodePlan, ModulesDecodedOnTwoThreadsHoldWhatOnePassHolds) {
   const JsonDocument doc = parse(many_modules(600, 37));
-  std::string one_pass;
-  {
-    testing::OneCpu one_cpu;
-    ASSERT_TRUE(one_cpu.ok());
-    ASSERT_EQ(usable_cpus(), 1u);
-    one_pass = decode_summary(doc);
-  }
+  const std::string one_pass = decode_summary(doc, Concurrency{1});
   EXPECT_NE(one_pass.find("563 /modules/m37/params/w37/tp\n"), std::string::npos)
       << one_pass.substr(0, 200);
   EXPECT_NE(one_pass.find("\nm599: w599{tp=S(-1);cp=R;ep=S(1);} b{ep=P(max);tp=SS(0,2);}\n"),
@@ -371,11 +364,7 @@ TEST(DecodePlan, FirstFailingModuleInDocumentOrderIsReported) {
   const std::string first =
       "plan.json: /modules/m123/params/w123/tp: unknown placement type 'Bogus123' (expected "
       "Shard, StridedShard, Replicate or Partial)";
-  {
-    testing::OneCpu one_cpu;
-    ASSERT_TRUE(one_cpu.ok());
-    EXPECT_EQ(decode_summary(doc), first);
-  }
+  EXPECT_EQ(decode_summary(doc, Concurrency{1}), first);
   for (int run = 0; run < 20; ++run) ASSERT_EQ(decode_summary(doc), first) << "run " << run;
   // Only the last module is bad: every other one was decoded first.
   const JsonDocument last = parse(many_modules(600, 600, {599}));

@@ -11,11 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/background_task.h"
+#include "hpfreeze/concurrency.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
-#include "one_cpu.h"
 
 namespace hpfreeze {
 namespace {
@@ -172,8 +171,10 @@ TEST(MetaAssembly, BaseKeysReplaceDefaultsAndUnknownKeysSurvive) {
 
 // Freezes `plan_text` against a model naming its boundaries (no parameter checks) and
 // returns encode_meta's bytes, or encode_python_json(assemble_meta(...))'s with `via_tree`.
+// The meta's bytes: through the Json tree, or written by encode_meta with `concurrency`
+// (its two halves at once with a second CPU, when the meta is large).
 std::string meta_bytes(const std::string& plan_text, const std::string& model_text,
-                       const std::string* base_text, bool via_tree) {
+                       const std::string* base_text, bool via_tree, Concurrency concurrency = {2}) {
   JsonDocument plan_doc = parse(plan_text);
   JsonDocument model_doc = parse(model_text, "model.json");
   std::optional<JsonDocument> base_doc;
@@ -182,7 +183,7 @@ std::string meta_bytes(const std::string& plan_text, const std::string& model_te
     base_doc.emplace(parse(*base_text, "base.json"));
     base = json_from_dom(base_doc->root());
   }
-  Expected<PlanDump> plan = decode_plan_dump(plan_doc);
+  Expected<PlanDump> plan = decode_plan_dump(plan_doc, concurrency);
   Expected<ModelTree> model = decode_model_tree(model_doc);
   if (!plan || !model) return "decode failed";
   FreezeOptions options;
@@ -192,7 +193,7 @@ std::string meta_bytes(const std::string& plan_text, const std::string& model_te
   if (!r) return "freeze: " + r.errors().front().location_and_message();
   const Json* base_ptr = base ? &*base : nullptr;
   if (via_tree) return encode_python_json(assemble_meta(r->frozen, base_ptr));
-  return encode_meta(r->frozen, meta_defaults_and_base(base_ptr));
+  return encode_meta(r->frozen, meta_defaults_and_base(base_ptr), concurrency);
 }
 
 TEST(MetaEncoding, FrozenTablesWrittenInKeyOrder) {
@@ -437,13 +438,7 @@ TEST(MetaEncoding, LargeMetaWrittenInTwoHalvesHasTheTreesBytes) {
   const std::string plan = large_plan(model);
   const std::string tree = meta_bytes(plan, model, nullptr, true);
   ASSERT_GT(tree.size(), std::size_t{5} << 20);
-  std::string one_thread;
-  {
-    testing::OneCpu one_cpu;
-    ASSERT_TRUE(one_cpu.ok());
-    ASSERT_EQ(usable_cpus(), 1u);
-    one_thread = meta_bytes(plan, model, nullptr, false);
-  }
+  const std::string one_thread = meta_bytes(plan, model, nullptr, false, Concurrency{1});
   EXPECT_TRUE(one_thread == tree);
   for (int run = 0; run < 3; ++run) {
     const std::string two_threads = meta_bytes(plan, model, nullptr, false);

@@ -65,6 +65,25 @@ TEST(DecodeMeta, TypedModelOfAFrozenMeta) {
   EXPECT_EQ(meta->identity[0]->key, "signature");
   EXPECT_EQ(meta->find_boundary("blk"), &blk);
   EXPECT_EQ(meta->find_boundary("nope"), nullptr);
+  // What a reader of the values finds without the document's tree: each member and each
+  // injection as the document holds it, the identity members by key, the top level in
+  // document order.
+  ASSERT_NE(meta->members.param_plan, nullptr);
+  EXPECT_EQ(meta->members.param_plan->as_object().size(), 2u);
+  ASSERT_NE(meta->members.injections, nullptr);
+  EXPECT_EQ(meta->injections[0].entry, &meta->members.injections->as_array()[0]);
+  EXPECT_EQ(*meta->injections[0].entry->find("ep_size"), Json(std::int64_t{2}));
+  ASSERT_NE(meta->identity_member("signature"), nullptr);
+  EXPECT_EQ(*meta->identity_member("signature"), Json("s"));
+  EXPECT_EQ(meta->identity_member("param_plan"), nullptr);  // not an identity member
+  EXPECT_EQ(meta->identity_member("covered"), nullptr);     // absent
+  std::vector<std::string_view> keys;
+  for (const JsonMember& m : meta->top_level()) keys.push_back(m.key);
+  EXPECT_EQ(keys, (std::vector<std::string_view>{"signature", "mesh_dim_names", "param_plan",
+                                                  "injections", "frozen_sharded_params",
+                                                  "boundary_classes", "tied_pairs",
+                                                  "special_handlers"}));
+  EXPECT_TRUE(FrozenMeta{}.top_level().empty());  // nothing decoded
 }
 
 TEST(DecodeMeta, WrongKindOfFileIsNamed) {
@@ -227,12 +246,12 @@ TEST(DecodeMeta, ParamsOutOfTheTreeDecodeTheSame) {
     }
     ++decoded;
     EXPECT_EQ(describe(*out_of_tree), describe(*in_tree)) << text;
-    const Json* m = out_of_tree->root.find("param_plan")->find("m");
+    const Json* m = out_of_tree->members.param_plan->find("m");
     ASSERT_NE(m, nullptr);
     EXPECT_EQ(*m->find("params"), Json(JsonObject{}));  // stands in for the params object
-    EXPECT_TRUE(out_of_tree->root.find("param_plan")->find("n")->find("params")->is_null());
+    EXPECT_TRUE(out_of_tree->members.param_plan->find("n")->find("params")->is_null());
     EXPECT_NE(m->find("in_src"), nullptr);
-    EXPECT_EQ(*out_of_tree->root.find("parallel_dims")->find("tp_size"), Json(std::int64_t{2}));
+    EXPECT_EQ(*out_of_tree->identity_member("parallel_dims")->find("tp_size"), Json(std::int64_t{2}));
   }
   EXPECT_EQ(decoded, 1u);  // the first text; the others are rejected
 }
