@@ -64,6 +64,8 @@ class Expected {
 // Appends one reference token to a JSON Pointer, escaping '~' as ~0 and '/' as ~1.
 void append_pointer_token(std::string& pointer, std::string_view token);
 std::string pointer_join(std::string_view pointer, std::string_view token);
+// The pointer to element `index` of the array at `pointer`.
+std::string index_pointer(std::string_view pointer, std::size_t index);
 
 // `text` with its control characters (and DEL) escaped as a diagnostic line shows them:
 // \n, \r, \t, \xNN; every other byte as it is.

@@ -117,5 +117,7 @@ std::string_view json_type_article(const Json& value);
 // "expected EXPECTED, got GOT", GOT a json_type_article: the one wording of a value of the
 // wrong type, in the plan, model and meta decoders alike.
 std::string expected_got(std::string_view expected, std::string_view got);
+// The same for `value`: expected_got(expected, json_type_article(value)).
+std::string expected_got(std::string_view expected, const Json& value);
 
 }  // namespace hpfreeze

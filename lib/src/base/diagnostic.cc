@@ -130,6 +130,10 @@ std::string pointer_join(std::string_view pointer, std::string_view token) {
   return out;
 }
 
+std::string index_pointer(std::string_view pointer, std::size_t index) {
+  return std::string(pointer) + "/" + std::to_string(index);
+}
+
 std::string escape_control(std::string_view text) {
   std::string out;
   append_escaped(out, text, false);

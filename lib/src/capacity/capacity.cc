@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "capacity/chunk_geometry.h"
+#include "capacity/usage_error.h"
 
 namespace hpfreeze {
 namespace {
@@ -16,7 +17,7 @@ constexpr std::size_t kMaxMeshes = 65536;
 
 using chunking::checked_mul;
 
-Diagnostic usage_error(std::string message) { return make_error({}, {}, std::move(message)); }
+using capacity_detail::usage_error;
 
 std::string who(std::string_view fqn) { return "parameter " + quote_for_diagnostic(fqn); }
 

@@ -7,6 +7,8 @@
 #include <limits>
 #include <utility>
 
+#include "capacity/usage_error.h"
+
 namespace hpfreeze {
 namespace {
 
@@ -17,7 +19,7 @@ __extension__ using U128 = unsigned __int128;
 bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
-Diagnostic usage_error(std::string message) { return make_error({}, {}, std::move(message)); }
+using capacity_detail::usage_error;
 
 }  // namespace
 

@@ -18,14 +18,6 @@
 namespace hpfreeze {
 namespace {
 
-std::string got(std::string_view expected, const Json& v) {
-  return "expected " + std::string(expected) + ", got " + std::string(json_type_article(v));
-}
-
-std::string index_pointer(std::string_view pointer, std::size_t i) {
-  return std::string(pointer) + "/" + std::to_string(i);
-}
-
 struct AxisUse {
   std::string_view axis;
   std::string first_pointer;
@@ -63,27 +55,29 @@ class MetaChecker {
     MetaChecker c(meta.file);
     for (std::string_view key : {"codegen_version", "signature", "yaml_path", "yaml_sha256"}) {
       const Json* v = meta.identity_member(key);
-      if (v != nullptr && !v->is_string()) c.error(pointer_join("", key), got("a string", *v));
+      if (v != nullptr && !v->is_string())
+        c.error(pointer_join("", key), expected_got("a string", *v));
     }
     for (std::string_view key : {"source", "parallel_dims", "outputs"}) {
       const Json* v = meta.identity_member(key);
-      if (v != nullptr && !v->is_object()) c.error(pointer_join("", key), got("an object", *v));
+      if (v != nullptr && !v->is_object())
+        c.error(pointer_join("", key), expected_got("an object", *v));
     }
     if (const Json* v = meta.identity_member("entrypoints")) {
       if (!v->is_object()) {
-        c.error("/entrypoints", got("an object", *v));
+        c.error("/entrypoints", expected_got("an object", *v));
       } else {
         for (const JsonMember& m : v->as_object()) {
           if (!m.value.is_string())
-            c.error(pointer_join("/entrypoints", m.key), got("a string", m.value));
+            c.error(pointer_join("/entrypoints", m.key), expected_got("a string", m.value));
         }
       }
     }
     if (const Json* v = meta.identity_member("covered")) {
       if (!v->is_object()) {
-        c.error("/covered", got("an object", *v));
+        c.error("/covered", expected_got("an object", *v));
       } else if (const Json* s = v->find("sharding_plan"); s != nullptr && !s->is_bool()) {
-        c.error("/covered/sharding_plan", got("a boolean", *s));
+        c.error("/covered/sharding_plan", expected_got("a boolean", *s));
       }
     }
     for (std::string_view key : {"not_covered", "remote_siblings", "external_state_classes"}) {
@@ -120,12 +114,12 @@ class MetaChecker {
     if (v == nullptr) return;
     const std::string pointer = pointer_join("", key);
     if (!v->is_array()) {
-      error(pointer, got(whole, *v));
+      error(pointer, expected_got(whole, *v));
       return;
     }
     const JsonArray& items = v->as_array();
     for (std::size_t i = 0; i < items.size(); ++i) {
-      if (!ok(items[i])) error(index_pointer(pointer, i), got(element, items[i]));
+      if (!ok(items[i])) error(index_pointer(pointer, i), expected_got(element, items[i]));
     }
   }
 

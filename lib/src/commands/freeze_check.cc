@@ -3,11 +3,11 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "base/stage_clock.h"
 #include "hpfreeze/diff.h"
 #include "hpfreeze/freeze_command.h"
 #include "hpfreeze/io.h"
@@ -17,8 +17,6 @@
 
 namespace hpfreeze {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 Diagnostic differs(const std::string& path, std::string message) {
   return make_error(path, {}, std::move(message));
@@ -120,7 +118,7 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
     return result;
   }
   result.diagnostics = std::move(rendered->warnings);
-  const Clock::time_point start = Clock::now();
+  const StageClock::time_point start = StageClock::now();
   bool matched = false;
   if (missing) {
     result.diagnostics.push_back(std::move(*missing));
@@ -140,7 +138,7 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
   if (stages != nullptr) {
     stages->checked = true;
     stages->check_matched = matched;
-    stages->check_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    stages->check_ms = ms_since(start);
   }
   return result;
 }

@@ -1,13 +1,12 @@
 #include "hpfreeze/freeze_command.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <optional>
 #include <string_view>
 #include <utility>
 
-#include "io/inputs.h"
+#include "base/stage_clock.h"
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/depfile.h"
 #include "hpfreeze/dump_kind.h"
@@ -16,15 +15,10 @@
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
+#include "io/inputs.h"
 
 namespace hpfreeze {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // One line naming the mix-up when the rejected --plan (`plan_rejected`) or --model is
 // a file of another kind; nullopt when it looks like a damaged file of the right kind.
@@ -125,7 +119,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
         request.concurrency, [&model_input, &request, &st, buffer = scratch.take_text()]() mutable {
           model_input = read_stage(request.model_path, st.inputs[1], std::move(buffer));
         });
-    const Clock::time_point start = Clock::now();
+    const StageClock::time_point start = StageClock::now();
     if (plan_doc) plan = decode_plan_dump(*plan_doc, request.concurrency);
     if (plan && *plan) plan_doc->release_tree(scratch);
     st.inputs[0].decode_ms = ms_since(start);
@@ -144,12 +138,12 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
     double freeze_ms = 0;
     BackgroundTask plan_freeze(request.concurrency, [&freezer, &freeze_ms, &plan, &request] {
       if (!plan || !*plan) return;
-      const Clock::time_point start = Clock::now();
+      const StageClock::time_point start = StageClock::now();
       freezer.emplace(**plan, request.options);
       freeze_ms = ms_since(start);
     });
     if (*model_doc) {
-      const Clock::time_point start = Clock::now();
+      const StageClock::time_point start = StageClock::now();
       model_tree = decode_model_tree(**model_doc);
       st.inputs[1].decode_ms = ms_since(start);
       // The decoded tree views only the document's strings.
@@ -193,9 +187,9 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
     if (!checked) return std::move(checked.errors());
     base = std::move(*checked);
   }
-  Clock::time_point start;
+  StageClock::time_point start;
   if (base_doc) {
-    start = Clock::now();
+    start = StageClock::now();
     Expected<Json> checked = decode_base_meta(**base_doc);
     st.inputs[2].decode_ms = ms_since(start);
     if (!checked) return std::move(checked.errors());
@@ -209,7 +203,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   st.model_modules = (**model_tree).modules.size();
   st.model_parameters = (**model_tree).parameters.size();
 
-  start = Clock::now();
+  start = StageClock::now();
   Expected<FreezeResult> frozen =
       std::move(*freezer).finish(**model_tree, std::move(*model_checks));
   if (!frozen) return std::move(frozen.errors());
@@ -225,7 +219,7 @@ Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* s
   st.freeze_ms = ms_since(start);
   st.frozen = true;
   // The frozen fields are written from their tables, never built into a Json tree.
-  start = Clock::now();
+  start = StageClock::now();
   RenderedMeta rendered{encode_meta(frozen->frozen, defaults_and_base, request.concurrency),
                         std::move(frozen->warnings)};
   st.encode_ms = ms_since(start);
@@ -273,7 +267,7 @@ CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
   result.diagnostics = std::move(rendered->warnings);
   outputs.front().bytes = rendered->bytes;
   // Both files or neither.
-  const Clock::time_point start = Clock::now();
+  const StageClock::time_point start = StageClock::now();
   Expected<std::vector<WriteOutcome>> written = write_outputs(outputs);
   if (!written) {
     result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),

@@ -1,21 +1,13 @@
 #include "io/inputs.h"
 
-#include <chrono>
 #include <utility>
 
+#include "base/stage_clock.h"
+
 namespace hpfreeze {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 Expected<InputFile> read_stage(const std::string& path, LoadStage& stage, std::string buffer) {
-  const Clock::time_point start = Clock::now();
+  const StageClock::time_point start = StageClock::now();
   Expected<InputFile> input = read_input(path, std::move(buffer));
   stage.read_ms = ms_since(start);
   if (!input) {
@@ -32,7 +24,7 @@ Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
                                    ParseScratch& scratch, bool last, ParseOptions options,
                                    TextAfterParse text) {
   if (!input) return std::move(input.errors());
-  const Clock::time_point start = Clock::now();
+  const StageClock::time_point start = StageClock::now();
   options.scratch = &scratch;
   Expected<JsonDocument> document =
       parse_json_document(input->display_name, std::move(input->bytes), options);

@@ -96,6 +96,10 @@ std::string expected_got(std::string_view expected, std::string_view got) {
   return out;
 }
 
+std::string expected_got(std::string_view expected, const Json& value) {
+  return expected_got(expected, json_type_article(value));
+}
+
 std::string_view json_type_article(const Json& value) {
   struct Visitor {
     std::string_view operator()(std::nullptr_t) const { return "null"; }

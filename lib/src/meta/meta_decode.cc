@@ -41,18 +41,6 @@ std::vector<std::string_view> FrozenMeta::sharded_params() const {
   return out;
 }
 
-namespace {
-
-std::string got(std::string_view expected, const Json& v) {
-  return expected_got(expected, json_type_article(v));
-}
-
-std::string index_pointer(std::string_view pointer, std::size_t i) {
-  return std::string(pointer) + "/" + std::to_string(i);
-}
-
-}  // namespace
-
 class MetaDecoder {
  public:
   MetaDecoder(FrozenMeta& meta, MetaDecodeOptions options)
@@ -80,7 +68,7 @@ class MetaDecoder {
   bool decode(const JsonDocument& document, std::string_view command) {
     const Json& root = meta_.root_;
     if (!root.is_object()) {
-      error("", got("a JSON object (a codegen_meta.json)", root));
+      error("", expected_got("a JSON object (a codegen_meta.json)", root));
       return false;
     }
     if (std::optional<Diagnostic> wrong =
@@ -115,7 +103,7 @@ class MetaDecoder {
       } else if (m.key == "special_handlers") {
         meta_.members.special_handlers = &m.value;
         if (m.value.is_null()) continue;
-        if (!m.value.is_object()) error(pointer, got("an object", m.value));
+        if (!m.value.is_object()) error(pointer, expected_got("an object", m.value));
         meta_.special_handlers = &m.value;
       } else {
         // Judged by their readers (check's schema rules, thaw, report), not here: freeze
@@ -132,7 +120,7 @@ class MetaDecoder {
   void strings(const Json& v, const std::string& pointer, std::vector<std::string_view>& out,
                std::string_view whole) {
     if (!v.is_array()) {
-      error(pointer, got(whole, v));
+      error(pointer, expected_got(whole, v));
       return;
     }
     const JsonArray& items = v.as_array();
@@ -140,7 +128,7 @@ class MetaDecoder {
       if (items[i].is_string()) {
         out.push_back(items[i].as_string());
       } else {
-        error(index_pointer(pointer, i), got("a string", items[i]));
+        error(index_pointer(pointer, i), expected_got("a string", items[i]));
       }
     }
   }
@@ -148,7 +136,7 @@ class MetaDecoder {
   void decode_tied_pairs(const Json& v) {
     if (v.is_null()) return;
     if (!v.is_array()) {
-      error("/tied_pairs", got("an array of arrays of strings", v));
+      error("/tied_pairs", expected_got("an array of arrays of strings", v));
       return;
     }
     const JsonArray& pairs = v.as_array();
@@ -160,21 +148,21 @@ class MetaDecoder {
 
   void decode_boundary_classes(const Json& v) {
     if (!v.is_object()) {
-      error("/boundary_classes", got("an object", v));
+      error("/boundary_classes", expected_got("an object", v));
       return;
     }
     for (const JsonMember& m : v.as_object()) {
       if (m.value.is_string()) {
         meta_.boundary_classes.emplace_back(m.key, m.value.as_string());
       } else {
-        error(pointer_join("/boundary_classes", m.key), got("a string", m.value));
+        error(pointer_join("/boundary_classes", m.key), expected_got("a string", m.value));
       }
     }
   }
 
   void decode_param_plan(const Json& v) {
     if (!v.is_object()) {
-      error("/param_plan", got("an object", v));
+      error("/param_plan", expected_got("an object", v));
       return;
     }
     meta_.boundaries.reserve(v.as_object().size());
@@ -187,7 +175,7 @@ class MetaDecoder {
       MetaBoundary& boundary = meta_.boundaries.emplace_back();
       boundary.fqn = m.key;
       if (!m.value.is_object()) {
-        error(pointer, got("an object", m.value));
+        error(pointer, expected_got("an object", m.value));
         continue;
       }
       boundary.entry = &m.value.as_object();
@@ -235,7 +223,7 @@ class MetaDecoder {
   void decode_params(MetaBoundary& boundary, const Json& v, const std::string& pointer) {
     if (v.is_null()) return;
     if (!v.is_object()) {
-      error(pointer, got("an object (param -> axis -> placement)", v));
+      error(pointer, expected_got("an object (param -> axis -> placement)", v));
       return;
     }
     if (keep_params_) boundary.params.reserve(v.as_object().size());
@@ -247,7 +235,7 @@ class MetaDecoder {
       out.name = param.key;
       if (keep_params_) out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
       if (!param.value.is_object()) {
-        error(param_pointer(), got("an object (axis -> placement)", param.value));
+        error(param_pointer(), expected_got("an object (axis -> placement)", param.value));
         out.complete = false;
         continue;
       }
@@ -255,7 +243,8 @@ class MetaDecoder {
       const std::size_t first = storage.size();
       for (const JsonMember& axis : param.value.as_object()) {
         if (!axis.value.is_string()) {
-          error(pointer_join(param_pointer(), axis.key), got("a placement string", axis.value));
+          error(pointer_join(param_pointer(), axis.key),
+                expected_got("a placement string", axis.value));
           out.complete = false;
           continue;
         }
@@ -278,16 +267,17 @@ class MetaDecoder {
   void check_field(FieldKind kind, const Json& v, const std::string& pointer) {
     switch (kind) {
       case FieldKind::kNamedPlacements:
-        if (v.truthy() && !v.is_object()) error(pointer, got("an object (name -> placements)", v));
+        if (v.truthy() && !v.is_object())
+          error(pointer, expected_got("an object (name -> placements)", v));
         break;
       case FieldKind::kNameList:
-        if (v.truthy() && !v.is_array()) error(pointer, got("an array", v));
+        if (v.truthy() && !v.is_array()) error(pointer, expected_got("an array", v));
         break;
       case FieldKind::kAttrList:
-        if (!v.is_null() && !v.is_array()) error(pointer, got("an array", v));
+        if (!v.is_null() && !v.is_array()) error(pointer, expected_got("an array", v));
         break;
       case FieldKind::kDictCopy:
-        if (v.truthy() && !v.is_object()) error(pointer, got("an object", v));
+        if (v.truthy() && !v.is_object()) error(pointer, expected_got("an object", v));
         break;
       case FieldKind::kPlacementMap:
       case FieldKind::kScalar:
@@ -300,7 +290,7 @@ class MetaDecoder {
 
   void decode_injections(const Json& v) {
     if (!v.is_array()) {
-      error("/injections", got("an array of objects", v));
+      error("/injections", expected_got("an array of objects", v));
       return;
     }
     const JsonArray& items = v.as_array();
@@ -308,7 +298,7 @@ class MetaDecoder {
       const std::string pointer = index_pointer("/injections", n);
       const Json& item = items[n];
       if (!item.is_object()) {
-        error(pointer, got("an object", item));
+        error(pointer, expected_got("an object", item));
         continue;
       }
       const Json* match = item.find("match");
@@ -317,7 +307,7 @@ class MetaDecoder {
         continue;
       }
       if (!match->is_string()) {
-        error(pointer + "/match", got("a string", *match));
+        error(pointer + "/match", expected_got("a string", *match));
         continue;
       }
       MetaInjection& injection = meta_.injections.emplace_back();

@@ -1,0 +1,16 @@
+#pragma once
+// The capacity model's errors about the request itself (a mesh, a sweep, a budget): no
+// file and no pointer, since no input is at fault.
+
+#include <string>
+#include <utility>
+
+#include "hpfreeze/diagnostic.h"
+
+namespace hpfreeze::capacity_detail {
+
+inline Diagnostic usage_error(std::string message) {
+  return make_error({}, {}, std::move(message));
+}
+
+}  // namespace hpfreeze::capacity_detail
