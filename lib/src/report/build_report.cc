@@ -356,11 +356,9 @@ class ReportBuilder {
     if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
     checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
-    // Saturates as the totals do; the rank-0 total, never below a boundary's, then overflows
-    // too and its error line says so (totals_and_warnings).
-    Total boundary{report_.boundaries[planned.boundary_report].rank0_bytes};
-    boundary.add(out.rank0_bytes);
-    report_.boundaries[planned.boundary_report].rank0_bytes = boundary.value;
+    // Saturates as the totals do; the rank-0 total then overflows too and says so.
+    std::uint64_t& sum = report_.boundaries[planned.boundary_report].rank0_bytes;
+    if (__builtin_add_overflow(sum, out.rank0_bytes, &sum)) sum = UINT64_MAX;
     report_.params.push_back(out);
   }
 
