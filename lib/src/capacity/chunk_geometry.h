@@ -15,6 +15,13 @@ inline bool checked_mul(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
   return !__builtin_mul_overflow(a, b, &out);
 }
 
+// Adds v to sum, which stays at 2^64-1 when it would pass it; false then.
+inline bool saturating_add(std::uint64_t& sum, std::uint64_t v) {
+  if (!__builtin_add_overflow(sum, v, &sum)) return true;
+  sum = UINT64_MAX;
+  return false;
+}
+
 inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return a / b + (a % b != 0 ? 1 : 0);
 }

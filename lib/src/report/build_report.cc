@@ -80,12 +80,7 @@ struct AxisInfo {
 struct Total {
   std::uint64_t value = 0;
   bool overflowed = false;
-  void add(std::uint64_t v) {
-    if (__builtin_add_overflow(value, v, &value)) {
-      value = std::numeric_limits<std::uint64_t>::max();
-      overflowed = true;
-    }
-  }
+  void add(std::uint64_t v) { overflowed = !chunking::saturating_add(value, v) || overflowed; }
 };
 
 class ReportBuilder {
@@ -357,8 +352,8 @@ class ReportBuilder {
     out.full_bytes = full;
     checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
     // Saturates as the totals do; the rank-0 total then overflows too and says so.
-    std::uint64_t& sum = report_.boundaries[planned.boundary_report].rank0_bytes;
-    if (__builtin_add_overflow(sum, out.rank0_bytes, &sum)) sum = UINT64_MAX;
+    chunking::saturating_add(report_.boundaries[planned.boundary_report].rank0_bytes,
+                             out.rank0_bytes);
     report_.params.push_back(out);
   }
 

@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <charconv>
-#include <limits>
 #include <span>
 
 #include "base/text_table.h"
 #include "capacity/capacity_json.h"
+#include "capacity/chunk_geometry.h"
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/report.h"
@@ -96,9 +96,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
   const std::size_t planned = r.params.size();
   const std::size_t uncovered = r.uncovered.size();
   std::uint64_t total = r.rank0_bytes;
-  if (__builtin_add_overflow(total, r.uncovered_bytes, &total)) {
-    total = std::numeric_limits<std::uint64_t>::max();
-  }
+  chunking::saturating_add(total, r.uncovered_bytes);
   auto row = [](std::string label, std::size_t count, std::uint64_t bytes) {
     return std::vector<std::string>{std::move(label), std::to_string(count),
                                     format_byte_size(bytes), std::to_string(bytes)};
