@@ -78,7 +78,7 @@ std::optional<MetaSource> meta_entry(const std::string& path, unsigned char type
     if (S_ISREG(st.st_mode)) return MetaSource{path, std::nullopt};
     if (S_ISDIR(st.st_mode)) return std::nullopt;  // a symlinked directory: not followed
   } else {
-    st.st_mode = DTTOIF(type);
+    st.st_mode = static_cast<mode_t>(DTTOIF(type));
   }
   return MetaSource{path, make_io_error(path, not_regular_file_message(st.st_mode))};
 }

@@ -106,7 +106,7 @@ TEST_F(DigestFile, AsPythonAtEveryReadSize) {
       {"lone_continuation", "\x80"},
   };
   std::mt19937 random(36);
-  for (int i = 0; i < 12; ++i) {
+  for (std::size_t i = 0; i < 12; ++i) {
     files.emplace_back("random" + std::to_string(i),
                        random_text(random, 20000 + i * 977, i % 3 == 2));
   }
