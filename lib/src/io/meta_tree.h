@@ -2,7 +2,7 @@
 // Finding the metas of `check PATH...`: a directory is walked for the files named
 // codegen_meta.json, depth first, each directory's entries in byte order of their names.
 // The walk enters no symlinked directory and none of the directories that hold no bundle
-// of a project's own (skipped_directory below), and opens no file: it only lists
+// of a project's own (is_skipped_directory below), and opens no file: it only lists
 // directories and looks at what a link leads to.
 
 #include <optional>
