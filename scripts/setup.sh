@@ -3,7 +3,7 @@
 #
 #   scripts/setup.sh [build|test|fuzz|all]...     (default: all)
 #
-#   build  compiler, CMake, ninja and the four libraries: enough to build the binary
+#   build  compiler, CMake, ninja and the five libraries: enough to build the binary
 #          (and, with file, its .deb: `cmake --build build --target package`)
 #   test   build + GoogleTest, Google Benchmark and the tools the test suite drives
 #          (python3, make, git, help2man, man, groff, bash-completion, time, hyperfine,
@@ -17,7 +17,7 @@
 set -euo pipefail
 
 build=(build-essential cmake ninja-build pkg-config
-       libcli11-dev libsimdjson-dev rapidjson-dev libspdlog-dev libfmt-dev)
+       libcli11-dev libsimdjson-dev rapidjson-dev libspdlog-dev libfmt-dev libssl-dev)
 # CPack's .deb runs file and dpkg-shlibdeps (dpkg-dev, from build-essential) for Depends.
 build+=(file)
 test=(libgtest-dev libgmock-dev libbenchmark-dev python3 make git time hyperfine

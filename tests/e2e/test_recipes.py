@@ -292,7 +292,7 @@ class CiRecipe(Project):
 DEBIAN_PACKAGES = {
     "CLI11": "libcli11-dev", "simdjson": "libsimdjson-dev", "RapidJSON": "rapidjson-dev",
     "spdlog": "libspdlog-dev", "GTest": "libgtest-dev", "benchmark": "libbenchmark-dev",
-    "Python3": "python3",
+    "Python3": "python3", "OpenSSL": "libssl-dev",
     # CMake's own FindThreads, satisfied by the C library that g++ pulls in (libc6-dev).
     "Threads": "g++",
 }
