@@ -15,16 +15,22 @@ if(NOT PROJECT_IS_TOP_LEVEL)
   return()
 endif()
 # CPack computes Depends with dpkg-shlibdeps (dpkg-dev) on the files `file` says are ELF;
-# without either there is no package target.
+# without either there is no package target, nor in a tree without the hardened flags. The
+# CPack configuration an earlier configure wrote goes too, so `cpack` cannot make a package
+# of this tree either.
 find_program(HPFREEZE_DPKG_SHLIBDEPS dpkg-shlibdeps)
 find_program(HPFREEZE_FILE file)
+set(hpfreeze_no_package "")
 if(NOT HPFREEZE_DPKG_SHLIBDEPS OR NOT HPFREEZE_FILE)
-  message(STATUS "hpfreeze: no package target (needs dpkg-shlibdeps and file: Debian packages dpkg-dev and file)")
-  return()
+  set(hpfreeze_no_package "needs dpkg-shlibdeps and file: Debian packages dpkg-dev and file")
+elseif(NOT hpfreeze_deb_buildflags)
+  set(hpfreeze_no_package "the .deb's binary is built with Debian's hardened flags, and "
+                          "HPFREEZE_DEB_BUILDFLAGS is off in this tree: scripts/package.sh")
 endif()
-if(NOT hpfreeze_deb_buildflags)
-  message(STATUS "hpfreeze: no package target (the .deb's binary is built with Debian's hardened "
-                 "flags, and HPFREEZE_DEB_BUILDFLAGS is off in this tree: scripts/package.sh)")
+if(hpfreeze_no_package)
+  file(REMOVE ${PROJECT_BINARY_DIR}/CPackConfig.cmake ${PROJECT_BINARY_DIR}/CPackSourceConfig.cmake)
+  string(CONCAT hpfreeze_no_package ${hpfreeze_no_package})
+  message(STATUS "hpfreeze: no package target (${hpfreeze_no_package})")
   return()
 endif()
 
