@@ -56,7 +56,12 @@ function __hpfreeze_complete_options
         if test "$value" = FILE
             set -a flags -r -F
         else if set -l choices (string match -r -- '^[^:]+:\{(.*)\}$' $value)
-            set -a flags -x -a (string join ' ' -- (string split , -- $choices[2]))
+            set -a flags -x
+            # The values bare, as bash and zsh show them: the option's description goes
+            # on the option alone, registered after them (fish keeps, of two entries for
+            # one option, the one registered last), not once per value.
+            complete -c hpfreeze -n $condition $flags \
+                -a (string join ' ' -- (string split , -- $choices[2]))
         else if test -n "$value"
             set -a flags -x
         end

@@ -4,7 +4,16 @@ tests/cmake_consumer under Ninja and under Unix Makefiles: the first build write
 meta, the second has no work, touching the plan reruns the freeze, a fourth has no work
 again. "No work" is what the build tool itself says (`ninja -n`, `make -n`), and every
 run of hpfreeze is counted by a logging wrapper in the installed bin/. The expected meta
-is the golden file of testdata/cases/tiny-base, never hpfreeze's output."""
+is the golden file of testdata/cases/tiny-base, never hpfreeze's output.
+
+Everything lives under directories whose names hold a space, `=`, `'`, `[`, `]`, `(`,
+`)`, `,`, `+`, `@` and non-ASCII letters (ODD): the prefix, and the consumer's source and
+build trees, side by side in such a directory or each named with those bytes. The command
+names its files relative to the build tree, so hpfreeze's depfile holds none of the
+directories above; where a path it would hold still has such a byte (the trees' own names),
+or, under Ninja, the absolute paths CMake writes into its copy hold a byte ninja 1.11
+misreads (`'`), the rule goes without the depfile, and every build does what it should
+all the same."""
 import json
 import os
 import re
@@ -19,6 +28,15 @@ from cli_help import build_dir
 
 CONSUMER = os.path.join(SOURCE, "tests", "cmake_consumer", "CMakeLists.txt")
 TINY = "tiny-base"
+# Ordinary directory names that make or ninja would misread in a depfile.
+ODD = "a b=c'd[e](f),g+h@\u00fc\u00df\u6f22"
+# Those of them that ninja 1.11 reads back from a depfile.
+NINJA_ODD = ODD.replace("'", "")
+# (source tree, build tree) under the session's directory.
+LAYOUTS = {"side_by_side": (os.path.join(ODD, "project"), os.path.join(ODD, "build")),
+           "side_by_side_ninja": (os.path.join(NINJA_ODD, "project"),
+                                  os.path.join(NINJA_ODD, "build")),
+           "odd_names": ("src " + ODD, "build " + ODD)}
 # What the test adds to the consumer: a step that reads the meta, to see restat at work.
 DOWNSTREAM = """
 add_custom_command(OUTPUT modeling.stamp
@@ -40,7 +58,7 @@ class Package(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        cls.prefix = os.path.join(cls.tmp.name, "prefix")
+        cls.prefix = os.path.join(cls.tmp.name, ODD, "prefix")
         subprocess.run(["cmake", "--install", build_dir(), "--prefix", cls.prefix],
                        capture_output=True, check=True, timeout=120)
         # The installed binary behind a wrapper that logs each run.
@@ -59,14 +77,20 @@ class Package(unittest.TestCase):
     def setUp(self):
         open(self.log, "w").close()
         self.work = tempfile.TemporaryDirectory(dir=self.tmp.name)
-        self.project = os.path.join(self.work.name, "project")
-        os.mkdir(self.project)
+        self.use_layout("side_by_side")
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL") and
                     not k.startswith("CMAKE_")}
 
     def tearDown(self):
         self.work.cleanup()
+
+    def use_layout(self, layout, depfile_used=True):
+        project, build = LAYOUTS[layout]
+        self.depfile_used = depfile_used
+        self.project = os.path.join(self.work.name, project)
+        self.build = os.path.join(self.work.name, build)
+        os.makedirs(self.project, exist_ok=True)
 
     def calls(self):
         with open(self.log) as f:
@@ -88,15 +112,25 @@ class Package(unittest.TestCase):
             os.utime(os.path.join(self.project, dest), ns=(past, past))
 
     def configure(self, generator, check=True):
-        build = os.path.join(self.work.name, "build")
-        r = self.sh("cmake", "-S", self.project, "-B", build, "-G", generator,
+        r = self.sh("cmake", "-S", self.project, "-B", self.build, "-G", generator,
                     f"-DCMAKE_PREFIX_PATH={self.prefix}", check=check)
-        return build, r
+        return self.build, r
 
     def touch(self, name):
         now = time.time_ns()
         os.utime(os.path.join(self.project, name), ns=(now, now))
         time.sleep(0.05)  # file times come from a coarse clock; let it pass `now`
+
+    def expected_call(self, extra=()):
+        """The freeze command line hpfreeze_freeze() runs in the build tree: every file
+        relative to it."""
+        rel = os.path.relpath(self.project, self.build)
+        args = ["freeze", "--plan", os.path.join(rel, "plan.json"),
+                "--model", os.path.join(rel, "model.json"),
+                "--base", os.path.join(rel, "base_meta.json"), *extra, "-o", "codegen_meta.json"]
+        if self.depfile_used:
+            args += ["--depfile", "codegen_meta.json.d"]
+        return " ".join(args)
 
     def session(self, generator, tool, no_work):
         """The four builds; returns the build tree."""
@@ -143,7 +177,7 @@ class Package(unittest.TestCase):
         no_work(build)
         return build
 
-    def test_ninja(self):
+    def ninja_session(self):
         def no_work(build):
             r = self.sh("ninja", "-C", build, "-n")
             self.assertEqual(r.stdout.splitlines()[-1], "ninja: no work to do.", r.stdout)
@@ -151,18 +185,40 @@ class Package(unittest.TestCase):
         build = self.session("Ninja", "ninja", no_work)
         # Ninja's restat: the touched plan froze to the same bytes, so nothing downstream ran.
         self.assertNotIn("Generating modeling code", self.third_build)
-        self.assertIn("--if-changed", self.calls()[0])
-        # The depfile went through CMake's rewrite (policy CMP0116) into the form ninja
-        # matches against the build statement: the output relative to the build tree.
-        with open(os.path.join(build, "build.ninja")) as f:
-            depfile = re.search(r"^build codegen_meta\.json .*?\n  depfile = (\S+)$", f.read(),
-                                re.M | re.S).group(1)
-        with open(depfile) as f:
-            self.assertEqual(f.read().split(), ["codegen_meta.json:", "\\"] + [
-                x for name in ("plan.json", "model.json", "base_meta.json")
-                for x in (os.path.join(self.project, name), "\\")][:-1])
+        self.assertEqual(self.calls()[0], self.expected_call(["--if-changed"]))
+        with open(os.path.join(build, "build.ninja"), encoding="utf-8") as f:
+            rule = re.search(r"^build codegen_meta\.json .*?\n\n", f.read(), re.M | re.S).group(0)
+        if not self.depfile_used:
+            self.assertNotIn("depfile", rule)
+            return
+        # hpfreeze's depfile names the files relative to the build tree; CMake's rewrite of it
+        # (policy CMP0116), which ninja reads, names the output relative to the build tree,
+        # as the build statement does, and the inputs by their absolute paths.
+        with open(os.path.join(build, "codegen_meta.json.d"), encoding="utf-8") as f:
+            rel = os.path.relpath(self.project, self.build)
+            self.assertEqual(f.read(), "codegen_meta.json: " + " ".join(
+                os.path.join(rel, n) for n in ("plan.json", "model.json", "base_meta.json"))
+                + "\n")
+        depfile = re.search(r"^  depfile = (.+)$", rule, re.M).group(1).replace("$ ", " ")
+        with open(os.path.join(build, depfile), encoding="utf-8") as f:
+            words = [re.sub(r"\\(.)", r"\1", w) for w in re.findall(r"(?:\\.|[^\s\\])+",
+                                                                    f.read())]
+        self.assertEqual(words, ["codegen_meta.json:"] + [
+            os.path.join(self.project, n) for n in ("plan.json", "model.json", "base_meta.json")])
 
-    def test_unix_makefiles(self):
+    def test_ninja(self):
+        self.use_layout("side_by_side_ninja")
+        self.ninja_session()
+
+    def test_ninja_below_a_name_ninja_misreads(self):
+        self.use_layout("side_by_side", depfile_used=False)
+        self.ninja_session()
+
+    def test_ninja_in_directories_named_with_depfile_syntax(self):
+        self.use_layout("odd_names", depfile_used=False)
+        self.ninja_session()
+
+    def make_session(self):
         def no_work(build):
             r = self.sh("make", "-C", build, "-n")
             self.assertNotIn("hpfreeze", r.stdout)
@@ -172,14 +228,19 @@ class Package(unittest.TestCase):
         # Without --if-changed the rewritten meta (same bytes, new mtime) reruns the step
         # that reads it: once, as the fourth build shows.
         self.assertIn("Generating modeling code", self.third_build)
-        self.assertNotIn("--if-changed", self.calls()[0])
-        self.assertRegex(self.calls()[0], r"^freeze --plan \S+/plan.json --model \S+/model.json "
-                                          r"--base \S+/base_meta.json -o \S+/codegen_meta.json "
-                                          r"--depfile \S+/codegen_meta.json.d$")
+        self.assertEqual(self.calls()[0], self.expected_call())
+
+    def test_unix_makefiles(self):
+        self.make_session()
+
+    def test_unix_makefiles_in_directories_named_with_depfile_syntax(self):
+        self.use_layout("odd_names", depfile_used=False)
+        self.make_session()
 
     def test_strict_and_the_imported_executable(self):
         # An older policy level than the package's: CMP0116 OLD would hand ninja the
         # depfile's absolute output path, which ninja refuses.
+        self.use_layout("side_by_side_ninja")
         self.write_project(
             "cmake_minimum_required(VERSION 3.16)\nproject(p NONE)\n"
             "find_package(hpfreeze CONFIG REQUIRED)\n"
@@ -192,7 +253,8 @@ class Package(unittest.TestCase):
         binary = os.path.join(os.path.realpath(self.prefix), "bin", "hpfreeze")
         self.assertIn(f"location={binary} executable={binary} version=", r.stdout)
         self.sh("cmake", "--build", build)
-        self.assertRegex(self.calls()[0], r" --strict( --if-changed)? -o \S+/out/meta.json")
+        self.assertRegex(self.calls()[0], r" --strict( --if-changed)? -o out/meta\.json "
+                                          r"--depfile out/meta\.json\.d$")
         self.assertTrue(os.path.isfile(os.path.join(build, "out", "meta.json")))
         self.assertNotIn("meta.json", self.sh("cmake", "--build", build).stdout)
         self.assertEqual(len(self.calls()), 1)
@@ -208,7 +270,7 @@ class Package(unittest.TestCase):
             with self.subTest(call=call):
                 self.write_project("cmake_minimum_required(VERSION 3.20)\nproject(p NONE)\n"
                                    f"find_package(hpfreeze CONFIG REQUIRED)\n{call}\n")
-                shutil.rmtree(os.path.join(self.work.name, "build"), ignore_errors=True)
+                shutil.rmtree(self.build, ignore_errors=True)
                 _, r = self.configure("Ninja" if have("ninja") else "Unix Makefiles",
                                       check=False)
                 self.assertNotEqual(r.returncode, 0)

@@ -224,6 +224,25 @@ class FishCompletion(Shells, unittest.TestCase):
                 if name.startswith("--"):
                     self.assertEqual(found[name], e.text, name)
 
+    def test_an_options_description_is_shown_once(self):
+        """On the option, not again beside each of its values: the values come bare, as
+        bash and zsh offer them, and each option is listed once."""
+        lines = ["hpfreeze report m.json --optimizer ", "hpfreeze report m.json --zero ",
+                 "hpfreeze --message-format ", "hpfreeze check m.json --message-format ",
+                 "hpfreeze report m.json --opt", "hpfreeze report --", "hpfreeze -"]
+        found = fish_complete(lines, self.dir)
+        report = {e.names[-1]: e for e in help_of("report").options}
+        for line, got in zip(lines[:4], found):
+            option = line.split()[-1]
+            entry = report.get(option) or next(e for e in help_of().options
+                                              if option in e.names)
+            self.assertEqual(got, [(c, "") for c in sorted(entry.choices)], line)
+        self.assertEqual(found[4], [("--optimizer", report["--optimizer"].text)])
+        for line, got in zip(lines[5:], found[5:]):
+            names = [c for c, _ in got]
+            self.assertEqual(len(names), len(set(names)), (line, got))
+            self.assertNotIn("", [d for _, d in got], line)
+
 
 if __name__ == "__main__":
     unittest.main()

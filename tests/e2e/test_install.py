@@ -1,6 +1,7 @@
-"""`cmake --install` layout: the binary, man pages, completions, the licence and the docs,
-the Python exporter (module, dist-info, hpfreeze-export) and the CMake package, where a
-packager expects them; the pages name this prefix; the bash completion completes."""
+"""`cmake --install` layout: the binary, man pages, completions, the licence, the docs and
+the example, the Python exporter (module, dist-info, hpfreeze-export) and the CMake
+package, where a packager expects them, in two components (hpfreeze, exporter: one .deb
+each); the pages name this prefix; the bash completion completes."""
 import filecmp
 import importlib.metadata
 import os
@@ -55,7 +56,17 @@ def expected_layout(commands):
     files |= {f"share/doc/hpfreeze/docs/{n}" for n in os.listdir(docs) if n.endswith(".md")}
     files |= {f"share/doc/hpfreeze/docs/recipes/{n}"
               for n in os.listdir(os.path.join(docs, "recipes"))}
+    files |= {f"share/doc/hpfreeze/examples/{n}"
+              for n in ("plan.json", "model.json", "expected.json")}
     return files
+
+
+def exporter_files():
+    """What the install component `exporter` (the .deb python3-hpfreeze-export) holds."""
+    info = f"lib/python3/dist-packages/hpfreeze_export-{version()}.dist-info"
+    return {"bin/hpfreeze-export", "share/man/man1/hpfreeze-export.1",
+            "lib/python3/dist-packages/hpfreeze_export.py",
+            f"{info}/METADATA", f"{info}/entry_points.txt", f"{info}/top_level.txt"}
 
 
 def installed_files(root):
@@ -96,10 +107,30 @@ class Install(unittest.TestCase):
                 "share/doc/hpfreeze/copyright": "cmake/debian/copyright",
                 "share/doc/hpfreeze/README.md": "README.md",
                 "share/doc/hpfreeze/docs/cli.md": "docs/cli.md",
-                "share/doc/hpfreeze/docs/recipes/ci.yml": "docs/recipes/ci.yml"}
+                "share/doc/hpfreeze/docs/recipes/ci.yml": "docs/recipes/ci.yml",
+                "share/doc/hpfreeze/examples/plan.json": "testdata/example/plan.json",
+                "share/doc/hpfreeze/examples/model.json": "testdata/example/model.json",
+                "share/doc/hpfreeze/examples/expected.json": "testdata/example/expected.json"}
         for installed, source in same.items():
             self.assertTrue(filecmp.cmp(self.path(installed), os.path.join(SOURCE, source),
                                         shallow=False), installed)
+
+    def test_components_split_the_install(self):
+        """`--component exporter` installs the exporter alone, `--component hpfreeze` all the
+        rest: together the whole install, and no Python file in the binary's component but
+        the share/hpfreeze copy (which its .deb leaves out)."""
+        found = {}
+        for component in ("hpfreeze", "exporter"):
+            prefix = os.path.join(self.tmp.name, component)
+            r = subprocess.run(["cmake", "--install", build_dir(), "--prefix", prefix,
+                                "--component", component], capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            found[component] = installed_files(prefix)
+        self.assertEqual(found["exporter"], exporter_files())
+        self.assertEqual(found["hpfreeze"], expected_layout(self.commands) - exporter_files())
+        self.assertEqual(sorted(f for f in found["hpfreeze"] if "python" in f or
+                                f.endswith(".py")), ["share/hpfreeze/hpfreeze_export.py"])
 
     def test_license_is_the_apache_license_2_0(self):
         with open(self.path("share", "doc", "hpfreeze", "LICENSE"), encoding="utf-8") as f:

@@ -1,8 +1,11 @@
-"""The .deb that `cmake --build build --target package` writes (CPack; cmake/hpfreezeDeb.cmake):
-its name, file list and Depends, a clean lintian, the DEP-5 copyright with the licences
-of what is compiled in, and the bundled example run from the package unpacked into a
-scratch root. Built here with the build tree's CPackConfig.cmake into a temporary
-directory, so the build tree's own package is left alone."""
+"""The two .debs that `cmake --build build --target package` writes (CPack, one per install
+component; cmake/hpfreezeDeb.cmake): hpfreeze (the binary and all but the exporter) and
+python3-hpfreeze-export. Their names, file lists and Depends (the binary's pulls in no
+Python), a clean lintian, the DEP-5 copyright with the licences of what is compiled in, the
+binary hardened as Debian builds its own, and the bundled example and the exporter run from
+the packages unpacked into a scratch root. Built here with the build tree's
+CPackConfig.cmake into a temporary directory, so the build tree's own packages are left
+alone."""
 import filecmp
 import gzip
 import os
@@ -15,6 +18,7 @@ import unittest
 
 from hpf import BINARY, SOURCE, TESTDATA, read, sanitized_binary
 from cli_help import build_dir, commands as subcommands
+import debian_packages
 
 EXAMPLE = os.path.join(TESTDATA, "example")
 
@@ -59,12 +63,63 @@ def license_text(path, name):
     return found
 
 
+def libc_path():
+    """The C library this Python runs with (the one the binary links too)."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if re.search(r"/libc\.so\.6$|/libc-[0-9.]+\.so$", path):
+                return path
+    raise AssertionError("no libc.so.6 in /proc/self/maps")
+
+
+def dynamic_symbols(path):
+    """(defined, undefined) names of an ELF file's dynamic symbol table, versions cut."""
+    out = subprocess.run(["readelf", "--dyn-syms", "-W", path], capture_output=True,
+                         text=True, check=True).stdout
+    defined, undefined = set(), set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0].endswith(":") and f[3] in ("FUNC", "NOTYPE", "IFUNC"):
+            name = f[7].split("@")[0]
+            (undefined if f[6] == "UND" else defined).add(name)
+    return defined, undefined
+
+
+def elf_hardening(path):
+    """What readelf says of an ELF executable, as hardening-check (devscripts) reads it:
+    a GNU_RELRO segment, BIND_NOW, a position-independent executable, __stack_chk_fail, and
+    which of its libc calls have a checked variant (protectable) and are checked."""
+    headers = subprocess.run(["readelf", "-h", "-l", "-d", "-W", path], capture_output=True,
+                             text=True, check=True).stdout
+    _, imported = dynamic_symbols(path)
+    libc_defined, _ = dynamic_symbols(libc_path())
+    checked_in_libc = {m.group(1) for m in map(re.compile(r"__(\w+)_chk$").match, libc_defined)
+                       if m}
+    flags = " ".join(re.findall(r"\((?:FLAGS|FLAGS_1)\)\s+(?:Flags:)?\s*(.*)", headers))
+    return {
+        "relro": re.search(r"^\s*GNU_RELRO\s", headers, re.M) is not None,
+        "bind_now": re.search(r"\bBIND_NOW\b|\bNOW\b", flags) is not None,
+        "pie": re.search(r"^\s*Type:\s+DYN\b", headers, re.M) is not None and
+               re.search(r"\bPIE\b", flags) is not None,
+        "stack_protector": "__stack_chk_fail" in imported,
+        "protectable": sorted(imported & checked_in_libc),
+        "checked": sorted(n for n in imported if re.fullmatch(r"__\w+_chk", n) and
+                          n != "__stack_chk_fail"),
+    }
+
+
 @unittest.skipIf(sanitized_binary(), "a package of the instrumented binary (it would depend "
                                      "on libasan) is not one anyone ships; the Release suite "
                                      "builds and checks the real one")
 @unittest.skipUnless(have("cpack") and have("dpkg-deb") and have("dpkg-shlibdeps"),
                      "cpack, dpkg-deb or dpkg-shlibdeps (dpkg-dev) is not installed")
+@unittest.skipUnless(os.path.exists(os.path.join(build_dir(), "CPackConfig.cmake")),
+                     "this tree has no package target: it is not built with Debian's hardened "
+                     "flags (HPFREEZE_DEB_BUILDFLAGS, CMakeLists.txt)")
 class Deb(unittest.TestCase):
+    EXPORTER = "python3-hpfreeze-export"
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -74,40 +129,58 @@ class Deb(unittest.TestCase):
             capture_output=True, text=True, timeout=600)
         if cls.cpack.returncode != 0:
             raise AssertionError(f"cpack failed:\n{cls.cpack.stdout}\n{cls.cpack.stderr}")
-        arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        cls.name = f"hpfreeze_{version()}_{arch}.deb"
+        cls.arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+        cls.names = {"hpfreeze": f"hpfreeze_{version()}_{cls.arch}.deb",
+                     cls.EXPORTER: f"{cls.EXPORTER}_{version()}_all.deb"}
         cls.debs = sorted(n for n in os.listdir(out) if n.endswith(".deb"))
-        cls.deb = os.path.join(out, cls.name)
+        cls.deb = os.path.join(out, cls.names["hpfreeze"])
+        cls.exporter_deb = os.path.join(out, cls.names[cls.EXPORTER])
+        # Each package alone, and both in one root: the system with both installed.
         cls.root = os.path.join(cls.tmp.name, "root")
-        subprocess.run(["dpkg-deb", "-x", cls.deb, cls.root], check=True, timeout=120)
-        cls.control = subprocess.run(["dpkg-deb", "-f", cls.deb], capture_output=True,
-                                     text=True, check=True).stdout
+        cls.exporter_root = os.path.join(cls.tmp.name, "exporter-root")
+        cls.both = os.path.join(cls.tmp.name, "both")
+        for deb, roots in ((cls.deb, (cls.root, cls.both)),
+                           (cls.exporter_deb, (cls.exporter_root, cls.both))):
+            for root in roots:
+                subprocess.run(["dpkg-deb", "-x", deb, root], check=True, timeout=120)
+        cls.control = {deb: subprocess.run(["dpkg-deb", "-f", deb], capture_output=True,
+                                           text=True, check=True).stdout
+                       for deb in (cls.deb, cls.exporter_deb)}
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def field(self, name):
-        m = re.search(rf"^{name}: (.*(?:\n .*)*)$", self.control, re.M)
+    def field(self, name, deb=None):
+        m = re.search(rf"^{name}: (.*(?:\n .*)*)$", self.control[deb or self.deb], re.M)
         return m.group(1) if m else None
 
-    def files(self):
-        listing = subprocess.run(["dpkg-deb", "-c", self.deb], capture_output=True, text=True,
-                                 check=True).stdout
+    def files(self, deb=None):
+        listing = subprocess.run(["dpkg-deb", "-c", deb or self.deb], capture_output=True,
+                                 text=True, check=True).stdout
         return {line.split()[-1].lstrip(".") for line in listing.splitlines()
                 if not line.startswith("d")}
 
-    def test_debian_file_name(self):
-        self.assertEqual(self.debs, [self.name])
+    def depends(self, deb):
+        return [d.strip() for d in self.field("Depends", deb).split(",")]
+
+    def test_debian_file_names(self):
+        self.assertEqual(self.debs, sorted(self.names.values()))
 
     def test_control(self):
-        self.assertEqual((self.field("Package"), self.field("Version")), ("hpfreeze", version()))
-        self.assertEqual(self.field("Section"), "devel")
-        self.assertTrue(self.field("Description").startswith("freeze a HyperParallel"))
+        for deb, package, section, arch, summary in (
+                (self.deb, "hpfreeze", "devel", self.arch, "freeze a HyperParallel"),
+                (self.exporter_deb, self.EXPORTER, "python", "all", "export a live HyperParallel")):
+            with self.subTest(package=package):
+                self.assertEqual((self.field("Package", deb), self.field("Version", deb),
+                                  self.field("Section", deb), self.field("Architecture", deb)),
+                                 (package, version(), section, arch))
+                self.assertTrue(self.field("Description", deb).startswith(summary))
+        self.assertEqual(self.field("Suggests"), self.EXPORTER)
 
-    def test_depends_come_from_the_linked_libraries_and_resolve_here(self):
-        depends = [d.strip() for d in self.field("Depends").split(",")]
+    def test_the_binary_depends_on_what_it_links_and_pulls_in_no_python(self):
+        depends = self.depends(self.deb)
         names = [re.match(r"[a-z0-9.+-]+", d).group(0) for d in depends]
         # dpkg-shlibdeps: one package per shared library of the binary, no -dev package.
         needed = subprocess.run(["readelf", "-d", os.path.join(self.root, "usr/bin/hpfreeze")],
@@ -121,66 +194,104 @@ class Deb(unittest.TestCase):
             self.assertIn("libssl3", names)
         self.assertIn("libc6", names)
         self.assertIn("libstdc++6", names)
-        self.assertIn("python3", names)  # hpfreeze-export
         self.assertFalse([n for n in names if n.endswith("-dev")], depends)
-        # Each holds on this Debian: what apt-get install ./hpfreeze_*.deb would need.
-        for dep in depends:
-            m = re.fullmatch(r"([a-z0-9.+-]+)(?::any)?(?: \((>=|<<|<=|=|>>) ([^)]+)\))?", dep)
-            self.assertIsNotNone(m, dep)
-            installed = subprocess.run(["dpkg-query", "-W", "-f=${Version}", m.group(1)],
-                                       capture_output=True, text=True)
-            self.assertEqual(installed.returncode, 0, f"{m.group(1)} is not installed")
-            if m.group(2):
-                ok = subprocess.run(["dpkg", "--compare-versions", installed.stdout,
-                                     {">=": "ge", "<<": "lt", "<=": "le", "=": "eq",
-                                      ">>": "gt"}[m.group(2)], m.group(3)])
-                self.assertEqual(ok.returncode, 0, f"{dep}: installed {installed.stdout}")
+        self.assertFalse([n for n in names if "python" in n], depends)
+        # Nor does anything those need, as installed here; and nothing in the package is
+        # Python's (no module, no script run by python3).
+        self.assertEqual([p for p in sorted(debian_packages.closure(names)) if "python" in p],
+                         [])
+        self.assertEqual([f for f in self.files() if f.endswith((".py", ".pth")) or
+                          "/python" in f], [])
+        for f in self.files():
+            with open(self.root + f, "rb") as handle:
+                self.assertFalse(handle.read(64).startswith(b"#!") and
+                                 b"python" in read(self.root + f).split(b"\n", 1)[0], f)
 
-    def test_file_list(self):
-        files = self.files()
+    def test_the_exporter_depends_on_python3_and_the_binary(self):
+        self.assertEqual(self.depends(self.exporter_deb),
+                         ["python3:any", f"hpfreeze (>= {version()})"])
+
+    def test_depends_resolve_here(self):
+        """Each holds on this Debian: what apt-get install of the two packages would need
+        besides themselves."""
+        for deb in (self.deb, self.exporter_deb):
+            for dep in self.depends(deb):
+                m = re.fullmatch(r"([a-z0-9.+-]+)(?::any)?(?: \((>=|<<|<=|=|>>) ([^)]+)\))?", dep)
+                self.assertIsNotNone(m, dep)
+                if m.group(1) == "hpfreeze":
+                    installed = version()
+                else:
+                    r = subprocess.run(["dpkg-query", "-W", "-f=${Version}", m.group(1)],
+                                       capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, f"{m.group(1)} is not installed")
+                    installed = r.stdout
+                if m.group(2):
+                    ok = subprocess.run(["dpkg", "--compare-versions", installed,
+                                         {">=": "ge", "<<": "lt", "<=": "le", "=": "eq",
+                                          ">>": "gt"}[m.group(2)], m.group(3)])
+                    self.assertEqual(ok.returncode, 0, f"{dep}: installed {installed}")
+
+    def test_file_lists(self):
         doc = "/usr/share/doc/hpfreeze"
-        expected = {"/usr/bin/hpfreeze", "/usr/bin/hpfreeze-export",
+        expected = {"/usr/bin/hpfreeze",
                     "/usr/share/bash-completion/completions/hpfreeze",
                     "/usr/share/zsh/vendor-completions/_hpfreeze",
                     "/usr/share/fish/vendor_completions.d/hpfreeze.fish",
-                    "/usr/lib/python3/dist-packages/hpfreeze_export.py",
-                    "/usr/share/hpfreeze/hpfreeze_export.py",
                     "/usr/share/cmake/hpfreeze/hpfreezeConfig.cmake",
                     "/usr/share/cmake/hpfreeze/hpfreezeConfigVersion.cmake",
                     f"{doc}/copyright", f"{doc}/changelog.gz", f"{doc}/README.md",
-                    "/usr/share/man/man1/hpfreeze.1.gz", "/usr/share/man/man1/hpfreeze-export.1.gz"}
+                    f"{doc}/examples/plan.json", f"{doc}/examples/model.json",
+                    f"{doc}/examples/expected.json", "/usr/share/man/man1/hpfreeze.1.gz"}
         expected |= {f"/usr/share/man/man1/hpfreeze-{c}.1.gz" for c in subcommands(BINARY)}
-        info = f"/usr/lib/python3/dist-packages/hpfreeze_export-{version()}.dist-info"
-        expected |= {f"{info}/METADATA", f"{info}/entry_points.txt", f"{info}/top_level.txt"}
         expected |= {f"{doc}/docs/{n}" for n in os.listdir(os.path.join(SOURCE, "docs"))
                      if n.endswith(".md")}
         expected |= {f"{doc}/docs/recipes/{n}"
                      for n in os.listdir(os.path.join(SOURCE, "docs", "recipes"))}
-        self.assertEqual(files, expected)
+        self.assertEqual(self.files(), expected)
+        info = f"/usr/lib/python3/dist-packages/hpfreeze_export-{version()}.dist-info"
+        exporter_doc = f"/usr/share/doc/{self.EXPORTER}"
+        self.assertEqual(self.files(self.exporter_deb), {
+            "/usr/bin/hpfreeze-export", "/usr/lib/python3/dist-packages/hpfreeze_export.py",
+            f"{info}/METADATA", f"{info}/entry_points.txt", f"{info}/top_level.txt",
+            "/usr/share/man/man1/hpfreeze-export.1.gz",
+            f"{exporter_doc}/copyright", f"{exporter_doc}/changelog.gz"})
 
-    def test_the_plain_install_under_usr_is_the_package(self):
-        """`cmake --install` to /usr gives the same files, but for Debian's rules: man pages
-        and changelog gzipped, the licence text only through the copyright file."""
+    def test_the_plain_install_under_usr_is_the_packages(self):
+        """`cmake --install` to /usr gives the files of both packages, but for Debian's rules:
+        man pages and changelog gzipped, the licence text only through the copyright file
+        (in each package's doc directory), no copy of the exporter under share/hpfreeze."""
+        packaged = self.files() | self.files(self.exporter_deb)
         with tempfile.TemporaryDirectory() as destdir:
             subprocess.run(["cmake", "--install", build_dir(), "--prefix", "/usr"],
                            env=dict(os.environ, DESTDIR=destdir), capture_output=True,
                            check=True, timeout=120)
             plain = {"/" + os.path.relpath(os.path.join(d, n), destdir)
                      for d, _, names in os.walk(destdir) for n in names}
+            left_out = {"/usr/share/doc/hpfreeze/LICENSE",
+                        "/usr/share/hpfreeze/hpfreeze_export.py"}
+            self.assertLessEqual(left_out, plain)
             same = []
-            for f in sorted(plain):
-                if f.endswith("/LICENSE"):
-                    continue
-                packaged = f + ".gz" if re.search(r"/man1/.*\.1$|/doc/hpfreeze/changelog$",
-                                                  f) else f
-                self.assertIn(packaged, self.files())
-                if packaged == f and f != "/usr/bin/hpfreeze":  # the packaged one is stripped
-                    same.append(filecmp.cmp(destdir + f, self.root + f, shallow=False) or f)
-                elif packaged != f:
-                    with gzip.open(self.root + packaged) as g:
+            for f in sorted(plain - left_out):
+                as_packaged = f + ".gz" if re.search(r"/man1/.*\.1$|/doc/hpfreeze/changelog$",
+                                                     f) else f
+                self.assertIn(as_packaged, packaged)
+                if as_packaged == f and f != "/usr/bin/hpfreeze":  # the packaged one is stripped
+                    same.append(filecmp.cmp(destdir + f, self.both + f, shallow=False) or f)
+                elif as_packaged != f:
+                    with gzip.open(self.both + as_packaged) as g:
                         same.append(g.read() == read(destdir + f) or f)
             self.assertEqual([x for x in same if x is not True], [])
-            self.assertEqual(len(plain) - 1, len(self.files()))
+            exporter_doc = {f"/usr/share/doc/{self.EXPORTER}/copyright",
+                            f"/usr/share/doc/{self.EXPORTER}/changelog.gz"}
+            self.assertEqual(len(plain - left_out) + len(exporter_doc), len(packaged))
+        for name in ("copyright", "changelog.gz"):
+            self.assertEqual(read(os.path.join(self.both, "usr/share/doc", self.EXPORTER, name)),
+                             read(os.path.join(self.both, "usr/share/doc/hpfreeze", name)), name)
+
+    def test_the_bundled_example_is_the_source_trees(self):
+        for name in ("plan.json", "model.json", "expected.json"):
+            self.assertEqual(read(os.path.join(self.root, "usr/share/doc/hpfreeze/examples",
+                                               name)), read(os.path.join(EXAMPLE, name)), name)
 
     def test_copyright_is_dep5_with_every_licence_compiled_in(self):
         path = os.path.join(self.root, "usr/share/doc/hpfreeze/copyright")
@@ -208,45 +319,67 @@ class Deb(unittest.TestCase):
 
     @unittest.skipUnless(have("lintian"), "lintian is not installed")
     def test_lintian_finds_no_error_and_no_warning(self):
-        r = subprocess.run(["lintian", "--fail-on", "error,warning", self.deb],
-                           capture_output=True, text=True, timeout=600)
-        tags = [line for line in r.stdout.splitlines() if re.match(r"[EW]: ", line)]
-        self.assertEqual((r.returncode, tags), (0, []), r.stdout + r.stderr)
+        for deb in (self.deb, self.exporter_deb):
+            with self.subTest(deb=os.path.basename(deb)):
+                r = subprocess.run(["lintian", "--fail-on", "error,warning", deb],
+                                   capture_output=True, text=True, timeout=600)
+                tags = [line for line in r.stdout.splitlines() if re.match(r"[EW]: ", line)]
+                self.assertEqual((r.returncode, tags), (0, []), r.stdout + r.stderr)
+
+    def test_the_packaged_binary_is_hardened(self):
+        """As Debian builds its own (DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags):
+        RELRO, BIND_NOW, PIE, the stack protector, and _FORTIFY_SOURCE's checked calls."""
+        facts = elf_hardening(os.path.join(self.root, "usr/bin/hpfreeze"))
+        self.assertEqual({k: facts[k] for k in ("relro", "bind_now", "pie", "stack_protector")},
+                         {"relro": True, "bind_now": True, "pie": True,
+                          "stack_protector": True}, facts)
+        # hardening-check's rule: a binary that calls a libc function which has a checked
+        # variant (__memcpy_chk for memcpy) must call some checked variant.
+        self.assertTrue(facts["protectable"], facts)
+        self.assertTrue(facts["checked"], facts)
 
     def test_maintainer_scripts(self):
+        """The exporter's byte-compile and clean up, as dh_python3's; the binary's package
+        has none."""
         with tempfile.TemporaryDirectory() as control:
             subprocess.run(["dpkg-deb", "-e", self.deb, control], check=True)
-            for script in ("postinst", "prerm"):
+            self.assertEqual(sorted(n for n in os.listdir(control)
+                                    if n in ("preinst", "postinst", "prerm", "postrm")), [])
+        with tempfile.TemporaryDirectory() as control:
+            subprocess.run(["dpkg-deb", "-e", self.exporter_deb, control], check=True)
+            for script, command in (("postinst", "py3compile"), ("prerm", "py3clean")):
                 path = os.path.join(control, script)
                 self.assertTrue(os.access(path, os.X_OK), script)
                 r = subprocess.run(["sh", "-n", path], capture_output=True, text=True)
                 self.assertEqual((r.returncode, r.stderr), (0, ""), script)
-                self.assertIn("-p hpfreeze", read(path).decode(), script)
+                self.assertIn(f"\t{command} -p {self.EXPORTER}\n", read(path).decode(), script)
 
     def test_the_example_runs_from_the_unpacked_package(self):
+        """The example the package bundles, frozen by the packaged binary."""
         binary = os.path.join(self.root, "usr/bin/hpfreeze")
-        r = subprocess.run([binary, "freeze", "--plan", os.path.join(EXAMPLE, "plan.json"),
-                            "--model", os.path.join(EXAMPLE, "model.json")],
+        examples = os.path.join(self.root, "usr/share/doc/hpfreeze/examples")
+        r = subprocess.run([binary, "freeze", "--plan", os.path.join(examples, "plan.json"),
+                            "--model", os.path.join(examples, "model.json")],
                            capture_output=True, timeout=60)
         self.assertEqual((r.returncode, r.stderr), (0, b""))
         self.assertEqual(r.stdout, read(os.path.join(EXAMPLE, "expected.json")))
         r = subprocess.run([binary, "--version"], capture_output=True, text=True)
         self.assertEqual(r.stdout, f"hpfreeze {version()}\n")
 
-    def test_the_exporter_runs_from_the_unpacked_package(self):
+    def test_the_exporter_runs_from_the_unpacked_packages(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         if os.path.exists("/usr/bin/python3"):
-            r = subprocess.run([os.path.join(self.root, "usr/bin/hpfreeze-export"), "--help"],
-                               capture_output=True, text=True, env=env, timeout=60)
+            r = subprocess.run([os.path.join(self.exporter_root, "usr/bin/hpfreeze-export"),
+                                "--help"], capture_output=True, text=True, env=env, timeout=60)
             self.assertEqual((r.returncode, r.stderr), (0, ""))
             self.assertTrue(r.stdout.startswith("usage: hpfreeze-export MODULE:FUNCTION"))
         code = ("import json, sys, hpfreeze_export as h\n"
                 "print(h.__file__)\n"
                 "sys.stdout.write(h.freeze(*(json.load(open(p)) for p in sys.argv[2:]), "
                 "binary=sys.argv[1]))\n")
-        site = os.path.join(self.root, "usr/lib/python3/dist-packages")
+        site = os.path.join(self.both, "usr/lib/python3/dist-packages")
         r = subprocess.run([sys.executable, "-c", code,
-                            os.path.join(self.root, "usr/bin/hpfreeze"),
+                            os.path.join(self.both, "usr/bin/hpfreeze"),
                             os.path.join(EXAMPLE, "plan.json"),
                             os.path.join(EXAMPLE, "model.json")],
                            capture_output=True, env=dict(env, PYTHONPATH=site), timeout=60)
@@ -260,7 +393,7 @@ class Deb(unittest.TestCase):
             self.skipTest("man is not installed")
         for page in ("hpfreeze.1.gz", "hpfreeze-report.1.gz", "hpfreeze-export.1.gz"):
             r = subprocess.run(["man", "--warnings", "-l",
-                                os.path.join(self.root, "usr/share/man/man1", page)],
+                                os.path.join(self.both, "usr/share/man/man1", page)],
                                capture_output=True, text=True, env=dict(os.environ, MANWIDTH="80"))
             self.assertEqual((r.returncode, r.stderr), (0, ""), page)
             self.assertIn("/usr/share/doc/hpfreeze/copyright", " ".join(r.stdout.split()))

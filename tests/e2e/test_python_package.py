@@ -7,6 +7,7 @@ same as the CLI"."""
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,12 +17,11 @@ import warnings
 
 from hpf import BINARY, SOURCE, TESTDATA, TempDirTest, case, read, run, sanitized_binary
 from cli_help import build_dir
+import debian_packages
 import test_exporter as t  # the stand-in live plans, and the module from python/
 
 hx = t.hx
 EXAMPLE = os.path.join(TESTDATA, "example")
-# Debian's python3, for which python3-venv, -setuptools and -wheel are installed.
-DEBIAN_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
 def load(path):
@@ -226,36 +226,101 @@ class WithoutTorch(TempDirTest):
                 self.assertFalse(os.path.exists(self.path("plan.json")))
 
 
+def readme_venv_recipe():
+    """The README's offline venv recipe, its one `sh` block that makes a venv: the Debian
+    packages its `sudo apt-get install` line names, and the commands after it."""
+    with open(os.path.join(SOURCE, "README.md"), encoding="utf-8") as f:
+        blocks = [b for b in re.findall(r"^```sh\n(.*?)^```$", f.read(), re.M | re.S)
+                  if "python3 -m venv" in b]
+    assert len(blocks) == 1, f"README.md has {len(blocks)} sh blocks that make a venv"
+    lines = [line for line in blocks[0].splitlines() if line.strip()]
+    apt = re.fullmatch(r"sudo apt-get install((?: [a-z0-9.+-]+)+)", lines[0])
+    assert apt, f"README.md's venv recipe starts with {lines[0]!r}, not sudo apt-get install"
+    return apt.group(1).split(), lines[1:]
+
+
+# Imported at the start of every Python the recipe runs (PYTHONPATH): hides the modules and
+# the distribution metadata of the Debian packages installed here that the recipe's apt-get
+# line would not bring (HPF_HIDDEN lists their files), as on a Debian 12 that has only those.
+HIDE_PACKAGES = r"""
+import importlib.machinery, importlib.metadata, os, sys
+with open(os.environ["HPF_HIDDEN"], encoding="utf-8", errors="surrogateescape") as f:
+    HIDDEN = set(f.read().split("\n"))
+
+class HideUnlisted:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.origin and os.path.realpath(spec.origin) in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, HideUnlisted)
+_find = importlib.metadata.MetadataPathFinder.find_distributions.__func__
+
+def find_distributions(cls, *args, **kwargs):
+    return (d for d in _find(cls, *args, **kwargs)
+            if os.path.realpath(str(getattr(d, "_path", ""))) not in HIDDEN)
+
+importlib.metadata.MetadataPathFinder.find_distributions = classmethod(find_distributions)
+
+# `python3 -m venv` installs pip with ensurepip in an isolated Python (-I), which this file
+# does not reach: ask for ensurepip here, as that Python would.
+if sys.orig_argv[1:3] == ["-m", "venv"] and "--without-pip" not in sys.orig_argv:
+    try:
+        HideUnlisted.find_spec("ensurepip")
+    except ModuleNotFoundError:
+        print("The virtual environment was not created successfully because ensurepip is "
+              "not available (its Debian package is not among those installed)",
+              file=sys.stderr)
+        os._exit(1)
+"""
+
+
 @unittest.skipIf(sanitized_binary(), "the venv install is pure Python and the same under "
                                      "the sanitizer build; the Release suite runs it")
 class VenvInstall(unittest.TestCase):
-    """`python3 -m venv --system-site-packages V && V/bin/pip install --no-index
-    --no-build-isolation ./python`, offline, with Debian's setuptools and wheel."""
+    """README.md's offline recipe, exactly as written there: `sudo apt-get install
+    PACKAGES`, then `python3 -m venv --system-site-packages venv` and `venv/bin/pip install
+    --no-index --no-build-isolation ./python`, run from a directory holding a copy of
+    python/. The apt-get line is not run: the packages it names must be installed here, and
+    every Python the recipe runs sees only what they bring (their Depends closure, as
+    installed here); the modules and metadata of every other Debian package are hidden, so
+    a package the README forgets fails the install as on a clean Debian 12."""
 
     @classmethod
     def setUpClass(cls):
-        for module in ("venv", "ensurepip", "setuptools", "wheel"):
-            r = subprocess.run([DEBIAN_PYTHON, "-c", f"import {module}"], capture_output=True)
-            if r.returncode != 0:
-                raise unittest.SkipTest(f"{DEBIAN_PYTHON} has no {module} "
-                                        "(scripts/setup.sh test installs it)")
+        cls.packages, cls.commands = readme_venv_recipe()
         cls.tmp = tempfile.TemporaryDirectory()
         cls.src = os.path.join(cls.tmp.name, "python")
         shutil.copytree(os.path.join(SOURCE, "python"), cls.src)  # LICENSE resolved
-        cls.venv = os.path.join(cls.tmp.name, "V")
+        cls.venv = os.path.join(cls.tmp.name, "venv")
+        try:
+            cls.brought = debian_packages.closure(cls.packages)
+        except KeyError as e:
+            raise AssertionError(f"README.md's venv recipe installs {' '.join(cls.packages)}: "
+                                 f"{e.args[0]} (scripts/setup.sh test installs what the "
+                                 "packaging tests need)") from None
+        hidden = sorted(path for path, package in debian_packages.files_by_package().items()
+                        if package not in cls.brought and path.startswith("/usr/lib/python3"))
+        hide = os.path.join(cls.tmp.name, "hide")
+        os.mkdir(hide)
+        with open(os.path.join(hide, "sitecustomize.py"), "w", encoding="utf-8") as f:
+            f.write(HIDE_PACKAGES)
+        with open(os.path.join(hide, "hidden.txt"), "w", encoding="utf-8",
+                  errors="surrogateescape") as f:
+            f.write("\n".join(hidden))
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
         # Nothing may be fetched: an index that cannot answer, should pip ask one.
         env.update(PIP_INDEX_URL="http://127.0.0.1:9/", PIP_DISABLE_PIP_VERSION_CHECK="1",
                    PIP_CONFIG_FILE=os.devnull)
         cls.env = env
-        cls.venv_run = subprocess.run([DEBIAN_PYTHON, "-m", "venv", "--system-site-packages",
-                                       cls.venv], capture_output=True, text=True, env=env,
-                                      timeout=300)
         cls.install = subprocess.run(
-            [os.path.join(cls.venv, "bin", "pip"), "install", "--no-index",
-             "--no-build-isolation", cls.src], capture_output=True, text=True, env=env,
-            cwd=cls.tmp.name, timeout=300)
+            ["bash", "-e", "-c", "\n".join(cls.commands)], capture_output=True, text=True,
+            cwd=cls.tmp.name, timeout=600,
+            env=dict(env, PATH="/usr/bin:/bin", PYTHONPATH=hide,
+                     HPF_HIDDEN=os.path.join(hide, "hidden.txt")))
 
     @classmethod
     def tearDownClass(cls):
@@ -265,7 +330,6 @@ class VenvInstall(unittest.TestCase):
         return os.path.join(self.venv, "bin", name)
 
     def setUp(self):
-        self.assertEqual(self.venv_run.returncode, 0, self.venv_run.stderr)
         self.assertEqual(self.install.returncode, 0, self.install.stdout + self.install.stderr)
 
     def test_installed_offline(self):
