@@ -23,7 +23,7 @@ const T& keep(T value) {
   return kept.emplace_back(std::move(value));
 }
 
-CapacityParam make(std::string fqn, std::vector<std::int64_t> shape,
+CapacityParam make(std::string fqn, std::vector<std::uint64_t> shape,
                    std::vector<std::pair<std::string_view, Placement>> placements,
                    std::string dtype = "bfloat16") {
   std::vector<CapacityPlacement> axes;
@@ -33,8 +33,8 @@ CapacityParam make(std::string fqn, std::vector<std::int64_t> shape,
 }
 
 std::vector<CapacityParam> deepseek_v3() {
-  const std::int64_t h = 7168;
-  const std::int64_t vocab = 129280;
+  const std::uint64_t h = 7168;
+  const std::uint64_t vocab = 129280;
   const auto row = Placement::shard(0);
   const auto col = Placement::shard(1);
   const auto rep = Placement::replicate();
@@ -130,13 +130,13 @@ std::vector<CapacityParam> uneven_shapes(std::int64_t count, bool composed) {
   std::uint64_t seed = 1;
   auto next = [&seed](std::int64_t bound) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::int64_t>((seed >> 33) % static_cast<std::uint64_t>(bound)) + 1;
+    return (seed >> 33) % static_cast<std::uint64_t>(bound) + 1;
   };
   const auto uneven0 = Placement::shard(0, true);
   const auto uneven1 = Placement::shard(1, true);
   for (std::int64_t i = 0; i < count; ++i) {
     const std::string name = "m" + std::to_string(i) + ".w";
-    std::vector<std::int64_t> shape{next(5000), next(5000)};
+    std::vector<std::uint64_t> shape{next(5000), next(5000)};
     if (composed) {  // dp then tp on dim 0, ep on dim 1
       ps.push_back(
           make(name, std::move(shape), {{"dp", uneven0}, {"tp", uneven0}, {"ep", uneven1}}));
