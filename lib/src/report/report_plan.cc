@@ -51,8 +51,7 @@ void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions&
 
 // A budget under 1 MiB, or under every mesh's worst rank, given without a unit of GiB or
 // more, is most likely a unit left out: `--budget 80` is 80 bytes.
-void note_mistyped_budget(Report& report, const ReportPlanOptions& plan,
-                          const PlanContext& context) {
+void note_mistyped_budget(Report& report, const ReportPlanOptions& plan) {
   if (!plan.budget) return;
   const std::uint64_t budget = *plan.budget;
   std::uint64_t least = UINT64_MAX;
@@ -74,7 +73,7 @@ void note_mistyped_budget(Report& report, const ReportPlanOptions& plan,
   if (below)
     message += ", below every mesh's worst rank (the least is " + format_byte_size(least) + ")";
   message += "; did you mean " + text.substr(0, digits) + "GiB?";
-  report.findings.push_back(make_note(context.meta_file, "", std::move(message)));
+  report.findings.push_back(make_note("", "", std::move(message)));  // about a flag: no file
 }
 
 }  // namespace
@@ -126,7 +125,7 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   if (!report.capacity) return;
   CapacityResult& cap = *report.capacity;
   note_swept_axes_that_shard_nothing(report, plan, context);
-  note_mistyped_budget(report, plan, context);
+  note_mistyped_budget(report, plan);
   // No answer line while an input is in error: the numbers miss what the error left out.
   const std::size_t errors = static_cast<std::size_t>(
       std::count_if(report.findings.begin(), report.findings.end(),
