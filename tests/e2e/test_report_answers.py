@@ -71,10 +71,12 @@ class Answers(TempDirTest):
         r = self.report("--mesh", "tp=2,dp=4", "--optimizer", "adam", "--zero", "3",
                         "--budget", "1KiB", "--top", "0")
         self.assertEqual(r.returncode, 0, r.stderr)
-        # The largest weight: a, 32 bf16 elements = 64 B (b is 24 B, c 12 B).
+        # The largest piece ZeRO-3 gathers on tp=2 dp=4: a's [4,4] under tp, 16 bf16
+        # elements = 32 B (b's [6] float32 is 24 B, c's [2,2] 8 B).
         self.assertIn("\nfits counts weights, gradients and optimizer state only: no activations, "
                       "all-gather and bucket buffers or allocator slack, nor the parameter ZeRO-3 "
-                      "gathers whole for compute (the largest, a, is 64 B)\n", r.stdout.decode())
+                      "gathers whole for compute (on tp=2 dp=4 the largest, a, is 32 B)\n",
+                      r.stdout.decode())
 
     def test_a_model_alone_plans_every_parameter_replicated(self):
         # Every parameter whole, ZeRO-3 over dp: dp=2 a 4 rows (256 B), b 3 (48 B), c

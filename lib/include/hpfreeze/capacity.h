@@ -166,7 +166,11 @@ struct MeshCapacity {
   // the rank's expert coordinate, which `expert` repeats.
   std::vector<std::uint64_t> max_rank;
   std::vector<std::uint64_t> min_rank;
-  std::optional<ExpertMesh> expert;        // the folded layout only
+  std::optional<ExpertMesh> expert;  // the folded layout only
+  // The largest weight alone (dtype size x elements) of one parameter on the worst rank
+  // under the plan's placements, before ZeRO: what ZeRO-3 gathers whole for compute.
+  std::uint64_t largest_gathered = 0;
+  std::string largest_gathered_fqn;
   std::optional<Indivisible> indivisible;  // nullopt: every sharded dim divides
   std::optional<bool> fits;                // nullopt without a budget; false if indivisible
   std::uint64_t over_by = 0;               // max_rank_bytes - budget when above it
@@ -205,10 +209,6 @@ class CapacityModel {
   [[nodiscard]] std::uint64_t full_bytes() const { return full_bytes_; }
   [[nodiscard]] std::size_t groups() const { return groups_.size(); }
   [[nodiscard]] ExpertLayout layout() const { return layout_; }
-  // The largest parameter's weight alone (dtype size x elements), which ZeRO-3 gathers
-  // whole for compute, and its FQN; 0 and "" without parameters.
-  [[nodiscard]] std::uint64_t largest_weight() const { return largest_weight_; }
-  [[nodiscard]] const std::string& largest_weight_fqn() const { return largest_fqn_; }
   // The ZeRO group sizes on `mesh`, for the usage error of a ZeRO that splits nothing and
   // the text header.
   [[nodiscard]] ZeroGroups zero_groups(const Mesh& mesh) const;
@@ -227,6 +227,10 @@ class CapacityModel {
     std::vector<ShardedDim> dims;
     std::uint64_t weight = 0;  // sum over members of bytes per element x unsharded numel
     std::size_t first_param = 0;
+    // The largest member's weight alone per unit of its sharded dims (dtype size x
+    // unsharded numel), and its FQN: what ZeRO-3 gathers is this times its plan piece.
+    std::uint64_t gathered = 0;
+    std::string gathered_fqn;
   };
   // A ZeRO group: the axes (indexes into axis_order) it is the product of, in the listed
   // order, or the folded layout's edp. Its view is axis_order().size() + its index.
@@ -243,8 +247,9 @@ class CapacityModel {
   ExpertLayout layout_ = ExpertLayout::kAxis;
   std::uint64_t constant_bytes_ = 0;  // parameters no axis shards
   std::uint64_t full_bytes_ = 0;      // every parameter whole
-  std::uint64_t largest_weight_ = 0;
-  std::string largest_fqn_;
+  // Of the parameters no axis shards: the largest weight alone, and its FQN.
+  std::uint64_t constant_gathered_ = 0;
+  std::string constant_gathered_fqn_;
 };
 
 // Where the expert layout of a run came from: the meta's mesh_dim_names, or the flag.
@@ -278,8 +283,6 @@ struct CapacityResult {
   std::vector<std::string> axis_order;
   std::size_t params = 0;
   std::uint64_t full_bytes = 0;      // every parameter whole on one device, with accounting
-  std::uint64_t largest_weight = 0;  // CapacityModel::largest_weight
-  std::string largest_weight_fqn;
   std::vector<MeshCapacity> meshes;  // by devices, then sizes in axis order; all of them
   // Set by a caller whose inputs have errors: the reason no answer is given, although
   // some mesh may be usable ("12 planned parameters are not in the model").

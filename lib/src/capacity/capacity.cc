@@ -117,10 +117,18 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
   // steps, by dim: the constant when nothing shards it, else a member of its group.
   auto add_member = [&](const CapacityParam& p, std::size_t i, std::uint64_t unit,
                         const std::vector<std::pair<std::size_t, Step>>& member) {
-    std::uint64_t weight = unit;  // <= the parameter's bytes: no overflow
+    std::uint64_t weight = unit;        // <= the parameter's bytes: no overflow
+    std::uint64_t gathered = *element;  // likewise
     if (member.empty()) {
-      for (std::uint64_t s : p.shape) weight *= s;
+      for (std::uint64_t s : p.shape) {
+        weight *= s;
+        gathered *= s;
+      }
       model.constant_bytes_ += weight;
+      if (gathered > model.constant_gathered_) {
+        model.constant_gathered_ = gathered;
+        model.constant_gathered_fqn_.assign(p.fqn);
+      }
       return;
     }
     key.clear();
@@ -131,6 +139,7 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
       while (end < member.size() && member[end].first == d) ++end;
       if (end == next) {
         weight *= size;
+        gathered *= size;
         continue;
       }
       key.insert(key.end(), {d, size, end - next});
@@ -141,7 +150,7 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
     }
     auto [it, fresh] = group_of.try_emplace(key, model.groups_.size());
     if (fresh) {
-      Group& group = model.groups_.emplace_back(Group{{}, 0, i});
+      Group& group = model.groups_.emplace_back(Group{{}, 0, i, 0, {}});
       for (std::size_t k = 0; k < member.size(); ++k) {
         const std::size_t d = member[k].first;
         if (k == 0 || member[k - 1].first != d) {
@@ -151,7 +160,12 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
       }
       model.first_fqns_.emplace_back(p.fqn);
     }
-    model.groups_[it->second].weight += weight;  // the sum stays <= full_bytes_
+    Group& group = model.groups_[it->second];
+    group.weight += weight;  // the sum stays <= full_bytes_
+    if (gathered > group.gathered) {
+      group.gathered = gathered;
+      group.gathered_fqn.assign(p.fqn);
+    }
   };
   for (std::size_t i = 0; i < params.count; ++i) {
     const CapacityParam p = params.at(i);
@@ -224,10 +238,7 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
     }
     if (empty) continue;  // no bytes on any rank, and 0 divides by everything
     std::uint64_t bytes = cost.kept + cost.split;
-    std::uint64_t weight_only = *element;
-    for (std::uint64_t s : p.shape) {
-      ok = ok && checked_mul(bytes, s, bytes) && checked_mul(weight_only, s, weight_only);
-    }
+    for (std::uint64_t s : p.shape) ok = ok && checked_mul(bytes, s, bytes);
     if (!ok) {
       errors.push_back(usage_error(who(p.fqn) + " needs more than 2^64-1 bytes"));
       continue;
@@ -236,10 +247,6 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
       errors.push_back(usage_error("the parameters need more than 2^64-1 bytes together; " +
                                    who(p.fqn) + " is the first beyond it"));
       break;
-    }
-    if (weight_only > model.largest_weight_) {
-      model.largest_weight_ = weight_only;
-      model.largest_fqn_.assign(p.fqn);
     }
     // By dim, then by axis: each dim's steps compose in axis order.
     std::sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) {
@@ -472,8 +479,6 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
   result.axis_order = std::move(order);
   result.params = params.count;
   result.full_bytes = model->full_bytes();
-  result.largest_weight = model->largest_weight();
-  result.largest_weight_fqn = model->largest_weight_fqn();
   for (const Mesh& mesh : *meshes) {
     Expected<MeshCapacity> one = model->evaluate(mesh, request.budget);
     if (!one) return one.errors();

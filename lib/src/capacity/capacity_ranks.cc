@@ -121,6 +121,7 @@ class RankSearch {
   std::vector<std::vector<std::uint64_t>> view_cuts_;  // per view: starts of its runs
   std::vector<char> view_monotone_;                    // per view
   std::vector<std::size_t> active_;                    // groups some view of the mesh shards
+  std::vector<std::uint64_t> touches_;                 // per active group: a bit per digit
   std::uint64_t constant_ = 0;                         // the bytes of every other group
   std::vector<std::size_t> used_;                      // digits that cut ranks, in order
 
@@ -149,6 +150,14 @@ class RankSearch {
   std::pair<std::uint64_t, std::vector<std::size_t>> minimum(const std::vector<std::size_t>& run);
 
  private:
+  struct Scratch {
+    std::vector<std::size_t> digits;              // free digits the group touches
+    std::vector<std::vector<std::uint64_t>> own;  // their own run starts (the first digits.size())
+    std::vector<std::uint64_t> values, next, breaks;
+    std::vector<std::size_t> order, limits, index, lo, hi;
+  };
+  Scratch scratch_;
+
   void add_group(const Group& group, std::vector<std::uint64_t>& coord,
                  const std::vector<std::size_t>& free_pos, const std::vector<std::size_t>& segments,
                  std::map<std::vector<std::size_t>, RunTable>& tables);
@@ -158,71 +167,68 @@ void RankSearch::add_group(const Group& group, std::vector<std::uint64_t>& coord
                            const std::vector<std::size_t>& free_pos,
                            const std::vector<std::size_t>& segments,
                            std::map<std::vector<std::size_t>, RunTable>& tables) {
-  // The group's own run starts on each of its free digits, from the sizes that reach them.
-  std::vector<std::size_t> digits;  // free digits the group touches
-  std::vector<std::vector<std::uint64_t>> own;
+  // The group's own run starts on each of its free digits, from the sizes that reach them;
+  // in scratch buffers kept across calls (a sweep calls this for every group often).
+  Scratch& x = scratch_;
+  x.digits.clear();
   auto own_of = [&](std::size_t d) -> std::vector<std::uint64_t>& {
-    for (std::size_t k = 0; k < digits.size(); ++k) {
-      if (digits[k] == d) return own[k];
+    for (std::size_t k = 0; k < x.digits.size(); ++k) {
+      if (x.digits[k] == d) return x.own[k];
     }
-    digits.push_back(d);
-    own.emplace_back();
-    if (layout_.sliced[d] != 0) own.back() = cuts_[d];  // every value
-    return own.back();
+    x.digits.push_back(d);
+    if (x.own.size() < x.digits.size()) x.own.emplace_back();
+    std::vector<std::uint64_t>& o = x.own[x.digits.size() - 1];
+    o.clear();
+    if (layout_.sliced[d] != 0) o = cuts_[d];  // every value
+    return o;
   };
-  std::vector<std::uint64_t> values;
-  std::vector<std::uint64_t> next;
-  std::vector<std::uint64_t> breaks;
   for (const ShardedDim& dim : group.dims) {
-    values.assign(1, dim.size);
+    x.values.assign(1, dim.size);
     for (const Step& step : dim.steps) {
       const std::uint64_t n = size(step.view);
       if (n == 1) continue;
       const View& view = layout_.views[step.view];
-      next.clear();
-      const bool is_free = std::any_of(view.terms.begin(), view.terms.end(),
-                                       [&](const Term& t) { return free_pos[t.digit] != kFree; });
+      x.next.clear();
+      bool is_free = false;
       for (const Term& t : view.terms) {
-        if (free_pos[t.digit] != kFree) own_of(t.digit);
+        if (free_pos[t.digit] == kFree) continue;
+        own_of(t.digit);
+        is_free = true;
       }
-      for (std::uint64_t v : values) {
+      for (std::uint64_t v : x.values) {
         const ChunkGeometry geo(v, n, step.split_factor);
         if (!is_free) {
-          next.push_back(geo.at(view_value(view, coord), n));
+          x.next.push_back(geo.at(view_value(view, coord), n));
           continue;
         }
         // Every size the view's runs give (a superset of what the fixed digits allow).
-        breaks.clear();
-        geo.breakpoints(n, breaks);
-        for (std::uint64_t b : breaks) {
-          next.push_back(geo.at(b, n));
+        x.breaks.clear();
+        geo.breakpoints(n, x.breaks);
+        for (std::uint64_t b : x.breaks) {
+          x.next.push_back(geo.at(b, n));
           cut_digits(view, b, layout_.sliced, [&](std::size_t d, std::uint64_t at) {
             if (free_pos[d] != kFree) own_of(d).push_back(at);
           });
         }
       }
-      std::sort(next.begin(), next.end());
-      next.erase(std::unique(next.begin(), next.end()), next.end());
-      values.swap(next);
+      std::sort(x.next.begin(), x.next.end());
+      x.next.erase(std::unique(x.next.begin(), x.next.end()), x.next.end());
+      x.values.swap(x.next);
     }
   }
   // In free-digit order, so that equal scopes share a table.
-  std::vector<std::size_t> order(digits.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-    return free_pos[digits[x]] < free_pos[digits[y]];
+  x.order.resize(x.digits.size());
+  for (std::size_t k = 0; k < x.order.size(); ++k) x.order[k] = k;
+  std::sort(x.order.begin(), x.order.end(), [&](std::size_t p, std::size_t q) {
+    return free_pos[x.digits[p]] < free_pos[x.digits[q]];
   });
   std::vector<std::size_t> scope;
-  std::vector<std::size_t> sorted_digits;
-  std::vector<std::vector<std::uint64_t>> sorted_own;
-  for (std::size_t k : order) {
-    std::vector<std::uint64_t>& o = own[k];
+  for (std::size_t k : x.order) {
+    std::vector<std::uint64_t>& o = x.own[k];
     o.push_back(0);
     std::sort(o.begin(), o.end());
     o.erase(std::unique(o.begin(), o.end()), o.end());
-    scope.push_back(free_pos[digits[k]]);
-    sorted_digits.push_back(digits[k]);
-    sorted_own.push_back(std::move(o));
+    scope.push_back(free_pos[x.digits[k]]);
   }
   RunTable& table = tables[scope];
   if (table.cells.empty()) {
@@ -237,16 +243,20 @@ void RankSearch::add_group(const Group& group, std::vector<std::uint64_t>& coord
   }
   // Each combination of own run starts is a box of equal bytes up to the next own start:
   // added at its corners, the table's prefix sums (in minimum) spread it.
-  std::vector<std::size_t> limits;
-  for (const auto& o : sorted_own) limits.push_back(o.size());
-  std::vector<std::size_t> index(scope.size(), 0);
-  std::vector<std::size_t> lo(scope.size());
-  std::vector<std::size_t> hi(scope.size());
+  x.limits.clear();
+  for (std::size_t k : x.order) x.limits.push_back(x.own[k].size());
+  x.index.assign(scope.size(), 0);
+  x.lo.resize(scope.size());
+  x.hi.resize(scope.size());
+  std::vector<std::size_t>& index = x.index;
+  std::vector<std::size_t>& lo = x.lo;
+  std::vector<std::size_t>& hi = x.hi;
   do {
     for (std::size_t k = 0; k < scope.size(); ++k) {
-      const std::vector<std::uint64_t>& c = cuts_[sorted_digits[k]];
-      const std::vector<std::uint64_t>& o = sorted_own[k];
-      coord[sorted_digits[k]] = o[index[k]];
+      const std::size_t d = x.digits[x.order[k]];
+      const std::vector<std::uint64_t>& c = cuts_[d];
+      const std::vector<std::uint64_t>& o = x.own[x.order[k]];
+      coord[d] = o[index[k]];
       lo[k] =
           static_cast<std::size_t>(std::lower_bound(c.begin(), c.end(), o[index[k]]) - c.begin());
       hi[k] = index[k] + 1 < o.size()
@@ -274,7 +284,7 @@ void RankSearch::add_group(const Group& group, std::vector<std::uint64_t>& coord
         table.cells[cell] += value;
       }
     }
-  } while (advance(index, limits));
+  } while (advance(index, x.limits));
 }
 
 std::pair<std::uint64_t, std::vector<std::size_t>> RankSearch::minimum(
@@ -294,17 +304,13 @@ std::pair<std::uint64_t, std::vector<std::size_t>> RankSearch::minimum(
   }
   std::uint64_t base = constant_;
   std::map<std::vector<std::size_t>, RunTable> tables;
-  for (std::size_t g : active_) {
-    const Group& group = groups_[g];
-    const bool varies = std::any_of(group.dims.begin(), group.dims.end(), [&](const auto& d) {
-      return std::any_of(d.steps.begin(), d.steps.end(), [&](const Step& s) {
-        const View& view = layout_.views[s.view];
-        return view.size != 1 &&
-               std::any_of(view.terms.begin(), view.terms.end(),
-                           [&](const Term& t) { return free_pos[t.digit] != kFree; });
-      });
-    });
-    if (varies) {
+  std::uint64_t free_mask = 0;  // a digit is one of at most 64: each has 2 values or more
+  for (std::size_t d = 0; d < ndigits; ++d) {
+    if (free_pos[d] != kFree) free_mask |= std::uint64_t{1} << d;
+  }
+  for (std::size_t a = 0; a < active_.size(); ++a) {
+    const Group& group = groups_[active_[a]];
+    if ((touches_[a] & free_mask) != 0) {
       add_group(group, coord, free_pos, segments, tables);
     } else {
       base += bytes(group, coord);  // the sum stays <= full_bytes_
@@ -421,6 +427,14 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
     if (first && !out.indivisible) out.indivisible = std::move(first);
     if (active) {
       search.active_.push_back(g);
+      std::uint64_t touches = 0;
+      for (const ShardedDim& dim : group.dims) {
+        for (const Step& step : dim.steps) {
+          for (const Term& t : layout.views[step.view].terms)
+            touches |= std::uint64_t{1} << t.digit;
+        }
+      }
+      search.touches_.push_back(touches);
     } else {
       search.constant_ += whole;
     }
@@ -478,9 +492,30 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
   }
   const std::vector<std::size_t>& used = search.used_;
 
-  // The worst rank: digit 0 everywhere.
+  // The worst rank: digit 0 everywhere. There too, the largest weight ZeRO-3 gathers: a
+  // member's weight alone times its piece under the plan (every step but ZeRO's).
   const std::vector<std::uint64_t> origin(ndigits, 0);
   out.max_rank_bytes = search.constant_;
+  out.largest_gathered = constant_gathered_;
+  out.largest_gathered_fqn = constant_gathered_fqn_;
+  const auto naxes = static_cast<std::uint32_t>(axis_order_.size());
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const Group& group = groups_[g];
+    std::uint64_t gathered = group.gathered;
+    for (const ShardedDim& dim : group.dims) {
+      std::uint64_t local = dim.size;
+      for (const Step& step : dim.steps) {
+        const std::uint64_t n = search.size(step.view);
+        if (step.view < naxes && n != 1)
+          local = ChunkGeometry(local, n, step.split_factor).at(0, n);
+      }
+      gathered *= local;  // <= the member's weight: no overflow
+    }
+    if (gathered > out.largest_gathered) {
+      out.largest_gathered = gathered;
+      out.largest_gathered_fqn = group.gathered_fqn;
+    }
+  }
   for (std::size_t g : search.active_) out.max_rank_bytes += search.bytes(groups_[g], origin);
 
   // The best rank: its bytes with every monotone digit at its last run, then digit by

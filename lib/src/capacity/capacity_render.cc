@@ -136,9 +136,13 @@ std::string fits_line(const CapacityResult& result) {
             "activations, all-gather and bucket buffers or allocator slack"
           : "fits counts weights, gradients and optimizer state only: no activations, all-gather "
             "and bucket buffers or allocator slack";
-  if (result.zero.stage == kMaxZeroStage && result.largest_weight != 0) {
-    out += ", nor the parameter ZeRO-3 gathers whole for compute (the largest, " +
-           result.largest_weight_fqn + ", is " + format_byte_size(result.largest_weight) + ")";
+  // The largest parameter ZeRO-3 gathers, on the mesh the answer line names.
+  const MeshCapacity* named = capacity_answer(result);
+  if (named == nullptr) named = closest_mesh(result);
+  if (result.zero.stage == kMaxZeroStage && named != nullptr && named->largest_gathered != 0) {
+    out += ", nor the parameter ZeRO-3 gathers whole for compute (on " + format_mesh(named->mesh) +
+           " the largest, " + named->largest_gathered_fqn + ", is " +
+           format_byte_size(named->largest_gathered) + ")";
   }
   return out + "\n";
 }

@@ -23,7 +23,10 @@ struct Term {
   std::uint32_t digit = 0;
   std::uint64_t div = 1;
   std::uint64_t mod = 1;  // the term's radix
-  [[nodiscard]] std::uint64_t of(std::uint64_t x) const { return (x / div) % mod; }
+  // A whole digit (div 1, mod its size) is x itself: no division on the search's hot path.
+  [[nodiscard]] std::uint64_t of(std::uint64_t x) const {
+    return div == 1 && x < mod ? x : (x / div) % mod;
+  }
 };
 
 struct View {

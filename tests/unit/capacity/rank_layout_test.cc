@@ -81,6 +81,9 @@ TEST(FoldedLayout, WorkedExample) {
   const MeshCapacity three = evaluate(params, {"tp"}, folded, ExpertLayout::kFolded, 3);
   EXPECT_EQ(three.max_rank_bytes, 320U);
   EXPECT_EQ(three.min_rank_bytes, 320U);
+  // What ZeRO-3 gathers whole for compute is the plan's piece: x.w [2,6,2] bf16, 48 B.
+  EXPECT_EQ(three.largest_gathered, 48U);
+  EXPECT_EQ(three.largest_gathered_fqn, "x.w");
   const Mesh axis = mesh(sizes, ExpertLayout::kAxis);
   EXPECT_EQ(axis.devices, 8U);
   const MeshCapacity named = evaluate(params, {"tp", "ep"}, axis, ExpertLayout::kAxis, 0);
