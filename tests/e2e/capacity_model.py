@@ -276,14 +276,17 @@ def expected(case):
     for a in case["axis_order"]:
         if a not in listed:
             listed.append(a)
-    rest = {a for p in case["params"] for a, _ in p["placements"]}
-    rest |= {a for a, _ in case["fixed"]} | {a for a, _ in case["sweeps"]}
+    # One order of axes: the listed ones, then the axes a placement names, by name, then
+    # the axes only a mesh has, by name.
+    placed = {a for p in case["params"] for a, _ in p["placements"]} - set(listed)
+    listed += sorted(placed)
+    rest = {a for a, _ in case["fixed"]} | {a for a, _ in case["sweeps"]}
     layout = case.get("layout", "axis")
     stage, zero_axes = case.get("zero", (0, ["dp", "cp"]))
     case["resolved_axis_order"] = listed + sorted(rest - set(listed))
     case["budget_bytes"] = None if case["budget"] is None else budget_bytes(case["budget"])
     meshes = [evaluate(case, m)
-              for m in meshes_of(case["axis_order"], case["fixed"], case["sweeps"], layout)]
+              for m in meshes_of(listed, case["fixed"], case["sweeps"], layout)]
     full = sum(math.prod(p["shape"]) * cost_per_element(p["dtype"], p["requires_grad"],
                                                          case["optimizer"])
                for p in case["params"])

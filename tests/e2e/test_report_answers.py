@@ -103,6 +103,32 @@ class Answers(TempDirTest):
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown axis 'tp'", r.stderr.decode())
 
+    def test_llama_2_7b_at_stage_3(self):
+        """docs/capacity.md's comparison with DeepSpeed: Llama-2-7B (vocab 32000, hidden
+        4096, 32 layers, MLP 11008; 6,738,415,616 parameters), every parameter replicated,
+        Adam, ZeRO-3 over dp=8: every dim 0 divides by 8, so each rank holds 16 x Psi / 8 =
+        13,476,831,232 bytes (12.55 GiB); DeepSpeed's 18 Psi / 8 + 4 x 32000 x 4096 is
+        15,685,723,136 (14.61 GiB)."""
+        h, i, v = 4096, 11008, 32000
+        shapes = {"model.embed_tokens.weight": [v, h], "lm_head.weight": [v, h],
+                  "model.norm.weight": [h]}
+        for n in range(32):
+            p = f"model.layers.{n}."
+            shapes.update({p + f"self_attn.{x}_proj.weight": [h, h] for x in "qkvo"})
+            shapes.update({p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h],
+                           p + "mlp.down_proj.weight": [h, i], p + "input_layernorm.weight": [h],
+                           p + "post_attention_layernorm.weight": [h]})
+        self.assertEqual(sum(a * (b if len(s) > 1 else 1) for s in shapes.values()
+                             for a, b in [(s[0], s[-1])]), 6738415616)
+        model = self.write("llama.json", {"format": "hpfreeze.model/v1", "modules": {"": "M"},
+                                          "parameters": {n: {"shape": s, "dtype": "bfloat16"}
+                                                         for n, s in shapes.items()}})
+        r = run("report", "--model", model, "--mesh", "dp=8", "--optimizer", "adam", "--zero",
+                "3", "--json", "--top", "0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = json.loads(r.stdout)["meshes"][0]
+        self.assertEqual((m["max_rank_bytes"], m["min_rank_bytes"]), (13476831232, 13476831232))
+
     def test_a_model_given_as_meta_is_recognised(self):
         r = run("report", self.model, "--sweep", "dp=2")
         self.assertEqual((r.returncode, r.stderr.decode()), (2, (

@@ -150,6 +150,22 @@ class QwenMoeV2(unittest.TestCase):
         self.assertIn("  -          -  ", r.stdout.decode())
 
 
+class Docs(unittest.TestCase):
+    def test_the_walk_through_is_the_real_output(self):
+        """docs/capacity.md's walk-through of the Qwen3-MoE v2 meta shows what the binary says."""
+        source = os.path.dirname(TESTDATA)
+        with open(os.path.join(source, "docs", "capacity.md"), encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("### Walk-through: the Qwen3-MoE v2 meta"):]
+        start = section.index("```\n$ ") + 4
+        block = section[start:section.index("\n```\n", start)]
+        command, output = block.split("\n", 1)
+        r = run(*command[len("$ hpfreeze "):].split(), cwd=source)
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        self.assertEqual(r.stdout.decode(), output + "\n")
+        self.assertIn("(8 devices, worst rank 5.8 GiB of 80.0 GiB)", output)
+
+
 class DeepseekV41Toy(unittest.TestCase):
     """deepseek_v41_toy.json: mesh_dim_names null, parallel_dims dp=8 ep=8 (tp, cp, pp 1):
     8 devices, the experts (and the engram embedding, a Shard on ep) 8 ways, edp 1."""

@@ -278,8 +278,8 @@ struct CapacityResult {
   LayoutSource layout_source = LayoutSource::kMeta;
   std::optional<std::uint64_t> budget;
   bool fits_only = false;
-  // Resolved: the request's, then every other axis of a placement, of `fixed` or of a
-  // sweep, by name.
+  // Resolved: the request's, then every other axis a placement names, by name, then the
+  // axes only `fixed` or a sweep has, by name.
   std::vector<std::string> axis_order;
   std::size_t params = 0;
   std::uint64_t full_bytes = 0;      // every parameter whole on one device, with accounting

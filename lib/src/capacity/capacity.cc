@@ -438,7 +438,8 @@ std::optional<Diagnostic> zero_error(const CapacityRequest& request, const Capac
 }  // namespace
 
 Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
-  // The placement order: the request's axes, then every other axis by name.
+  // The one order of axes (docs/capacity.md, "Meshes and their order"): the request's,
+  // then the other axes a placement names, by name, then the axes only a mesh has, by name.
   std::vector<std::string> order;
   for (const std::string& a : request.axis_order) {
     if (position(order, a) == order.size()) order.push_back(a);
@@ -453,13 +454,18 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
       rest.emplace_back(a);
     }
   };
+  auto append_rest = [&] {
+    std::sort(rest.begin(), rest.end());
+    for (std::string& a : rest) order.push_back(std::move(a));
+    rest.clear();
+  };
   for (std::size_t i = 0; i < params.count; ++i) {
     for (const CapacityPlacement& pl : params.at(i).placements) add(pl.axis);
   }
+  append_rest();
   for (const AxisSize& a : request.fixed) add(a.axis);
   for (const AxisSweep& s : request.sweeps) add(s.axis);
-  std::sort(rest.begin(), rest.end());
-  for (std::string& a : rest) order.push_back(std::move(a));
+  append_rest();
 
   Expected<std::vector<Mesh>> meshes =
       enumerate_meshes(order, request.fixed, request.sweeps, nullptr, request.layout);
