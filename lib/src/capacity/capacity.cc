@@ -419,7 +419,8 @@ std::optional<Diagnostic> zero_error(const CapacityRequest& request, const Capac
       }
     }
   }
-  if (zero.stage == 0) return std::nullopt;
+  // Without a byte to split (no parameter holds anything) there is nothing to claim.
+  if (zero.stage == 0 || model.full_bytes() == 0) return std::nullopt;
   const bool splits = std::any_of(meshes.begin(), meshes.end(), [&model](const Mesh& m) {
     const ZeroGroups g = model.zero_groups(m);
     return g.dense > 1 || g.expert > 1;

@@ -43,8 +43,9 @@ using chunking::ChunkGeometry;
 // compositions of real models produce, low enough to answer in about a second.
 constexpr std::uint64_t kMaxRankClasses = std::uint64_t{1} << 22;
 // A digit several views slice (the folded layout, ep cutting across axes) is enumerated
-// value by value, in every group that depends on it: fewer values than that.
-constexpr std::uint64_t kMaxSlicedDigit = std::uint64_t{1} << 16;
+// value by value, in every group that depends on it: its values times those groups stay
+// below this, so that no input makes the search slow.
+constexpr std::uint64_t kMaxSlicedWork = std::uint64_t{1} << 20;
 constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
 
 // Odometer over `limits` (row-major, last fastest); false once every index wrapped.
@@ -453,10 +454,16 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
         search.monotone_[t.digit] = 0;
       }
       if (layout.sliced[t.digit] != 0 && search.cuts_[t.digit].empty()) {
-        if (layout.digits[t.digit] > kMaxSlicedDigit) {
+        const std::uint64_t bit = std::uint64_t{1} << t.digit;
+        const auto groups = static_cast<std::uint64_t>(
+            std::count_if(search.touches_.begin(), search.touches_.end(),
+                          [bit](std::uint64_t touches) { return (touches & bit) != 0; }));
+        std::uint64_t work = 0;
+        if (!checked_mul(layout.digits[t.digit], groups, work) || work > kMaxSlicedWork) {
           return make_error({}, {},
-                            refused(mesh, "fold " + std::to_string(layout.digits[t.digit]) +
-                                              " ranks into one run of expert groups"));
+                            refused(mesh, "cut " + std::to_string(layout.digits[t.digit]) +
+                                              " ranks across axes into expert groups for " +
+                                              std::to_string(groups) + " groups of parameters"));
         }
         for (std::uint64_t x = 0; x < layout.digits[t.digit]; ++x) {
           search.cuts_[t.digit].push_back(x);

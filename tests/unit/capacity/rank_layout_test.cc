@@ -192,6 +192,36 @@ TEST(FoldedLayout, AnExpertSplitOnAnotherAxisIsAnError) {
                   .ok());
 }
 
+// ep=4 across dp=4096 and cp=3 (the dense region 4096 x 3 x 2 ranks, ep cutting inside the
+// (dp, cp) block of 12288 ranks): that block is one digit enumerated value by value in every
+// group of experts, 400 distinct ones here: refused, not slow. A small such mesh is counted.
+TEST(FoldedLayout, ACutAcrossAxesIsBoundedNotSlow) {
+  std::vector<CapacityParam> params;
+  for (std::uint64_t k = 0; k < 400; ++k) {
+    params.push_back(param("e" + std::to_string(k), {64 + k}, "bf16", {{"ep", "S(-1)"}}));
+  }
+  Expected<CapacityModel> model =
+      CapacityModel::build(params, {"tp"}, Optimizer::kNone, {}, ExpertLayout::kFolded);
+  ASSERT_TRUE(model.ok());
+  const Mesh big = mesh({{"dp", 4096}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
+  Expected<MeshCapacity> refused = model->evaluate(big, std::nullopt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.errors().front().message,
+            "the ranks of mesh dp=4096 cp=3 tp=2 ep=4 cut 12288 ranks across axes into expert "
+            "groups for 400 groups of parameters; too many to compare exactly");
+  const Mesh small = mesh({{"dp", 2}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
+  EXPECT_TRUE(model->evaluate(small, std::nullopt).ok());
+}
+
+// A ZeRO stage on parameters that hold nothing claims nothing: no usage error.
+TEST(ZeroGroups, NothingToSplitIsNoError) {
+  CapacityRequest request;
+  request.params = {param("w", {0, 4}, "bf16", {})};
+  request.fixed = {{"tp", 2}};
+  request.zero.stage = 3;
+  EXPECT_TRUE(plan_capacity(request).ok());
+}
+
 TEST(ZeroGroups, ANamedAxisNoMeshHasIsAUsageError) {
   CapacityRequest request;
   request.params = {param("w", {8}, "bf16", {})};
