@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "io/inputs.h"
 #include "hpfreeze/checkpoint.h"
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/dump_kind.h"
@@ -14,7 +15,6 @@
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/report_command.h"
-#include "io/inputs.h"
 
 namespace hpfreeze {
 namespace {
@@ -32,8 +32,8 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
     }
     if (request.mesh && std::any_of(request.mesh->begin(), request.mesh->end(),
                                     [&](const MeshAxis& a) { return a.name == sweep->axis; })) {
-      return make_io_error(
-          {}, "axis '" + sweep->axis + "' is in both --mesh and --sweep; give it in one of them");
+      return make_io_error({}, "axis '" + sweep->axis +
+                                   "' is in both --mesh and --sweep; give it in one of them");
     }
   }
   if (request.meta_path.empty() && !request.mesh && sweeps.empty()) {

@@ -1,6 +1,8 @@
 // The report pass (report.h): a decoded meta and model tree into a Report, every input
 // problem a finding; the mesh side is in report_axes.cc, the rank-0 chunks in report_local.h,
 // the planner's part in report_plan.cc.
+#include "hpfreeze/report.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -12,7 +14,6 @@
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
-#include "hpfreeze/report.h"
 #include "report/report_accounting.h"
 #include "report/report_axes.h"
 #include "report/report_local.h"
