@@ -23,7 +23,7 @@ const T& keep(T value) {
   return kept.emplace_back(std::move(value));
 }
 
-CapacityParam make(std::string fqn, std::vector<std::int64_t> shape,
+CapacityParam make(std::string fqn, std::vector<std::uint64_t> shape,
                    std::vector<std::pair<std::string_view, Placement>> placements,
                    std::string dtype = "bfloat16") {
   std::vector<CapacityPlacement> axes;
@@ -32,9 +32,11 @@ CapacityParam make(std::string fqn, std::vector<std::int64_t> shape,
                        keep(std::move(axes))};
 }
 
-std::vector<CapacityParam> deepseek_v3() {
-  const std::int64_t h = 7168;
-  const std::int64_t vocab = 129280;
+// DeepSeek-V3's shapes; `folded`: the experts stacked per layer ([256, 4096, 7168] and
+// [256, 7168, 2048]) and split on ep only, as HyperParallel's folded layout has them.
+std::vector<CapacityParam> deepseek_v3(bool folded = false) {
+  const std::uint64_t h = 7168;
+  const std::uint64_t vocab = 129280;
   const auto row = Placement::shard(0);
   const auto col = Placement::shard(1);
   const auto rep = Placement::replicate();
@@ -61,7 +63,11 @@ std::vector<CapacityParam> deepseek_v3() {
     }
     ps.push_back(make(mlp + "gate.weight", {256, h}, {{"ep", rep}}));
     ps.push_back(make(mlp + "gate.e_score_correction_bias", {256}, {}, "float32"));
-    for (int e = 0; e < 256; ++e) {
+    if (folded) {
+      ps.push_back(make(mlp + "experts.gate_up_proj", {256, 2 * 2048, h}, {{"ep", row}}));
+      ps.push_back(make(mlp + "experts.down_proj", {256, h, 2048}, {{"ep", row}}));
+    }
+    for (int e = 0; e < (folded ? 0 : 256); ++e) {
       const std::string ex = mlp + "experts." + std::to_string(e) + ".";
       ps.push_back(make(ex + "gate_proj.weight", {2048, h}, {{"tp", row}, {"ep", rep}}));
       ps.push_back(make(ex + "up_proj.weight", {2048, h}, {{"tp", row}, {"ep", rep}}));
@@ -77,13 +83,17 @@ std::vector<CapacityParam> deepseek_v3() {
   return ps;
 }
 
-CapacityRequest request(std::vector<AxisSweep> sweeps, std::vector<AxisSize> fixed) {
+CapacityRequest request(std::vector<AxisSweep> sweeps, std::vector<AxisSize> fixed,
+                        ExpertLayout layout = ExpertLayout::kAxis, int zero = 0) {
   CapacityRequest r;
-  r.params = deepseek_v3();
-  r.axis_order = {"ep", "cp", "tp"};
+  r.params = deepseek_v3(layout == ExpertLayout::kFolded);
+  r.axis_order = layout == ExpertLayout::kFolded ? std::vector<std::string>{"tp"}
+                                                 : std::vector<std::string>{"ep", "cp", "tp"};
   r.fixed = std::move(fixed);
   r.sweeps = std::move(sweeps);
   r.optimizer = Optimizer::kAdam;
+  r.zero.stage = zero;
+  r.layout = layout;
   r.budget = std::uint64_t{80} << 30;
   return r;
 }
@@ -113,6 +123,24 @@ void BM_PlanSweep64(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanSweep64)->Unit(benchmark::kMillisecond);
 
+// The same 64 meshes on dp=8 with ZeRO-3 over dp x cp, in both layouts (folded: the
+// experts stacked and split on ep inside the dense region, over edp with ZeRO).
+void BM_PlanSweep64Zero3(benchmark::State& state) {
+  static const CapacityRequest r =
+      request({{"tp", {1, 2, 4, 8}}, {"ep", {1, 2, 4, 8}}, {"cp", {1, 2, 4, 8}}}, {{"dp", 8}},
+              ExpertLayout::kAxis, 3);
+  run(state, r);
+}
+BENCHMARK(BM_PlanSweep64Zero3)->Unit(benchmark::kMillisecond);
+
+void BM_PlanSweep64FoldedZero3(benchmark::State& state) {
+  static const CapacityRequest r =
+      request({{"tp", {1, 2, 4, 8}}, {"ep", {1, 2, 4, 8}}, {"cp", {1, 2, 4, 8}}}, {{"dp", 8}},
+              ExpertLayout::kFolded, 3);
+  run(state, r);
+}
+BENCHMARK(BM_PlanSweep64FoldedZero3)->Unit(benchmark::kMillisecond);
+
 // Uneven meshes (tp=3, 5, 6, 7 do not divide 129280 evenly): several rank classes each.
 void BM_PlanSweep64Uneven(benchmark::State& state) {
   static const CapacityRequest r =
@@ -130,13 +158,13 @@ std::vector<CapacityParam> uneven_shapes(std::int64_t count, bool composed) {
   std::uint64_t seed = 1;
   auto next = [&seed](std::int64_t bound) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::int64_t>((seed >> 33) % static_cast<std::uint64_t>(bound)) + 1;
+    return (seed >> 33) % static_cast<std::uint64_t>(bound) + 1;
   };
   const auto uneven0 = Placement::shard(0, true);
   const auto uneven1 = Placement::shard(1, true);
   for (std::int64_t i = 0; i < count; ++i) {
     const std::string name = "m" + std::to_string(i) + ".w";
-    std::vector<std::int64_t> shape{next(5000), next(5000)};
+    std::vector<std::uint64_t> shape{next(5000), next(5000)};
     if (composed) {  // dp then tp on dim 0, ep on dim 1
       ps.push_back(
           make(name, std::move(shape), {{"dp", uneven0}, {"tp", uneven0}, {"ep", uneven1}}));

@@ -1,6 +1,7 @@
-// `hpfreeze report META --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
-//  [--replica-axis NAME]... [--optimizer NAME] [--zero 0|1|2|3] [--zero-axis AXIS]
-//  [--budget SIZE] [--fits-only] [--allow-uncovered] [--json] [--top K]`
+// `hpfreeze report [META] --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
+//  [--replica-axis NAME]... [--expert-parallel folded|axis] [--optimizer NAME]
+//  [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]] [--budget SIZE] [--fits-only]
+//  [--allow-uncovered] [--json] [--top K]`
 #include <limits>
 #include <memory>
 #include <string>
@@ -20,15 +21,17 @@ Runner declare_report(CLI::App& app) {
     std::string optimizer;
     std::string budget;
     std::string zero;
+    std::string zero_axes;
+    std::string expert_parallel;
   };
   auto flags = std::make_shared<Flags>();
-  app.add_option("META", flags->request.meta_path, "codegen_meta.json; '-' for stdin")
-      ->type_name("")
-      ->required();
+  app.add_option("META", flags->request.meta_path,
+                 "codegen_meta.json; '-' for stdin. Without it every parameter is replicated "
+                 "(then --mesh or --sweep is required)")
+      ->type_name("");
   app.add_option("--model", flags->request.model_path,
                  "Model tree dump (hpfreeze.model/v1) with parameter shapes; '-' for stdin")
-      ->type_name(kFile)
-      ->required();
+      ->type_name(kFile);
   // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).
   const CLI::Validator mesh_syntax(
       [](std::string& text) -> std::string {
@@ -75,10 +78,21 @@ Runner declare_report(CLI::App& app) {
                  "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
       ->type_name("STAGE")
       ->check(CLI::IsMember({"0", "1", "2", "3"}));
-  app.add_option("--zero-axis", flags->request.plan.zero.axis,
-                 "The data-parallel axis ZeRO splits over (default: dp)")
-      ->type_name("AXIS")
-      ->check(axis_name);
+  app.add_option("--zero-axis", flags->zero_axes,
+                 "The data-parallel axes ZeRO splits over, their product one group "
+                 "(default: dp,cp); folded experts are split over edp")
+      ->type_name("AXIS[,AXIS...]")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Expected<std::vector<std::string>> axes = parse_zero_axes(text);
+            return axes ? std::string() : axes.errors().front().message;
+          },
+          ""));
+  app.add_option("--expert-parallel", flags->expert_parallel,
+                 "How ep is laid out: folded into the dense region (default when the meta's "
+                 "mesh_dim_names does not name ep) or an axis of its own (docs/capacity.md)")
+      ->type_name("LAYOUT")
+      ->check(CLI::IsMember({"folded", "axis"}));
   app.add_option("--budget", flags->budget,
                  "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
       ->type_name("SIZE")
@@ -119,8 +133,18 @@ Runner declare_report(CLI::App& app) {
       request.plan.sweeps.push_back(*parse_sweep_arg(text));
     }
     if (app.count("--optimizer") > 0) request.plan.optimizer = *parse_optimizer(flags->optimizer);
-    if (app.count("--budget") > 0) request.plan.budget = *parse_byte_size(flags->budget);
+    if (app.count("--budget") > 0) {
+      request.plan.budget = *parse_byte_size(flags->budget);
+      request.plan.budget_text = flags->budget;
+    }
     if (app.count("--zero") > 0) request.plan.zero.stage = *parse_zero_stage(flags->zero);
+    if (app.count("--zero-axis") > 0) {
+      request.plan.zero.axes = *parse_zero_axes(flags->zero_axes);
+      request.plan.zero_axes_named = true;
+    }
+    if (app.count("--expert-parallel") > 0) {
+      request.plan.expert_parallel = parse_expert_layout(flags->expert_parallel);
+    }
     if (app.count("--top") > 0) {
       // Digits only (checked above); a count beyond any list is as good as "all".
       std::size_t top = 0;

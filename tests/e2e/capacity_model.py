@@ -105,36 +105,98 @@ def local_size(length, placement, n, coordinate):
     return sum(pieces[coordinate + j * n] for j in range(factor))
 
 
-def meshes_of(axis_order, fixed, sweeps):
+def devices(mesh, layout):
+    """Every axis multiplies the devices, but ep in the folded layout."""
+    return math.prod(s for a, s in mesh if layout == "axis" or a != "ep")
+
+
+def meshes_of(axis_order, fixed, sweeps, layout="axis"):
     choices = dict((a, [s]) for a, s in fixed)
     choices.update((a, list(sizes)) for a, sizes in sweeps)
     order = [a for a in axis_order if a in choices]
     order += sorted(a for a in choices if a not in order)
     meshes = [list(zip(order, combo)) for combo in itertools.product(*(choices[a] for a in order))]
-    meshes.sort(key=lambda m: (math.prod(s for _, s in m), [s for _, s in m]))
+    meshes.sort(key=lambda m: (devices(m, layout), [s for _, s in m]))
     return meshes
+
+
+def ranks_of(mesh, layout):
+    """Every rank in rank order, as (coordinate of each mesh axis, (edp, ep) or None).
+
+    The axis layout numbers ranks row-major in mesh order. The folded layout numbers them
+    pp first, then the dense region (every other axis but ep: the others in mesh order,
+    then dp, cp, tp) flattened row-major, and re-slices that index as [edp, ep], ep
+    fastest; ep's own coordinate is the expert one."""
+    if layout == "axis":
+        names = [a for a, _ in mesh]
+        for coords in itertools.product(*(range(s) for _, s in mesh)):
+            yield dict(zip(names, coords)), None
+        return
+    sizes = dict(mesh)
+    ep = sizes.get("ep", 1)
+    dense = [a for a, _ in mesh if a not in ("ep", "pp", "dp", "cp", "tp")]
+    dense += [a for a in ("dp", "cp", "tp") if a in sizes]
+    region = math.prod(sizes[a] for a in dense)
+    for g in range(sizes.get("pp", 1) * region):
+        stage, r = divmod(g, region)
+        at = {"pp": stage} if "pp" in sizes else {}
+        rest = r
+        for a in reversed(dense):
+            rest, at[a] = divmod(rest, sizes[a])
+        edp, epc = divmod(r, ep)
+        if "ep" in sizes:
+            at["ep"] = epc
+        yield at, (edp, epc)
+
+
+def dense_region(mesh):
+    sizes = dict(mesh)
+    dense = [a for a, _ in mesh if a not in ("ep", "pp", "dp", "cp", "tp")]
+    dense += [a for a in ("dp", "cp", "tp") if a in sizes]
+    return dense, math.prod(sizes[a] for a in dense)
 
 
 def evaluate(case, mesh):
     optimizer = case["optimizer"]
-    stage, zero_axis = case.get("zero", (0, "dp"))
+    layout = case.get("layout", "axis")
+    # Without ep in the run the folded layout changes nothing, and shows no expert view.
+    expert_view = layout == "folded" and "ep" in case["resolved_axis_order"]
+    stage, zero_axes = case.get("zero", (0, ["dp", "cp"]))
     sizes = dict(mesh)
     axes = [a for a, _ in mesh]
+    dense_axes, region = dense_region(mesh)
+    ep_size = sizes.get("ep", 1)
+    if layout == "folded" and region % ep_size != 0:
+        budget = case["budget_bytes"]
+        out = {"mesh": dict(mesh), "devices": devices(mesh, layout), "expert_mesh": None,
+               "max_rank_bytes": None, "min_rank_bytes": None, "max_rank": None,
+               "max_rank_expert": None, "min_rank": None, "min_rank_expert": None,
+               "divisible": False,
+               "indivisible": {"param": None, "dim": None, "size": region, "axis": "ep",
+                               "axis_size": ep_size, "split_factor": 1,
+                               "dense_axes": dense_axes or ["(none)"]},
+               "fits": None if budget is None else False,
+               "over_by_bytes": None if budget is None else 0}
+        return out
     params = []
     for p in case["params"]:
         placements = dict((a, parse_placement(t)) for a, t in p["placements"])
         kept, split = cost_parts(p["dtype"], p["requires_grad"], optimizer, stage)
-        # Not split: a 0-dim parameter, or one the plan already shards on the ZeRO axis.
-        pl = placements.get(zero_axis)
-        if not p["shape"] or (pl is not None and pl[0] in ("S", "SS")):
+        sharded = {a for a, q in placements.items() if q[0] in ("S", "SS")}
+        expert = layout == "folded" and "ep" in sharded
+        # The ZeRO group: edp for a folded expert, else the listed axes (each once) the
+        # plan does not shard it on; never a 0-dim parameter.
+        group = "edp" if expert else [a for i, a in enumerate(zero_axes)
+                                      if a not in zero_axes[:i] and a not in sharded]
+        if not p["shape"] or not group:
             kept, split = kept + split, 0
-        params.append((p, placements, (kept, split)))
+        params.append((p, placements, (kept, split), group))
     order = case["resolved_axis_order"]
 
     # Divisibility: the first parameter, then the first axis in placement order, whose
     # dim does not divide for some rank; the size is the largest such local size.
     indivisible = None
-    for p, placements, _ in params:
+    for p, placements, _, _ in params:
         shape = p["shape"]
         if 0 in shape:
             continue
@@ -163,10 +225,9 @@ def evaluate(case, mesh):
             break
 
     best = worst = None
-    for coords in itertools.product(*(range(s) for _, s in mesh)):
-        at = dict(zip(axes, coords))
+    for at, expert_at in ranks_of(mesh, layout):
         total = 0
-        for p, placements, (kept, split) in params:
+        for p, placements, (kept, split), group in params:
             shape = list(p["shape"])
             for axis in order:
                 pl = placements.get(axis)
@@ -175,29 +236,39 @@ def evaluate(case, mesh):
                 shape[pl[1]] = local_size(shape[pl[1]], pl, sizes[axis], at[axis])
             total += math.prod(shape) * kept
             if split:
-                # ZeRO: dim 0 of what the plan left on this rank, chunked over the axis.
-                n = sizes.get(zero_axis, 1)
-                shape[0] = torch_chunk(shape[0], n)[at[zero_axis]] if n > 1 else shape[0]
+                # ZeRO: dim 0 of what the plan left on this rank, chunked over its group:
+                # edp, or the listed axes the mesh has, row-major in the listed order.
+                if group == "edp":
+                    n, c = region // ep_size, expert_at[0]
+                else:
+                    n, c = 1, 0
+                    for a in group:
+                        n, c = n * sizes.get(a, 1), c * sizes.get(a, 1) + at.get(a, 0)
+                shape[0] = torch_chunk(shape[0], n)[c] if n > 1 else shape[0]
                 total += math.prod(shape) * split
         if worst is None or total > worst[0]:
-            worst = (total, coords)
+            worst = (total, at, expert_at)
         if best is None or total < best[0]:
-            best = (total, coords)
+            best = (total, at, expert_at)
 
     budget = case["budget_bytes"]
     fits = None if budget is None else (indivisible is None and worst[0] <= budget)
-    return {
-        "mesh": dict(mesh),
-        "devices": math.prod(s for _, s in mesh),
-        "max_rank_bytes": worst[0],
-        "min_rank_bytes": best[0],
-        "max_rank": dict(zip(axes, worst[1])),
-        "min_rank": dict(zip(axes, best[1])),
+    out = {"mesh": dict(mesh), "devices": devices(mesh, layout)}
+    if expert_view:
+        out["expert_mesh"] = {"edp": region // ep_size, "ep": ep_size}
+    out["max_rank_bytes"] = worst[0]
+    out["min_rank_bytes"] = best[0]
+    for key, (_, at, expert_at) in (("max_rank", worst), ("min_rank", best)):
+        out[key] = {a: at[a] for a in axes if not expert_view or a != "ep"}
+        if expert_view:
+            out[key + "_expert"] = {"edp": expert_at[0], "ep": expert_at[1]}
+    out.update({
         "divisible": indivisible is None,
         "indivisible": indivisible,
         "fits": fits,
         "over_by_bytes": None if budget is None else max(0, worst[0] - budget),
-    }
+    })
+    return out
 
 
 def expected(case):
@@ -205,21 +276,30 @@ def expected(case):
     for a in case["axis_order"]:
         if a not in listed:
             listed.append(a)
-    rest = {a for p in case["params"] for a, _ in p["placements"]}
-    rest |= {a for a, _ in case["fixed"]} | {a for a, _ in case["sweeps"]}
-    stage, zero_axis = case.get("zero", (0, "dp"))
-    if stage:
-        rest.add(zero_axis)
+    # One order of axes: the listed ones, then the axes a placement names, by name, then
+    # the axes only a mesh has, by name.
+    placed = {a for p in case["params"] for a, _ in p["placements"]} - set(listed)
+    listed += sorted(placed)
+    rest = {a for a, _ in case["fixed"]} | {a for a, _ in case["sweeps"]}
+    layout = case.get("layout", "axis")
+    stage, zero_axes = case.get("zero", (0, ["dp", "cp"]))
     case["resolved_axis_order"] = listed + sorted(rest - set(listed))
     case["budget_bytes"] = None if case["budget"] is None else budget_bytes(case["budget"])
-    meshes = [evaluate(case, m) for m in meshes_of(case["axis_order"], case["fixed"], case["sweeps"])]
+    meshes = [evaluate(case, m)
+              for m in meshes_of(listed, case["fixed"], case["sweeps"], layout)]
     full = sum(math.prod(p["shape"]) * cost_per_element(p["dtype"], p["requires_grad"],
                                                          case["optimizer"])
                for p in case["params"])
     usable = [m for m in meshes if m["divisible"] and m["fits"] is not False]
-    answer = None if not usable else {k: usable[0][k] for k in ("mesh", "devices",
-                                                                 "max_rank_bytes")}
-    doc = {"optimizer": case["optimizer"], "zero": {"stage": stage, "axis": zero_axis},
+    answer = None
+    if usable:
+        answer = {k: usable[0][k] for k in ("mesh", "devices", "max_rank_bytes")}
+        answer["ties"] = sum(1 for m in usable[1:] if m["devices"] == usable[0]["devices"])
+    doc = {"optimizer": case["optimizer"],
+           "zero": {"stage": stage, "axes": zero_axes,
+                    "expert_axis": "edp" if layout == "folded" and "ep" in case[
+                        "resolved_axis_order"] else None},
+           "expert_parallel": {"layout": layout, "from": "meta"},
            "budget_bytes": case["budget_bytes"], "axis_order": case["resolved_axis_order"],
            "params": len(case["params"]), "full_bytes": full, "answer": answer,
            "meshes": meshes}
@@ -280,6 +360,18 @@ HAND_EXAMPLE = [param("a", [8, 4], placements=[("tp", "S(0)")]),
                 param("c", [3, 2], placements=[("tp", "S(-1)")])]
 
 
+# docs/capacity.md's folded example: m.a [8,4] bf16 tp=S(0), stacked experts x.w [4,6,2]
+# bf16 ep=S(0) tp=R.
+FOLDED_EXAMPLE = [param("m.a", [8, 4], placements=[("tp", "S(0)")]),
+                  param("x.w", [4, 6, 2], placements=[("ep", "S(0)"), ("tp", "R")])]
+
+# docs/capacity.md's second example: d [5,3] bf16 cp=S(-1) (uneven), n [7] float32
+# replicated, e [10,2] bf16 ep=S(-1) (uneven experts).
+SECOND_EXAMPLE = [param("d", [5, 3], placements=[("cp", "S(-1)")]),
+                  param("n", [7], "float32"),
+                  param("e", [10, 2], placements=[("ep", "S(-1)")])]
+
+
 def cases():
     return [
         {
@@ -322,7 +414,7 @@ def cases():
             # docs/capacity.md's hand example, every stage on the one mesh tp=2 dp=4.
             "name": "zero_hand_example_stage_3",
             "axis_order": ["tp", "dp"], "fixed": [["tp", 2], ["dp", 4]], "sweeps": [],
-            "optimizer": "adam", "budget": None, "zero": [3, "dp"],
+            "optimizer": "adam", "budget": None, "zero": [3, ["dp"]],
             "params": HAND_EXAMPLE,
         },
         {
@@ -332,7 +424,7 @@ def cases():
             # split still comes after the plan's tp).
             "name": "zero_stages_uneven",
             "axis_order": ["dp", "tp"], "fixed": [["tp", 2]], "sweeps": [["dp", [1, 3, 4]]],
-            "optimizer": "adamw", "budget": "400", "zero": [2, "dp"],
+            "optimizer": "adamw", "budget": "400", "zero": [2, ["dp"]],
             "params": [param("w", [7, 3], placements=[("tp", "S(-1)")]),
                        param("s", [10, 2], placements=[("tp", "SS(-1,2)")]),
                        param("frozen", [5, 2], requires_grad=False),
@@ -344,7 +436,7 @@ def cases():
         {
             "name": "zero_stage_1_other_axis",
             "axis_order": ["tp"], "fixed": [["tp", 2]], "sweeps": [["fsdp", [1, 2, 8]]],
-            "optimizer": "momentum", "budget": None, "zero": [1, "fsdp"],
+            "optimizer": "momentum", "budget": None, "zero": [1, ["fsdp"]],
             "params": [param("w", [9, 4], "float16", [("tp", "S(1)")]),
                        param("b", [9], "float64"),
                        param("frozen", [3, 3], requires_grad=False)],
@@ -353,9 +445,74 @@ def cases():
             "name": "zero_stage_3_over_a_stack",
             "axis_order": ["ep", "tp", "dp"], "fixed": [["tp", 2]],
             "sweeps": [["ep", [1, 2]], ["dp", [2, 5]]],
-            "optimizer": "adam", "budget": "2KiB", "zero": [3, "dp"],
+            "optimizer": "adam", "budget": "2KiB", "zero": [3, ["dp"]],
             "params": [param("experts", [4, 6, 5], placements=[("ep", "S(0)"), ("tp", "SS(1,3)")]),
                        param("x", [5, 4], placements=[("tp", "S(0)"), ("ep", "S(0)")])],
+        },
+        {
+            # docs/capacity.md's worked example of the folded layout (issue 33): 4 devices,
+            # edp = 2; 512 bytes on the worst rank without ZeRO, 320 with stage 3.
+            "name": "folded_worked_example",
+            "axis_order": ["tp"], "layout": "folded",
+            "fixed": [["dp", 1], ["cp", 1], ["tp", 4], ["ep", 2], ["pp", 1]], "sweeps": [],
+            "optimizer": "adam", "budget": None, "zero": [3, ["dp", "cp"]],
+            "params": FOLDED_EXAMPLE,
+        },
+        {
+            "name": "folded_worked_example_no_zero",
+            "axis_order": ["tp"], "layout": "folded",
+            "fixed": [["dp", 1], ["cp", 1], ["tp", 4], ["ep", 2], ["pp", 1]], "sweeps": [],
+            "optimizer": "adam", "budget": None,
+            "params": FOLDED_EXAMPLE,
+        },
+    ] + [
+        {
+            # docs/capacity.md's second example, every stage in both layouts: dp=4 cp=2
+            # ep=4, so ep cuts dp in two (its edp part and its ep part).
+            "name": f"second_example_{layout}_stage_{stage}",
+            "axis_order": ["cp"], "layout": layout,
+            "fixed": [["dp", 4], ["cp", 2], ["ep", 4]], "sweeps": [],
+            "optimizer": "adam", "budget": None, "zero": [stage, ["dp", "cp"]],
+            "params": SECOND_EXAMPLE,
+        }
+        for layout in ("folded", "axis") for stage in range(4)
+    ] + [
+        {
+            # ep cuts across dp and cp (12 ranks, ep=4: no axis boundary), and ep=5 does not
+            # divide the dense region at all.
+            "name": "folded_ep_across_axes",
+            "axis_order": ["cp", "tp"], "layout": "folded",
+            "fixed": [["dp", 2], ["cp", 3], ["tp", 2]], "sweeps": [["ep", [1, 2, 3, 4, 5, 6]]],
+            "optimizer": "adamw", "budget": "1KiB", "zero": [2, ["dp", "cp"]],
+            "params": [param("q", [9, 4], placements=[("tp", "S(-1)"), ("cp", "R")]),
+                       param("k", [5, 3], "float32", [("cp", "S(-1)")]),
+                       param("experts.w", [11, 3, 2], placements=[("ep", "S(-1)"),
+                                                                  ("tp", "R")]),
+                       param("experts.b", [6], placements=[("ep", "S(0)")]),
+                       param("frozen", [7, 2], requires_grad=False)],
+        },
+        {
+            # Pipeline stages repeat the layout; an extra axis of the dense region comes
+            # before dp; ep=3 cuts tp's neighbour.
+            "name": "folded_stages_and_extra_axis",
+            "axis_order": ["tp"], "layout": "folded",
+            "fixed": [["pp", 2], ["sp", 2], ["dp", 3], ["tp", 2]],
+            "sweeps": [["ep", [2, 3, 6]]],
+            "optimizer": "momentum", "budget": None, "zero": [3, ["dp", "cp"]],
+            "params": [param("w", [10, 6], placements=[("tp", "S(1)"), ("sp", "S(-1)")]),
+                       param("e", [7, 5], "float32", [("ep", "SS(-1,2)")]),
+                       param("n", [3])],
+        },
+        {
+            # The axis layout's ZeRO group over dp x cp: a parameter sharded on cp is split
+            # over dp only, one sharded on dp over cp only.
+            "name": "zero_over_dp_and_cp",
+            "axis_order": ["cp", "tp"], "fixed": [["cp", 2], ["tp", 2]],
+            "sweeps": [["dp", [1, 3]]],
+            "optimizer": "adam", "budget": None, "zero": [1, ["dp", "cp"]],
+            "params": [param("a", [7, 4], placements=[("tp", "S(-1)")]),
+                       param("b", [9], placements=[("cp", "S(-1)")]),
+                       param("c", [5, 2], "float32", [("dp", "S(-1)")])],
         },
         {
             "name": "deepseek_like",

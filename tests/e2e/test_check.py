@@ -122,9 +122,13 @@ def expected_findings(meta):
         listing = "[" + ", ".join(quote(a) for a in declared) + "]"
         for axis, (pointer, count) in axes.items():
             if axis not in declared:
-                out.append(("note", pointer, "axis %s is not in mesh_dim_names %s; the runtime "
-                            "ignores it (%d placement%s)" % (quote(axis), listing, count,
-                                                             "" if count == 1 else "s")))
+                # ep outside mesh_dim_names: the folded layout of expert parallelism.
+                what = ("DTensor ignores it, but the expert-parallel path splits the experts "
+                        "it shards over groups of ep ranks folded into the dense region"
+                        if axis == "ep" else "the runtime ignores it")
+                out.append(("note", pointer, "axis %s is not in mesh_dim_names %s; %s "
+                            "(%d placement%s)" % (quote(axis), listing, what, count,
+                                                  "" if count == 1 else "s")))
     for (boundary, name), (pointer, text, p, count) in negatives.items():
         out.append(("warning", pointer,
                     "ambiguous negative dim: %s reads back as an uneven shard of dim %d, not as "
@@ -187,7 +191,9 @@ class RealWorldMetas(unittest.TestCase):
         self.assertEqual(r.stdout, b"")
         self.assertEqual(r.stderr.decode().splitlines(), [
             "hpfreeze: note: %s: /param_plan/lm_head/in_dst/hidden_states/ep: axis 'ep' is not "
-            "in mesh_dim_names ['cp', 'tp']; the runtime ignores it (147 placements)" % path,
+            "in mesh_dim_names ['cp', 'tp']; DTensor ignores it, but the expert-parallel path "
+            "splits the experts it shards over groups of ep ranks folded into the dense region "
+            "(147 placements)" % path,
             "hpfreeze: warning: %s: /param_plan/lm_head/out_dst/output/tp: ambiguous negative "
             "dim: 'S(-1)' reads back as an uneven shard of dim 0, not as dim -1 counted from the "
             "end (2 negative-dim placements of 'output' on boundary 'lm_head')" % path])

@@ -128,7 +128,9 @@ def qwen_moe(tp, ep, stacked=True):
     plan["model.norm"] = {"params": {"weight": R}}
     plan["lm_head"] = {"params": {"weight": col}}
     dims = {"cp_size": 1, "dp_size": 1, "ep_size": ep, "pp_size": 1, "tp_size": tp}
-    return meta_doc(plan, ["cp", "tp"], dims), model_doc(params)
+    # Experts split on tp as well as ep: old-style expert parallelism, ep a mesh axis of its
+    # own (the axis layout), named last so that the placement order stays cp, tp, ep.
+    return meta_doc(plan, ["cp", "tp", "ep"], dims), model_doc(params)
 
 
 def qwen_expected(tp, ep, stacked=True):

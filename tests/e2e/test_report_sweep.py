@@ -219,7 +219,8 @@ class SmallModel(unittest.TestCase):
                       "2^64-1 devices\n", r.stderr)
 
     def test_unknown_axes_are_usage_errors_with_the_nearest(self):
-        known = ("(the inputs know dp, tp; --replica-axis NAME adds an axis that only holds "
+        # cp and dp are known as the default ZeRO axes.
+        known = ("(the inputs know cp, dp, tp; --replica-axis NAME adds an axis that only holds "
                  "replicas)")
         r = run("report", self.meta, "--model", self.model, "--mesh", "TP=4,EP=8")
         self.assertEqual((r.returncode, r.stdout), (2, ""))
@@ -261,11 +262,12 @@ class SmallModel(unittest.TestCase):
         at = lines.index(next(line for line in lines if line.startswith("MESH ")))
         self.assertEqual(lines[at - 1],
                          "smallest mesh that fits: tp=1 (1 device, worst rank 208 B of 300 B)")
-        self.assertIn("rank 0 below: the mesh above with the swept axes (tp) at size 1", r.stdout)
+        self.assertIn("rank 0 below: no axis fixed, the swept axes (tp) at size 1", r.stdout)
         r = run("report", self.meta, "--model", self.model, "--sweep", "tp=1,2,4",
                 "--budget", "300", "--json", "--fits-only")
         doc = json.loads(r.stdout)
-        self.assertEqual(doc["answer"], {"mesh": {"tp": 1}, "devices": 1, "max_rank_bytes": 208})
+        self.assertEqual(doc["answer"], {"mesh": {"tp": 1}, "devices": 1, "max_rank_bytes": 208,
+                                         "ties": 0})
         self.assertEqual([m["mesh"] for m in doc["meshes"]], [{"tp": 1}])
 
     def test_zero_hand_example(self):
@@ -285,12 +287,13 @@ class SmallModel(unittest.TestCase):
                         "--zero", str(stage), "--json")
                 self.assertEqual(r.returncode, 0, r.stderr)
                 doc = json.loads(r.stdout)
-                self.assertEqual(doc["zero"], {"stage": stage, "axis": "dp"})
+                self.assertEqual(doc["zero"], {"stage": stage, "axes": ["dp", "cp"],
+                                               "expert_axis": None})
                 m = doc["meshes"][0]
                 self.assertEqual((m["max_rank_bytes"], m["min_rank_bytes"]), (worst, best))
         r = run("report", meta_path, "--model", model_path, "--optimizer", "adam", "--zero", "3")
-        self.assertIn("ZeRO stage 3 (the weights, gradients and optimizer state split over dp)",
-                      r.stdout)
+        self.assertIn("ZeRO stage 3 (the weights, gradients and optimizer state split over dp, 4 "
+                      "ranks)", r.stdout)
         for bad in (["--zero", "4"], ["--zero-axis", "d-p"]):
             r = run("report", meta_path, "--model", model_path, *bad)
             self.assertEqual(r.returncode, 2, bad)

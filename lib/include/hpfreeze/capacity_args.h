@@ -1,6 +1,7 @@
 #pragma once
 // The command-line values of capacity planning, parsed in one place: --mesh, --sweep,
-// --budget, --optimizer, --zero, and the axis names --replica-axis and --zero-axis take.
+// --budget, --optimizer, --zero, --zero-axis, --expert-parallel, and the axis name
+// --replica-axis takes.
 // Each parser checks the syntax of one value; the rules between values (an axis swept twice,
 // an axis in both --mesh and --sweep) are the request's (report_command.h).
 
@@ -44,5 +45,13 @@ std::optional<Optimizer> parse_optimizer(std::string_view name);
 
 // A --zero value: "0" to "3" (kMaxZeroStage); nullopt for anything else.
 std::optional<int> parse_zero_stage(std::string_view text);
+
+// A --zero-axis value: axis names separated by commas, each at most once ("dp,cp"). A
+// usage error quoting the offending item on failure.
+Expected<std::vector<std::string>> parse_zero_axes(std::string_view text);
+
+// An --expert-parallel value: "folded" or "axis" (expert_layout_name's spellings);
+// nullopt for anything else.
+std::optional<ExpertLayout> parse_expert_layout(std::string_view name);
 
 }  // namespace hpfreeze

@@ -64,7 +64,8 @@ struct UncoveredParam {
   std::string_view fqn;
   std::span<const std::uint64_t> shape;  // the model tree's
   std::optional<std::string_view> dtype;
-  std::uint64_t bytes = 0;  // full size
+  std::uint64_t bytes = 0;        // full size, with the accounting
+  std::uint64_t rank0_bytes = 0;  // what rank 0 holds: `bytes`, less what ZeRO splits off
   bool requires_grad = true;
 };
 
@@ -79,12 +80,21 @@ struct Report {
 
   std::vector<MeshAxis> mesh;  // sorted by axis name
   MeshSource mesh_source = MeshSource::kNone;
+  bool without_meta = false;  // no META: every parameter of the model is replicated
+  ExpertLayout layout = ExpertLayout::kAxis;
+  LayoutSource layout_source = LayoutSource::kMeta;
   std::vector<std::string> axis_order;  // order placements are applied: every axis seen
+  // The accounting of every byte count below (as the meshes table's): the optimizer, and
+  // the ZeRO stage with its groups at rank 0 of the mesh above.
+  Optimizer optimizer = Optimizer::kNone;
+  int zero_stage = 0;
+  ZeroGroups rank0_zero;
   std::uint64_t rank0_bytes = 0;
   std::uint64_t replicated_bytes = 0;
   std::uint64_t unsharded_bytes = 0;
-  std::uint64_t uncovered_bytes = 0;
+  std::uint64_t uncovered_bytes = 0;  // what rank 0 holds of them
   std::size_t replicated_params = 0;
+  std::size_t expert_params = 0;  // folded: the planned parameters split on ep
   // rank0_bytes descending, then FQN; with build_report's `sorted_params`, only that many
   // come first in this order and the rest follow in no particular order.
   std::vector<ParamReport> params;
@@ -110,8 +120,12 @@ struct Report {
 struct ReportPlanOptions {
   std::vector<AxisSweep> sweeps;  // one per axis
   Optimizer optimizer = Optimizer::kNone;
-  ZeroSharding zero;  // --zero, --zero-axis
+  ZeroSharding zero;             // --zero, --zero-axis
+  bool zero_axes_named = false;  // --zero-axis was given
+  // --expert-parallel; nullopt: folded unless the meta's mesh_dim_names names ep.
+  std::optional<ExpertLayout> expert_parallel;
   std::optional<std::uint64_t> budget;
+  std::string budget_text;       // --budget as given, for the note on a budget that looks mistyped
   bool allow_uncovered = false;  // uncovered trainable params: warning instead of error
   bool fits_only = false;        // list the usable meshes only
   // --replica-axis: axes no input names that may be in the mesh, holding replicas.
@@ -121,13 +135,20 @@ struct ReportPlanOptions {
 // Builds the report from a decoded meta; `mesh` is the --mesh value, nullopt to read
 // parallel_dims. Every --mesh and --sweep axis must be one the inputs know (else
 // usage_errors, and nothing more is computed). Swept axes count as size 1 in the
-// per-parameter table. `meta` and `model`
-// must outlive the report (it views their strings and shapes). `sorted_params`: put only
-// that many params in order (a renderer showing the top K needs no more); nullopt: all.
-Report build_report(const FrozenMeta& meta, const ModelTree& model,
+// per-parameter table. `meta` and `model` must outlive the report (it views their strings
+// and shapes); `meta` nullptr: no META, every model parameter replicated (a mesh or a
+// sweep is then required). `sorted_params`: put only that many params in order (a renderer
+// showing the top K needs no more); nullopt: all.
+Report build_report(const FrozenMeta* meta, const ModelTree& model,
                     const std::optional<std::vector<MeshAxis>>& mesh,
                     const ReportPlanOptions& plan = {},
                     std::optional<std::size_t> sorted_params = std::nullopt);
+inline Report build_report(const FrozenMeta& meta, const ModelTree& model,
+                           const std::optional<std::vector<MeshAxis>>& mesh,
+                           const ReportPlanOptions& plan = {},
+                           std::optional<std::size_t> sorted_params = std::nullopt) {
+  return build_report(&meta, model, mesh, plan, sorted_params);
+}
 
 // The readable table; params and boundaries lists are cut to `top` entries.
 std::string render_report_text(const Report& report, std::size_t top);

@@ -13,8 +13,8 @@
 namespace hpfreeze {
 
 struct ReportRequest {
-  std::string meta_path;   // "-" for stdin
-  std::string model_path;  // "-" for stdin
+  std::string meta_path;   // "-" for stdin; empty: no META, every parameter replicated
+  std::string model_path;  // "-" for stdin; empty: not given (an error that says why)
   std::optional<std::vector<MeshAxis>> mesh;
   bool json = false;
   std::optional<std::size_t> top;  // text default 10; JSON default all
@@ -23,7 +23,9 @@ struct ReportRequest {
 
 // Reads, decodes and reports. First the usage errors of the request itself (kIo, exit 2;
 // the first one only), before anything is read: an axis swept twice, an axis in both
-// `mesh` and a sweep (for each sweep in turn), then META and --model both "-". The output is the table (or with `json`, the JSON object);
+// `mesh` and a sweep (for each sweep in turn), no META and neither a mesh nor a sweep,
+// META and --model both "-", then no --model (META is read to say when it is a model
+// itself). The output is the table (or with `json`, the JSON object);
 // empty when an input could not be read or decoded. The diagnostics are the read and
 // decode errors, the usage errors the inputs reveal, or the findings (at most
 // kMaxReportedErrors, then one line counting the rest, then the summary line). No

@@ -46,38 +46,62 @@ struct KeyHash {
 
 Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
                                              std::vector<std::string> axis_order,
-                                             Optimizer optimizer, const ZeroSharding& zero) {
+                                             Optimizer optimizer, const ZeroSharding& zero,
+                                             ExpertLayout layout) {
   return build(CapacityParamSource{params.size(), [&params](std::size_t i) { return params[i]; }},
-               std::move(axis_order), optimizer, zero);
+               std::move(axis_order), optimizer, zero, layout);
 }
 
 Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
                                              std::vector<std::string> axis_order,
-                                             Optimizer optimizer, const ZeroSharding& zero) {
+                                             Optimizer optimizer, const ZeroSharding& zero,
+                                             ExpertLayout layout) {
   CapacityModel model;
+  model.layout_ = layout;
   for (std::string& a : axis_order) {
     if (position(model.axis_order_, a) == model.axis_order_.size()) {
       model.axis_order_.push_back(std::move(a));
     }
   }
-  std::vector<std::string> extra;  // axes of placements the order lacks, by name
-  for (std::size_t i = 0; i < params.count; ++i) {
-    for (const CapacityPlacement& pl : params.at(i).placements) {
-      if (position(model.axis_order_, pl.axis) == model.axis_order_.size() &&
-          std::find(extra.begin(), extra.end(), pl.axis) == extra.end()) {
-        extra.emplace_back(pl.axis);
-      }
+  std::vector<std::string> extra;  // axes of placements and ZeRO the order lacks, by name
+  auto add_extra = [&](std::string_view axis) {
+    if (position(model.axis_order_, axis) == model.axis_order_.size() &&
+        std::find(extra.begin(), extra.end(), axis) == extra.end()) {
+      extra.emplace_back(axis);
     }
+  };
+  for (std::size_t i = 0; i < params.count; ++i) {
+    for (const CapacityPlacement& pl : params.at(i).placements) add_extra(pl.axis);
   }
-  if (zero.stage > 0 && position(model.axis_order_, zero.axis) == model.axis_order_.size() &&
-      std::find(extra.begin(), extra.end(), zero.axis) == extra.end()) {
-    extra.push_back(zero.axis);
+  if (zero.stage > 0) {
+    for (const std::string& a : zero.axes) add_extra(a);
   }
   std::sort(extra.begin(), extra.end());
   for (std::string& a : extra) model.axis_order_.push_back(std::move(a));
-  // The ZeRO axis's position; past every axis (so never a placement's) without ZeRO.
-  const auto zero_axis = static_cast<std::uint32_t>(
-      zero.stage > 0 ? position(model.axis_order_, zero.axis) : model.axis_order_.size());
+  const auto naxes = static_cast<std::uint32_t>(model.axis_order_.size());
+  // The listed ZeRO axes' positions, in the listed order (a name listed twice once).
+  std::vector<std::uint32_t> zero_axes;
+  if (zero.stage > 0) {
+    for (const std::string& a : zero.axes) {
+      const auto at = static_cast<std::uint32_t>(position(model.axis_order_, a));
+      if (std::find(zero_axes.begin(), zero_axes.end(), at) == zero_axes.end()) {
+        zero_axes.push_back(at);
+      }
+    }
+  }
+  const auto ep_axis = static_cast<std::uint32_t>(
+      layout == ExpertLayout::kFolded ? position(model.axis_order_, kExpertAxis) : naxes);
+  // The view of a ZeRO group, made the first time a parameter needs it.
+  auto zero_view = [&model, naxes](ZeroView view) {
+    for (std::size_t k = 0; k < model.zero_views_.size(); ++k) {
+      const ZeroView& z = model.zero_views_[k];
+      if (z.expert == view.expert && z.axes == view.axes) {
+        return static_cast<std::uint32_t>(naxes + k);
+      }
+    }
+    model.zero_views_.push_back(std::move(view));
+    return static_cast<std::uint32_t>(naxes + model.zero_views_.size() - 1);
+  };
 
   Diagnostics errors;
   std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of;
@@ -93,41 +117,55 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
   // steps, by dim: the constant when nothing shards it, else a member of its group.
   auto add_member = [&](const CapacityParam& p, std::size_t i, std::uint64_t unit,
                         const std::vector<std::pair<std::size_t, Step>>& member) {
-    std::uint64_t weight = unit;  // <= the parameter's bytes: no overflow
+    std::uint64_t weight = unit;        // <= the parameter's bytes: no overflow
+    std::uint64_t gathered = *element;  // likewise
     if (member.empty()) {
-      for (std::int64_t s : p.shape) weight *= static_cast<std::uint64_t>(s);
+      for (std::uint64_t s : p.shape) {
+        weight *= s;
+        gathered *= s;
+      }
       model.constant_bytes_ += weight;
+      if (gathered > model.constant_gathered_) {
+        model.constant_gathered_ = gathered;
+        model.constant_gathered_fqn_.assign(p.fqn);
+      }
       return;
     }
     key.clear();
     std::size_t next = 0;
     for (std::size_t d = 0; d < p.shape.size(); ++d) {
-      const auto size = static_cast<std::uint64_t>(p.shape[d]);
+      const std::uint64_t size = p.shape[d];
       std::size_t end = next;
       while (end < member.size() && member[end].first == d) ++end;
       if (end == next) {
         weight *= size;
+        gathered *= size;
         continue;
       }
       key.insert(key.end(), {d, size, end - next});
       for (; next < end; ++next) {
         const Step& s = member[next].second;
-        key.insert(key.end(), {s.axis, s.split_factor, s.uneven});
+        key.insert(key.end(), {s.view, s.split_factor, s.uneven});
       }
     }
     auto [it, fresh] = group_of.try_emplace(key, model.groups_.size());
     if (fresh) {
-      Group& group = model.groups_.emplace_back(Group{{}, 0, i});
+      Group& group = model.groups_.emplace_back(Group{{}, 0, i, 0, {}});
       for (std::size_t k = 0; k < member.size(); ++k) {
         const std::size_t d = member[k].first;
         if (k == 0 || member[k - 1].first != d) {
-          group.dims.push_back(ShardedDim{d, static_cast<std::uint64_t>(p.shape[d]), {}});
+          group.dims.push_back(ShardedDim{d, p.shape[d], {}});
         }
         group.dims.back().steps.push_back(member[k].second);
       }
       model.first_fqns_.emplace_back(p.fqn);
     }
-    model.groups_[it->second].weight += weight;  // the sum stays <= full_bytes_
+    Group& group = model.groups_[it->second];
+    group.weight += weight;  // the sum stays <= full_bytes_
+    if (gathered > group.gathered) {
+      group.gathered = gathered;
+      group.gathered_fqn.assign(p.fqn);
+    }
   };
   for (std::size_t i = 0; i < params.count; ++i) {
     const CapacityParam p = params.at(i);
@@ -143,14 +181,11 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
       continue;
     }
     const std::size_t rank = p.shape.size();
+    // A zero-sized dim: nothing on any rank whatever the other dims, and 0 divides by
+    // everything.
+    const bool empty = std::find(p.shape.begin(), p.shape.end(), std::uint64_t{0}) != p.shape.end();
     bool ok = true;
-    for (std::size_t d = 0; d < rank && ok; ++d) {
-      ok = p.shape[d] >= 0;
-      if (!ok) {
-        errors.push_back(usage_error(who(p.fqn) + " has a negative size " +
-                                     std::to_string(p.shape[d]) + " in dim " + std::to_string(d)));
-      }
-    }
+    bool expert = false;  // a Shard placement on ep, in the folded layout
     steps.clear();
     for (std::size_t k = 0; k < p.placements.size(); ++k) {
       // Named members, not a structured binding: clang 14 cannot capture a binding.
@@ -182,20 +217,28 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
                                          ? std::max<std::int64_t>(1, placement.split_factor)
                                          : 1);
       const auto a = static_cast<std::uint32_t>(position(model.axis_order_, axis));
+      expert = expert || a == ep_axis;
       steps.emplace_back(static_cast<std::size_t>(dim), Step{a, f, placement.uneven_shard});
+    }
+    if (expert && ok) {
+      // Upstream shards an expert on ep only: no second axis can be laid out.
+      for (const CapacityPlacement& pl : p.placements) {
+        if (pl.axis == kExpertAxis || pl.placement.kind == PlacementKind::kReplicate) continue;
+        errors.push_back(
+            usage_error(who(p.fqn) + " is an expert parameter (a Shard on axis 'ep') and has " +
+                        to_canonical(pl.placement) + " on axis " + quote_for_diagnostic(pl.axis) +
+                        "; the folded layout splits experts on ep only"));
+        ok = false;
+      }
     }
     if (!ok) continue;
     if (p.requires_grad != last_grad) {
       last_grad = p.requires_grad;
       cost = element_cost(p.dtype, *element, last_grad, optimizer, zero.stage);
     }
-    std::uint64_t bytes = cost.kept + cost.split;
-    bool empty = false;
-    for (std::int64_t s : p.shape) {
-      empty = empty || s == 0;
-      ok = ok && checked_mul(bytes, static_cast<std::uint64_t>(s), bytes);
-    }
     if (empty) continue;  // no bytes on any rank, and 0 divides by everything
+    std::uint64_t bytes = cost.kept + cost.split;
+    for (std::uint64_t s : p.shape) ok = ok && checked_mul(bytes, s, bytes);
     if (!ok) {
       errors.push_back(usage_error(who(p.fqn) + " needs more than 2^64-1 bytes"));
       continue;
@@ -207,23 +250,35 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
     }
     // By dim, then by axis: each dim's steps compose in axis order.
     std::sort(steps.begin(), steps.end(), [](const auto& x, const auto& y) {
-      return x.first != y.first ? x.first < y.first : x.second.axis < y.second.axis;
+      return x.first != y.first ? x.first < y.first : x.second.view < y.second.view;
     });
-    // ZeRO splits dim 0 of the local piece once more, after the plan's placements; not a
-    // 0-dim parameter, nor one the plan already shards on the ZeRO axis.
+    // ZeRO splits dim 0 of the local piece once more, after the plan's placements, over
+    // the parameter's group: edp for an expert, else the listed axes its placements do not
+    // shard. Never a 0-dim parameter, nor one whose group is empty.
+    // The group is recorded even when nothing of this parameter splits (the optimizer
+    // `none` at stage 1), for the size of its group (zero_groups).
     std::uint64_t kept = cost.kept;
-    const bool split =
-        cost.split != 0 && rank > 0 &&
-        std::none_of(steps.begin(), steps.end(), [&](const auto& s) {
-          return s.second.axis == zero_axis;
-        });
-    if (!split) kept += cost.split;
+    std::optional<std::uint32_t> group;
+    if (zero.stage > 0 && rank > 0) {
+      ZeroView view{{}, expert};
+      if (!expert) {
+        for (std::uint32_t a : zero_axes) {
+          if (std::none_of(steps.begin(), steps.end(),
+                           [a](const auto& s) { return s.second.view == a; })) {
+            view.axes.push_back(a);
+          }
+        }
+      }
+      if (expert || !view.axes.empty()) group = zero_view(std::move(view));
+    }
+    if (cost.split == 0) group.reset();
+    if (!group) kept += cost.split;
     if (kept != 0) add_member(p, i, kept, steps);
-    if (split) {
+    if (group) {
       std::size_t at = 0;
       while (at < steps.size() && steps[at].first == 0) ++at;
       steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(at),
-                   {std::size_t{0}, Step{zero_axis, 1, true}});
+                   {std::size_t{0}, Step{*group, 1, true}});
       add_member(p, i, cost.split, steps);
     }
   }
@@ -231,10 +286,33 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
   return model;
 }
 
+ZeroGroups CapacityModel::zero_groups(const Mesh& mesh) const {
+  ZeroGroups out;
+  auto size_of = [&mesh](std::string_view axis) {
+    for (const AxisSize& a : mesh.axes) {
+      if (a.axis == axis) return a.size;
+    }
+    return std::uint64_t{1};
+  };
+  for (const ZeroView& z : zero_views_) {
+    if (z.expert) {
+      const std::uint64_t ep = size_of(kExpertAxis);
+      // Only for a mesh that can be laid out; devices / pp is the dense region.
+      const std::uint64_t region = mesh.devices / size_of(kStageAxis);
+      if (region % ep == 0) out.expert = region / ep;
+      continue;
+    }
+    std::uint64_t n = 1;
+    for (std::uint32_t a : z.axes) n *= size_of(axis_order_[a]);  // <= the devices
+    out.dense = std::max(out.dense, n);
+  }
+  return out;
+}
+
 Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axis_order,
                                              const std::vector<AxisSize>& fixed,
                                              const std::vector<AxisSweep>& sweeps,
-                                             MeshesProblem* problem) {
+                                             MeshesProblem* problem, ExpertLayout layout) {
   MeshesProblem ignored{};
   MeshesProblem& kind = problem != nullptr ? *problem : ignored;
   kind = MeshesProblem::kInvalid;
@@ -285,7 +363,8 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
     for (std::size_t s = 0; s < slots.size(); ++s) {
       const std::uint64_t size = slots[s].second[pick[s]];
       mesh.axes.push_back(AxisSize{slots[s].first, size});
-      fits = fits && checked_mul(mesh.devices, size, mesh.devices);
+      const bool counted = layout == ExpertLayout::kAxis || slots[s].first != kExpertAxis;
+      fits = fits && (!counted || checked_mul(mesh.devices, size, mesh.devices));
     }
     if (!fits) {
       std::string label;
@@ -309,8 +388,59 @@ Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axi
   return meshes;
 }
 
+namespace {
+
+// "dp x cp" of the listed ZeRO axes some mesh has, or "".
+std::string listed_in_meshes(const std::vector<std::string>& axes,
+                             const std::vector<Mesh>& meshes) {
+  std::string out;
+  for (const std::string& a : axes) {
+    const bool present = std::any_of(meshes.begin(), meshes.end(), [&a](const Mesh& m) {
+      return std::any_of(m.axes.begin(), m.axes.end(),
+                         [&a](const AxisSize& x) { return x.axis == a; });
+    });
+    if (present) out += (out.empty() ? "" : " x ") + a;
+  }
+  return out;
+}
+
+// The ZeRO request's own errors: an axis named with --zero-axis that no mesh has, then a
+// stage >= 1 whose every group has size 1 on every mesh.
+std::optional<Diagnostic> zero_error(const CapacityRequest& request, const CapacityModel& model,
+                                     const std::vector<Mesh>& meshes) {
+  const ZeroSharding& zero = request.zero;
+  if (request.zero_axes_named) {
+    for (const std::string& a : zero.axes) {
+      if (listed_in_meshes({a}, meshes).empty()) {
+        return make_io_error(
+            {}, "--zero-axis: no mesh has axis " + quote_for_diagnostic(a) +
+                    "; add it to --mesh or --sweep, or name the axis the data-parallel "
+                    "ranks are on");
+      }
+    }
+  }
+  // Without a byte to split (no parameter holds anything) there is nothing to claim.
+  if (zero.stage == 0 || model.full_bytes() == 0) return std::nullopt;
+  const bool splits = std::any_of(meshes.begin(), meshes.end(), [&model](const Mesh& m) {
+    const ZeroGroups g = model.zero_groups(m);
+    return g.dense > 1 || g.expert > 1;
+  });
+  if (splits) return std::nullopt;
+  std::string axes;
+  for (const std::string& a : zero.axes) axes += (axes.empty() ? "" : ", ") + a;
+  const std::string stage = std::to_string(zero.stage);
+  return make_io_error(
+      {}, "--zero " + stage + " splits nothing: every ZeRO group has size 1 on every " +
+              "mesh (the data-parallel axes " + axes + " are absent or of size 1" +
+              (request.layout == ExpertLayout::kFolded ? ", and so is edp" : "") +
+              "); add dp=N to --mesh, or name the data-parallel axis with --zero-axis");
+}
+
+}  // namespace
+
 Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
-  // The placement order: the request's axes, then every other axis by name.
+  // The one order of axes (docs/capacity.md, "Meshes and their order"): the request's,
+  // then the other axes a placement names, by name, then the axes only a mesh has, by name.
   std::vector<std::string> order;
   for (const std::string& a : request.axis_order) {
     if (position(order, a) == order.size()) order.push_back(a);
@@ -325,27 +455,35 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
       rest.emplace_back(a);
     }
   };
+  auto append_rest = [&] {
+    std::sort(rest.begin(), rest.end());
+    for (std::string& a : rest) order.push_back(std::move(a));
+    rest.clear();
+  };
   for (std::size_t i = 0; i < params.count; ++i) {
     for (const CapacityPlacement& pl : params.at(i).placements) add(pl.axis);
   }
+  append_rest();
   for (const AxisSize& a : request.fixed) add(a.axis);
   for (const AxisSweep& s : request.sweeps) add(s.axis);
-  if (request.zero.stage > 0) add(request.zero.axis);
-  std::sort(rest.begin(), rest.end());
-  for (std::string& a : rest) order.push_back(std::move(a));
+  append_rest();
 
-  Expected<std::vector<Mesh>> meshes = enumerate_meshes(order, request.fixed, request.sweeps);
+  Expected<std::vector<Mesh>> meshes =
+      enumerate_meshes(order, request.fixed, request.sweeps, nullptr, request.layout);
   if (!meshes) return meshes.errors();
   Expected<CapacityModel> model =
-      CapacityModel::build(params, order, request.optimizer, request.zero);
+      CapacityModel::build(params, order, request.optimizer, request.zero, request.layout);
   if (!model) return model.errors();
+  if (std::optional<Diagnostic> error = zero_error(request, *model, *meshes)) return *error;
 
   CapacityResult result;
   result.optimizer = request.optimizer;
   result.zero = request.zero;
+  result.layout = request.layout;
+  result.layout_source = request.layout_source;
   result.budget = request.budget;
   result.fits_only = request.fits_only;
-  result.axis_order = model->axis_order();
+  result.axis_order = std::move(order);
   result.params = params.count;
   result.full_bytes = model->full_bytes();
   for (const Mesh& mesh : *meshes) {
@@ -357,13 +495,24 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
 }
 
 const MeshCapacity* capacity_answer(const CapacityResult& result) {
+  if (result.no_answer) return nullptr;
   for (const MeshCapacity& m : result.meshes) {
     if (m.usable()) return &m;
   }
   return nullptr;
 }
 
+std::size_t capacity_ties(const CapacityResult& result) {
+  const MeshCapacity* answer = capacity_answer(result);
+  if (answer == nullptr) return 0;
+  return static_cast<std::size_t>(
+      std::count_if(result.meshes.begin(), result.meshes.end(), [answer](const MeshCapacity& m) {
+        return &m != answer && m.usable() && m.mesh.devices == answer->mesh.devices;
+      }));
+}
+
 const MeshCapacity* closest_mesh(const CapacityResult& result) {
+  if (result.no_answer) return nullptr;
   if (capacity_answer(result) != nullptr) return nullptr;
   const MeshCapacity* best = nullptr;
   for (const MeshCapacity& m : result.meshes) {

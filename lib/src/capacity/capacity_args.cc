@@ -189,4 +189,33 @@ std::optional<int> parse_zero_stage(std::string_view text) {
   return text[0] - '0';
 }
 
+Expected<std::vector<std::string>> parse_zero_axes(std::string_view text) {
+  std::vector<std::string> axes;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    if (!is_axis_name(item)) {
+      return usage_error(quote_for_diagnostic(text) + ": " + quote_for_diagnostic(item) +
+                         " is not an axis name; expected AXIS[,AXIS...], each matching "
+                         "[A-Za-z_][A-Za-z0-9_]*");
+    }
+    if (std::find(axes.begin(), axes.end(), item) != axes.end()) {
+      return usage_error(quote_for_diagnostic(text) + ": axis " + quote_for_diagnostic(item) +
+                         " is listed twice");
+    }
+    axes.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return axes;
+}
+
+std::optional<ExpertLayout> parse_expert_layout(std::string_view name) {
+  for (const ExpertLayout layout : {ExpertLayout::kFolded, ExpertLayout::kAxis}) {
+    if (expert_layout_name(layout) == name) return layout;
+  }
+  return std::nullopt;
+}
+
 }  // namespace hpfreeze

@@ -1,13 +1,23 @@
 // The JSON of a capacity result (capacity_json.h), through the --json stream writer.
 #include "capacity/capacity_json.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace hpfreeze {
 namespace {
+
+// The expert view is shown when the layout is folded and some mesh or placement names ep;
+// without ep the folded layout changes nothing.
+bool expert_view(const CapacityResult& result) {
+  return result.layout == ExpertLayout::kFolded &&
+         std::find(result.axis_order.begin(), result.axis_order.end(), kExpertAxis) !=
+             result.axis_order.end();
+}
 
 // {"axis": size, ...} of `mesh`, or of the coordinates `at` (one per axis) when given.
 void write_coordinates(JsonStream& w, const Mesh& mesh, const std::vector<std::uint64_t>* at) {
@@ -18,28 +28,85 @@ void write_coordinates(JsonStream& w, const Mesh& mesh, const std::vector<std::u
   w.end_object();
 }
 
-void write_mesh(JsonStream& w, const MeshCapacity& m) {
+// The dense coordinates of a folded layout's rank: every mesh axis but ep.
+void write_dense_coordinates(JsonStream& w, const Mesh& mesh,
+                             const std::vector<std::uint64_t>& at) {
+  w.start_object();
+  for (std::size_t i = 0; i < mesh.axes.size(); ++i) {
+    if (mesh.axes[i].axis != kExpertAxis) w.key(mesh.axes[i].axis).number(at[i]);
+  }
+  w.end_object();
+}
+
+void write_expert_coordinates(JsonStream& w, const std::uint64_t (&at)[2]) {
+  w.start_object();
+  w.key(kExpertDataAxis).number(at[0]);
+  w.key(kExpertAxis).number(at[1]);
+  w.end_object();
+}
+
+// `folded`: the folded layout, in a run some of whose meshes or placements name ep.
+void write_mesh(JsonStream& w, const MeshCapacity& m, bool folded) {
+  // A folded mesh ep does not divide has no rank to count: its bytes and ranks are null.
+  const bool ranks = !m.indivisible || !m.indivisible->dense_region();
   w.start_object();
   w.key("mesh");
   write_coordinates(w, m.mesh, nullptr);
   w.key("devices").number(m.mesh.devices);
-  w.key("max_rank_bytes").number(m.max_rank_bytes);
-  w.key("min_rank_bytes").number(m.min_rank_bytes);
-  w.key("max_rank");
-  write_coordinates(w, m.mesh, &m.max_rank);
-  w.key("min_rank");
-  write_coordinates(w, m.mesh, &m.min_rank);
+  if (folded) {
+    w.key("expert_mesh");
+    if (m.expert) {
+      w.start_object();
+      w.key(kExpertDataAxis).number(m.expert->edp);
+      w.key(kExpertAxis).number(m.expert->ep);
+      w.end_object();
+    } else {
+      w.null();
+    }
+  }
+  w.key("max_rank_bytes").optional_number(ranks ? std::optional(m.max_rank_bytes) : std::nullopt);
+  w.key("min_rank_bytes").optional_number(ranks ? std::optional(m.min_rank_bytes) : std::nullopt);
+  for (const auto& [key, at, expert] :
+       {std::tuple{"max_rank", &m.max_rank, m.expert ? &m.expert->max_rank : nullptr},
+        std::tuple{"min_rank", &m.min_rank, m.expert ? &m.expert->min_rank : nullptr}}) {
+    w.key(key);
+    if (!ranks) {
+      w.null();
+    } else if (folded) {
+      write_dense_coordinates(w, m.mesh, *at);
+    } else {
+      write_coordinates(w, m.mesh, at);
+    }
+    if (!folded) continue;
+    w.key(std::string(key) + "_expert");
+    if (expert != nullptr && ranks) {
+      write_expert_coordinates(w, *expert);
+    } else {
+      w.null();
+    }
+  }
   w.key("divisible").boolean(m.divisible());
   w.key("indivisible");
   if (m.indivisible) {
     const Indivisible& x = *m.indivisible;
     w.start_object();
-    w.key("param").string(x.fqn);
-    w.key("dim").number(x.dim);
+    w.key("param");
+    if (x.dense_region()) {
+      w.null();
+      w.key("dim").null();
+    } else {
+      w.string(x.fqn);
+      w.key("dim").number(x.dim);
+    }
     w.key("size").number(x.size);
     w.key("axis").string(x.axis);
     w.key("axis_size").number(x.axis_size);
     w.key("split_factor").number(x.split_factor);
+    if (x.dense_region()) {
+      w.key("dense_axes").start_array();
+      for (const std::string& a : x.dense_axes) w.string(a);
+      w.end_array();
+    }
     w.end_object();
   } else {
     w.null();
@@ -51,7 +118,8 @@ void write_mesh(JsonStream& w, const MeshCapacity& m) {
 
 }  // namespace
 
-void write_capacity_answer(JsonStream& w, const MeshCapacity* answer) {
+void write_capacity_answer(JsonStream& w, const CapacityResult* result) {
+  const MeshCapacity* answer = result != nullptr ? capacity_answer(*result) : nullptr;
   if (answer == nullptr) {
     w.null();
     return;
@@ -61,6 +129,7 @@ void write_capacity_answer(JsonStream& w, const MeshCapacity* answer) {
   write_coordinates(w, answer->mesh, nullptr);
   w.key("devices").number(answer->mesh.devices);
   w.key("max_rank_bytes").number(answer->max_rank_bytes);
+  w.key("ties").number(capacity_ties(*result));
   w.end_object();
 }
 
@@ -68,10 +137,36 @@ void write_capacity_meshes(JsonStream& w, const CapacityResult* result) {
   w.start_array();
   if (result != nullptr) {
     for (const MeshCapacity& m : result->meshes) {
-      if (!result->fits_only || m.usable()) write_mesh(w, m);
+      if (!result->fits_only || m.usable()) write_mesh(w, m, expert_view(*result));
     }
   }
   w.end_array();
+}
+
+void write_capacity_zero(JsonStream& w, const CapacityResult* result) {
+  const ZeroSharding defaults;
+  const ZeroSharding& zero = result != nullptr ? result->zero : defaults;
+  w.start_object();
+  w.key("stage").integer(zero.stage);
+  w.key("axes").start_array();
+  for (const std::string& a : zero.axes) w.string(a);
+  w.end_array();
+  w.key("expert_axis");
+  if (result != nullptr && expert_view(*result)) {
+    w.string(kExpertDataAxis);
+  } else {
+    w.null();
+  }
+  w.end_object();
+}
+
+void write_expert_parallel(JsonStream& w, const CapacityResult* result) {
+  w.start_object();
+  w.key("layout").string(
+      expert_layout_name(result != nullptr ? result->layout : ExpertLayout::kAxis));
+  w.key("from").string(result != nullptr && result->layout_source == LayoutSource::kFlag ? "flag"
+                                                                                         : "meta");
+  w.end_object();
 }
 
 std::string render_capacity_json(const CapacityResult& result) {
@@ -80,10 +175,10 @@ std::string render_capacity_json(const CapacityResult& result) {
     JsonStream w(out, JsonLayout::kOneLine);
     w.start_object();
     w.key("optimizer").string(optimizer_name(result.optimizer));
-    w.key("zero").start_object();
-    w.key("stage").integer(result.zero.stage);
-    w.key("axis").string(result.zero.axis);
-    w.end_object();
+    w.key("zero");
+    write_capacity_zero(w, &result);
+    w.key("expert_parallel");
+    write_expert_parallel(w, &result);
     w.key("budget_bytes").optional_number(result.budget);
     w.key("axis_order").start_array();
     for (const std::string& a : result.axis_order) w.string(a);
@@ -91,7 +186,7 @@ std::string render_capacity_json(const CapacityResult& result) {
     w.key("params").number(result.params);
     w.key("full_bytes").number(result.full_bytes);
     w.key("answer");
-    write_capacity_answer(w, capacity_answer(result));
+    write_capacity_answer(w, &result);
     w.key("meshes");
     write_capacity_meshes(w, &result);
     w.end_object();

@@ -13,6 +13,13 @@ namespace {
 
 constexpr std::size_t kBarWidth = 32;
 
+// "the dense region dp x cp x tp (8 ranks) by ep=3": the folded layout's ep does not divide it.
+std::string dense_region_text(const Indivisible& x) {
+  std::string axes;
+  for (const std::string& a : x.dense_axes) axes += (axes.empty() ? "" : " x ") + a;
+  return "the dense region " + axes + " (" + std::to_string(x.size) + " ranks) by " + x.axis + "=" +
+         std::to_string(x.axis_size);
+}
 
 std::string verdict(const MeshCapacity& m) {
   if (m.indivisible) return "does not divide: " + indivisible_text(*m.indivisible);
@@ -21,12 +28,10 @@ std::string verdict(const MeshCapacity& m) {
 }
 
 // The bar of a worst rank on a log scale between the least and the largest value drawn
-// (worst ranks and the budget): the least gets one cell, the largest `width`. Each cell
-// stands for at most a factor kCellFactor, less than 1.1, so two values 10 % or more
-// apart always differ by more than one cell (and so after rounding); the bar grows
-// beyond kBarWidth cells when the range needs it.
-constexpr double kCellFactor = 1.09;
-
+// (worst ranks and the budget): the least gets one cell, the largest all kBarWidth, so a
+// table stays the same width whatever the budget. Over a range of up to 1.09^31 (about
+// 14x) each cell stands for at most a factor 1.09, less than 1.1, so two values 10 % or
+// more apart differ by more than one cell; a wider range shares the same cells.
 struct BarScale {
   std::uint64_t least = 0;
   std::uint64_t largest = 0;
@@ -36,12 +41,6 @@ struct BarScale {
     if (v == 0) return;  // an empty bar needs no scale
     least = least == 0 ? v : std::min(least, v);
     largest = std::max(largest, v);
-  }
-  void finish() {
-    if (least == 0 || largest == least) return;
-    const double cells = std::ceil(std::log(static_cast<double>(largest) / static_cast<double>(least)) /
-                                   std::log(kCellFactor));
-    width = std::max(width, 1 + static_cast<std::size_t>(cells));
   }
   [[nodiscard]] std::size_t cells(std::uint64_t v) const {
     if (v == 0 || least == 0) return 0;
@@ -59,17 +58,97 @@ std::string bar(std::uint64_t bytes, const BarScale& scale, std::optional<std::u
   return out;
 }
 
-std::string zero_words(const ZeroSharding& zero) {
-  static constexpr std::string_view kSplit[] = {
-      "", "the optimizer state", "the gradients and optimizer state",
-      "the weights, gradients and optimizer state"};
-  return "ZeRO stage " + std::to_string(zero.stage) + " (" +
-         std::string(kSplit[static_cast<std::size_t>(zero.stage)]) + " split over " +
-         zero.axis + ")";
-}
-
 bool shown(const CapacityResult& result, const MeshCapacity& m) {
   return !result.fits_only || m.usable();
+}
+
+bool laid_out(const MeshCapacity& m) { return !m.indivisible || !m.indivisible->dense_region(); }
+
+// "4 ranks", "1 to 16 ranks": the sizes of one kind of ZeRO group over the meshes shown.
+std::string group_sizes(const CapacityResult& result, std::uint64_t ZeroGroups::*kind) {
+  std::uint64_t least = UINT64_MAX;
+  std::uint64_t most = 0;
+  for (const MeshCapacity& m : result.meshes) {
+    if (!shown(result, m) || !laid_out(m)) continue;
+    least = std::min(least, m.zero.*kind);
+    most = std::max(most, m.zero.*kind);
+  }
+  if (most == 0) return "no rank";
+  return (least == most ? std::to_string(most)
+                        : std::to_string(least) + " to " + std::to_string(most)) +
+         (most == 1 ? " rank" : " ranks");
+}
+
+// "ZeRO stage 3 (the weights, gradients and optimizer state split over dp x cp, 4 ranks;
+// expert parameters over edp, 2 ranks)": the groups some parameter is split over.
+std::string zero_words(const CapacityResult& result) {
+  static constexpr std::string_view kSplit[] = {"", "the optimizer state",
+                                                "the gradients and optimizer state",
+                                                "the weights, gradients and optimizer state"};
+  const ZeroSharding& zero = result.zero;
+  std::string axes;
+  for (const std::string& a : zero.axes) {
+    const bool present =
+        std::any_of(result.meshes.begin(), result.meshes.end(), [&](const auto& m) {
+          return std::any_of(m.mesh.axes.begin(), m.mesh.axes.end(),
+                             [&](const AxisSize& x) { return x.axis == a; });
+        });
+    if (present) axes += (axes.empty() ? "" : " x ") + a;
+  }
+  const bool experts = std::any_of(result.meshes.begin(), result.meshes.end(),
+                                   [](const MeshCapacity& m) { return m.zero.expert > 1; });
+  std::string over;
+  if (!axes.empty()) over = axes + ", " + group_sizes(result, &ZeroGroups::dense);
+  if (experts) {
+    over += (over.empty() ? "" : "; ") + std::string("expert parameters over edp, ") +
+            group_sizes(result, &ZeroGroups::expert);
+  }
+  return "ZeRO stage " + std::to_string(zero.stage) + " (" +
+         std::string(kSplit[static_cast<std::size_t>(zero.stage)]) + " split over " +
+         (over.empty() ? "no axis of the meshes" : over) + ")";
+}
+
+// The header line on `ep`, when some mesh or placement names it.
+std::string expert_line(const CapacityResult& result) {
+  if (std::find(result.axis_order.begin(), result.axis_order.end(), kExpertAxis) ==
+      result.axis_order.end()) {
+    return "";
+  }
+  const std::string from =
+      result.layout_source == LayoutSource::kFlag
+          ? "--expert-parallel"
+          : (result.layout == ExpertLayout::kFolded ? "mesh_dim_names does not name ep"
+                                                    : "mesh_dim_names names ep");
+  if (result.layout == ExpertLayout::kAxis) {
+    return "expert parallel: axis (" + from + "): ep is a mesh axis and multiplies the devices\n";
+  }
+  return "expert parallel: folded (" + from +
+         "): experts split over ep inside the dense region, "
+         "edp their data-parallel group; ep does not multiply the devices\n";
+}
+
+// What `fits` leaves out, with a budget.
+std::string fits_line(const CapacityResult& result) {
+  if (!result.budget) return "";
+  std::string out =
+      result.optimizer == Optimizer::kNone
+          ? "fits counts the weights only: no gradients or optimizer state (--optimizer), "
+            "activations, all-gather and bucket buffers or allocator slack"
+          : "fits counts weights, gradients and optimizer state only: no activations, all-gather "
+            "and bucket buffers or allocator slack";
+  // The largest parameter ZeRO-3 gathers, on the mesh the answer line names.
+  const MeshCapacity* named = capacity_answer(result);
+  if (named == nullptr) named = closest_mesh(result);
+  if (result.zero.stage == kMaxZeroStage && named != nullptr && named->largest_gathered != 0) {
+    out += ", nor the parameter ZeRO-3 gathers whole for compute (on " + format_mesh(named->mesh) +
+           " the largest, " + named->largest_gathered_fqn + ", is " +
+           format_byte_size(named->largest_gathered) + ")";
+  }
+  return out + "\n";
+}
+
+std::string bytes_cell(const MeshCapacity& m, std::uint64_t bytes) {
+  return laid_out(m) ? format_byte_size(bytes) : "-";
 }
 
 }  // namespace
@@ -85,8 +164,9 @@ std::string format_mesh(const Mesh& mesh) {
 }
 
 std::string indivisible_text(const Indivisible& x) {
-  std::string out = x.fqn + " dim " + std::to_string(x.dim) + " by " + x.axis + "=" +
-                    std::to_string(x.axis_size);
+  if (x.dense_region()) return dense_region_text(x);
+  std::string out =
+      x.fqn + " dim " + std::to_string(x.dim) + " by " + x.axis + "=" + std::to_string(x.axis_size);
   if (x.split_factor != 1) out += " x split factor " + std::to_string(x.split_factor);
   return out;
 }
@@ -95,11 +175,16 @@ std::string capacity_answer_text(const CapacityResult& result) {
   auto devices = [](const MeshCapacity& m) {
     return std::to_string(m.mesh.devices) + (m.mesh.devices == 1 ? " device" : " devices");
   };
+  if (result.no_answer) return "no answer: " + *result.no_answer;
   if (const MeshCapacity* m = capacity_answer(result)) {
-    return std::string(result.budget ? "smallest mesh that fits: " : "smallest mesh that divides: ") +
+    const std::size_t ties = capacity_ties(result);
+    return std::string(result.budget ? "smallest mesh that fits: "
+                                     : "smallest mesh that divides: ") +
            format_mesh(m->mesh) + " (" + devices(*m) + ", worst rank " +
            format_byte_size(m->max_rank_bytes) +
-           (result.budget ? " of " + format_byte_size(*result.budget) : std::string()) + ")";
+           (result.budget ? " of " + format_byte_size(*result.budget) : std::string()) + ")" +
+           (ties == 0 ? std::string()
+                      : ", and " + std::to_string(ties) + " more with " + devices(*m));
   }
   if (result.meshes.empty()) return "no mesh";
   if (const MeshCapacity* m = closest_mesh(result)) {
@@ -112,10 +197,16 @@ std::string capacity_answer_text(const CapacityResult& result) {
   return std::string(result.meshes.size() == 1 ? "the mesh does not divide: "
                                                : "no mesh divides; the first, ") +
          (result.meshes.size() == 1 ? std::string() : format_mesh(first.mesh) + ", fails on ") +
-         x.fqn + " dim " + std::to_string(x.dim) + " (size " + std::to_string(x.size) +
-         ") by " + x.axis + "=" + std::to_string(x.axis_size) +
-         (x.split_factor != 1 ? " x split factor " + std::to_string(x.split_factor)
-                              : std::string());
+         (x.dense_region()
+              ? dense_region_text(x)
+              : x.fqn + " dim " + std::to_string(x.dim) + " (size " + std::to_string(x.size) +
+                    ") by " + x.axis + "=" + std::to_string(x.axis_size) +
+                    (x.split_factor != 1 ? " x split factor " + std::to_string(x.split_factor)
+                                         : std::string()));
+}
+
+std::string_view expert_layout_name(ExpertLayout layout) {
+  return layout == ExpertLayout::kFolded ? "folded" : "axis";
 }
 
 std::string_view optimizer_name(Optimizer optimizer) {
@@ -145,24 +236,23 @@ std::string render_capacity_text(const CapacityResult& result) {
   std::string out = std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") +
                     ", " + format_byte_size(result.full_bytes) + " whole on one device" +
                     ", optimizer " + std::string(optimizer_name(result.optimizer)) +
-                    (result.zero.stage > 0 ? ", " + zero_words(result.zero) : std::string()) +
-                    ", " +
+                    (result.zero.stage > 0 ? ", " + zero_words(result) : std::string()) + ", " +
                     (result.budget ? "budget " + format_byte_size(*result.budget) : "no budget") +
                     "\n";
+  out += expert_line(result) + fits_line(result);
   out += capacity_answer_text(result) + "\n";
   BarScale scale;
   if (result.budget) scale.add(*result.budget);
   for (const MeshCapacity& m : result.meshes) {
     if (shown(result, m)) scale.add(m.max_rank_bytes);
   }
-  scale.finish();
 
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"MESH", "DEVICES", "WORST RANK", "BEST RANK", "BAR", "VERDICT"});
   for (const MeshCapacity& m : result.meshes) {
     if (!shown(result, m)) continue;
     rows.push_back({format_mesh(m.mesh), std::to_string(m.mesh.devices),
-                    format_byte_size(m.max_rank_bytes), format_byte_size(m.min_rank_bytes),
+                    bytes_cell(m, m.max_rank_bytes), bytes_cell(m, m.min_rank_bytes),
                     bar(m.max_rank_bytes, scale, result.budget), verdict(m)});
   }
   // No cell ends in a blank (a verdict ends in a number or a unit): the table's trimming of

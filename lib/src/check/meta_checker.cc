@@ -244,9 +244,15 @@ class MetaChecker {
     declared += "]";
     for (const AxisUse& use : axes_) {
       if (std::find(mesh_axes_.begin(), mesh_axes_.end(), use.axis) != mesh_axes_.end()) continue;
-      note(use.first_pointer,
-           "axis " + quote_for_diagnostic(use.axis) + " is not in mesh_dim_names " + declared +
-               "; the runtime ignores it (" + plural(use.count, "placement") + ")");
+      // ep outside mesh_dim_names is HyperParallel's folded expert parallelism.
+      const std::string what = use.axis == "ep"
+                                   ? "; DTensor ignores it, but the expert-parallel path splits "
+                                     "the experts it shards over groups of ep ranks folded into "
+                                     "the dense region"
+                                   : "; the runtime ignores it";
+      note(use.first_pointer, "axis " + quote_for_diagnostic(use.axis) +
+                                  " is not in mesh_dim_names " + declared + what + " (" +
+                                  plural(use.count, "placement") + ")");
     }
   }
 

@@ -3,12 +3,14 @@
 // report/report_render.cc.
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
 #include "io/inputs.h"
 #include "hpfreeze/checkpoint.h"
 #include "hpfreeze/command_result.h"
+#include "hpfreeze/dump_kind.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
@@ -34,7 +36,35 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
                                    "' is in both --mesh and --sweep; give it in one of them");
     }
   }
+  if (request.meta_path.empty() && !request.mesh && sweeps.empty()) {
+    return make_io_error({},
+                         "without META every parameter is replicated, and --mesh or --sweep "
+                         "must give the data-parallel sizes (as --sweep dp=1,2,4,8)");
+  }
   return stdin_twice_error({&request.meta_path, &request.model_path}, "META and --model");
+}
+
+// META without --model: a model (a dump or a checkpoint) given where the meta goes is said
+// to be one; else --model is missing.
+Diagnostic model_missing(const std::string& meta_path) {
+  DumpKind kind = DumpKind::kUnknown;
+  if (read_safetensors(meta_path)) {
+    kind = DumpKind::kSafetensors;
+  } else {
+    ParseScratch scratch;
+    LoadStage stage;
+    if (Expected<JsonDocument> doc = load_document(meta_path, stage, scratch, true)) {
+      const DumpKind guess = guess_dump_kind(*doc);
+      if (guess == DumpKind::kModel || guess == DumpKind::kCheckpointIndex) kind = guess;
+    }
+  }
+  if (kind == DumpKind::kUnknown) {
+    return make_io_error({}, "--model is required (see 'hpfreeze report --help')");
+  }
+  return make_io_error({}, "META " + meta_path + " is " + std::string(dump_kind_name(kind)) +
+                               ", not a codegen_meta.json: give it as --model " + meta_path +
+                               " (without META, report counts every parameter replicated and "
+                               "needs --mesh or --sweep)");
 }
 
 }  // namespace
@@ -45,8 +75,14 @@ CommandResult run_report(const ReportRequest& request) {
     result.diagnostics.push_back(std::move(*error));
     return result;
   }
+  if (request.model_path.empty()) {
+    result.diagnostics.push_back(model_missing(request.meta_path));
+    return result;
+  }
+  const bool with_meta = !request.meta_path.empty();
   const InputPath inputs[] = {{"META", request.meta_path, {}}, {"--model", request.model_path, {}}};
-  result.diagnostics = check_stdout_apart(inputs);
+  result.diagnostics =
+      check_stdout_apart(std::span<const InputPath>(inputs).subspan(with_meta ? 0 : 1));
   if (!result.diagnostics.empty()) return result;
   // A safetensors checkpoint as --model is read header only, before anything is parsed.
   std::optional<Expected<ModelTree>> checkpoint = read_safetensors(request.model_path);
@@ -88,7 +124,8 @@ CommandResult run_report(const ReportRequest& request) {
     if (*model) model_doc->release_tree(scratch);
   }
   Diagnostics meta_unread;
-  std::optional<JsonDocument> meta_doc = load(request.meta_path, {}, true, meta_unread);
+  std::optional<JsonDocument> meta_doc;
+  if (with_meta) meta_doc = load(request.meta_path, {}, true, meta_unread);
   if (!meta_unread.empty() || !model_unread.empty()) {
     result.diagnostics = std::move(meta_unread);
     result.diagnostics.insert(result.diagnostics.end(), model_unread.begin(), model_unread.end());
@@ -109,17 +146,20 @@ CommandResult run_report(const ReportRequest& request) {
     return result;
   }
   // The report reads the decoded params only: the tree does not hold them too.
-  Expected<FrozenMeta> meta =
-      decode_meta(*meta_doc, "report", MetaDecodeOptions::decoded_params_only());
-  if (!meta) {
-    result.diagnostics = std::move(meta.errors());
-    return result;
+  std::optional<Expected<FrozenMeta>> meta;
+  if (with_meta) {
+    meta = decode_meta(*meta_doc, "report", MetaDecodeOptions::decoded_params_only());
+    if (!*meta) {
+      result.diagnostics = std::move(meta->errors());
+      return result;
+    }
+    meta_doc->release_tree();  // the decoded meta views only the document's strings
   }
-  meta_doc->release_tree();  // the decoded meta views only the document's strings
   // The text shows the top `top` params, --json all of them unless --top is given.
   const std::optional<std::size_t> shown =
       request.json ? request.top : request.top.value_or(kDefaultTextTop);
-  Report report = build_report(*meta, **model, request.mesh, request.plan, shown);
+  Report report =
+      build_report(meta ? &**meta : nullptr, **model, request.mesh, request.plan, shown);
   // A command-line mistake the inputs reveal leaves no report to print.
   if (!report.usage_errors.empty()) {
     result.diagnostics = std::move(report.usage_errors);

@@ -1,5 +1,6 @@
 // The report pass (report.h): a decoded meta and model tree into a Report, every input
-// problem a finding; the mesh side is in report_axes.cc, the rank-0 chunks in report_local.h.
+// problem a finding; the mesh side is in report_axes.cc, the rank-0 chunks in report_local.h,
+// the planner's part in report_plan.cc.
 #include "hpfreeze/report.h"
 
 #include <algorithm>
@@ -13,8 +14,10 @@
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
+#include "report/report_accounting.h"
 #include "report/report_axes.h"
 #include "report/report_local.h"
+#include "report/report_plan.h"
 
 namespace hpfreeze {
 namespace {
@@ -24,31 +27,12 @@ constexpr std::string_view kMissingDtype = "bfloat16";
 
 using chunking::checked_mul;  // chunk_geometry.h, through report_local.h
 
-// Product of the dims times `unit`; false on overflow. A zero dim makes it 0 whatever the rest.
-bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, std::uint64_t& out) {
-  if (std::find(shape.begin(), shape.end(), std::uint64_t{0}) != shape.end()) {
-    out = 0;
-    return true;
-  }
-  std::uint64_t acc = unit;
-  for (std::uint64_t d : shape) {
-    if (!checked_mul(acc, d, acc)) return false;
-  }
-  out = acc;
-  return true;
-}
+using report_detail::checked_volume;
 
 Diagnostic make_note(std::string file, std::string pointer, std::string message) {
   Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
   d.severity = Severity::kNote;
   return d;
-}
-
-// The model's sizes as the planner's int64 dims (torch's type): the same bits, so a size
-// above 2^63-1 reads as negative there, as a conversion would make it. Reading uint64
-// objects through int64 is allowed (the signed type corresponding to the dynamic type).
-std::span<const std::int64_t> signed_dims(std::span<const std::uint64_t> shape) {
-  return {reinterpret_cast<const std::int64_t*>(shape.data()), shape.size()};
 }
 
 using AxisPlan = MetaAxisPlacement;
@@ -67,14 +51,7 @@ std::string pointer_of(const PlannedParam& p) {
                       p.param->name);
 }
 
-// An axis some placement names. Meshes have a handful, so the table is scanned.
-struct AxisInfo {
-  std::string_view name;
-  std::string first_use;  // pointer of its first placement
-  std::size_t rank = 0;   // position in Report::axis_order
-  std::uint64_t size = 1;
-  bool shards = false;  // some placement on it is a Shard or StridedShard
-};
+using report_detail::AxisInfo;
 
 // Sum that sticks at the maximum and remembers that it did.
 struct Total {
@@ -85,26 +62,34 @@ struct Total {
 
 class ReportBuilder {
  public:
-  ReportBuilder(const FrozenMeta& meta, const ModelTree& model)
-      : meta_(meta), meta_file_(meta.file), model_(model) {}
+  ReportBuilder(const FrozenMeta& meta, const ModelTree& model, bool without_meta)
+      : meta_(meta), meta_file_(meta.file), model_(model) {
+    report_.without_meta = without_meta;
+  }
 
   Report build(const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan,
                std::optional<std::size_t> sorted_params) {
     plan_ = &plan;
     if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
+    choose_layout();
     read_mesh(mesh);
     read_param_plan();
     if (!known_axes(mesh)) return std::move(report_);
     order_axes();
     note_idle_axes();
     look_up_params();
+    // The accounting of the meshes table, at rank 0 of the report's mesh.
+    report_.optimizer = plan.optimizer;
+    report_.zero_stage = plan.zero.stage;
+    report_.rank0_zero = report_detail::rank0_zero_groups(plan.zero, report_.layout, sizes_);
     for (const PlannedParam& p : planned_) measure(p);
     measure_uncovered();
     totals_and_warnings();
-    plan_capacity_of_meshes();
+    const report_detail::PlanContext context{meta_file_, planner_source(), axes_, missing_};
+    report_detail::plan_meshes(report_, plan, context);
+    to_plan_ = {};  // the planner keeps nothing of its input
     if (!report_.usage_errors.empty()) return std::move(report_);
-    note_swept_axes_that_shard_nothing();
-    say_why_no_mesh_is_usable();
+    report_detail::conclude_plan(report_, plan, context);
     return finish(sorted_params);
   }
 
@@ -138,13 +123,30 @@ class ReportBuilder {
     for (const auto& [name, size] : sizes_) report_.mesh.push_back(MeshAxis{name, size});
   }
 
-  // Every --mesh and --sweep axis is one the inputs know; false (usage errors) otherwise.
+  // Folded unless mesh_dim_names names ep (or --expert-parallel says which).
+  void choose_layout() {
+    if (plan_->expert_parallel) {
+      report_.layout = *plan_->expert_parallel;
+      report_.layout_source = LayoutSource::kFlag;
+      return;
+    }
+    const bool named = std::find(mesh_dim_names_.begin(), mesh_dim_names_.end(), kExpertAxis) !=
+                       mesh_dim_names_.end();
+    report_.layout = named ? ExpertLayout::kAxis : ExpertLayout::kFolded;
+  }
+
+  // Every --mesh and --sweep axis is one the inputs know, and no --replica-axis is one the
+  // plan shards; false (usage errors) otherwise.
   bool known_axes(const std::optional<std::vector<MeshAxis>>& mesh) {
     std::vector<std::string> named = std::move(named_axes_);
     named.insert(named.end(), mesh_dim_names_.begin(), mesh_dim_names_.end());
     for (const AxisInfo& a : axes_) named.emplace_back(a.name);
+    if (report_.without_meta) named.emplace_back("dp");
     report_.usage_errors = report_detail::unknown_axes(
         report_detail::known_axes(std::move(named), *plan_), mesh, plan_->sweeps);
+    if (report_.usage_errors.empty()) {
+      report_.usage_errors = report_detail::sharded_replica_axes(axes_, *plan_, meta_file_);
+    }
     return report_.usage_errors.empty();
   }
 
@@ -289,13 +291,26 @@ class ReportBuilder {
     return size;
   }
 
+  // The bytes of a parameter whole, `unit` per element (with the accounting); false, with
+  // an error at the parameter in the model, past 2^64-1 bytes.
   bool full_bytes(std::string_view fqn, const ModelParameter& p, std::uint64_t unit,
                   std::uint64_t& out) {
     if (checked_volume(p.shape, unit, out)) return true;
+    const std::string per_element = plan_->optimizer == Optimizer::kNone
+                                        ? std::to_string(unit) + "-byte elements"
+                                        : std::to_string(unit) +
+                                              " bytes per element with --optimizer " +
+                                              std::string(optimizer_name(plan_->optimizer));
     error(model_.file, model_.parameter_pointer(fqn),
           "parameter " + quote_for_diagnostic(fqn) + " of shape " + shape_text(p.shape) + " and " +
-              std::to_string(unit) + "-byte elements needs more than 2^64-1 bytes");
+              per_element + " needs more than 2^64-1 bytes");
     return false;
+  }
+
+  // The accounting of one parameter's elements: what ZeRO keeps and splits of each.
+  ElementCost cost_of(const ModelParameter& p, std::uint64_t element) const {
+    return element_cost(p.dtype.value_or(kMissingDtype), element, p.requires_grad, plan_->optimizer,
+                        plan_->zero.stage);
   }
 
   static std::string size_phrase(std::uint64_t local, std::uint64_t full) {
@@ -307,14 +322,17 @@ class ReportBuilder {
     const MetaParam& param = *planned.param;
     const ModelParameter* info = planned.info;
     if (info == nullptr) {
+      ++missing_;
       error(meta_file_, pointer_of(planned),
             "parameter " + quote_for_diagnostic(param.fqn) + " is not in the model (" +
                 model_.file + ")");
       return;
     }
-    const std::optional<std::uint64_t> unit = element_size(param.fqn, *info);
+    const std::optional<std::uint64_t> element = element_size(param.fqn, *info);
+    if (!element) return;
+    const ElementCost cost = cost_of(*info, *element);
     std::uint64_t full = 0;
-    if (!unit || !full_bytes(param.fqn, *info, *unit, full)) return;
+    if (!full_bytes(param.fqn, *info, cost.kept + cost.split, full)) return;
 
     // The axes in placement order (distinct axes: distinct ranks), by insertion: a param
     // has a few.
@@ -346,11 +364,21 @@ class ReportBuilder {
     }
     out.local_shape = local;
     out.axes = {report_.applied_axes.data() + axes_at, order_.size()};
+    const bool expert = report_detail::is_expert(report_.layout, param);
+    if (expert) {
+      Diagnostics errors =
+          report_detail::expert_placement_errors(param, meta_file_, pointer_of(planned));
+      valid = valid && errors.empty();
+      report_.expert_params += errors.empty() ? 1 : 0;
+      for (Diagnostic& d : errors) report_.findings.push_back(std::move(d));
+    }
     // Only parameters every check above accepted reach the planner, so it cannot fail on
     // what is already a finding.
     if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
-    checked_volume(out.local_shape, *unit, out.rank0_bytes);  // never above `full`
+    out.rank0_bytes = report_detail::rank0_bytes(
+        out.local_shape, cost,
+        report_detail::zero_group_of(plan_->zero, sizes_, &param, expert, report_.rank0_zero));
     // Saturates as the totals do; the rank-0 total then overflows too and says so.
     chunking::saturating_add(report_.boundaries[planned.boundary_report].rank0_bytes,
                              out.rank0_bytes);
@@ -400,79 +428,23 @@ class ReportBuilder {
     return true;
   }
 
-  // The same planner as `report --sweep` (docs/capacity.md), here for the report's mesh
-  // or the sweep: the worst and best rank over every rank, not only rank 0.
-  void plan_capacity_of_meshes() {
-    CapacityRequest request;
-    // Made one at a time from the decoded inputs: no second copy of every parameter.
-    request.source.count = to_plan_.size() + report_.uncovered.size();
-    request.source.at = [this](std::size_t i) {
+  // What the planner counts (report_plan.h), made one at a time from the decoded inputs:
+  // no second copy of every parameter.
+  CapacityParamSource planner_source() {
+    CapacityParamSource source;
+    source.count = to_plan_.size() + report_.uncovered.size();
+    source.at = [this](std::size_t i) {
       scratch_.clear();
       if (i >= to_plan_.size()) {
         const UncoveredParam& u = report_.uncovered[i - to_plan_.size()];
-        return CapacityParam{
-            u.fqn, signed_dims(u.shape), u.dtype.value_or(kMissingDtype), u.requires_grad, {}};
+        return CapacityParam{u.fqn, u.shape, u.dtype.value_or(kMissingDtype), u.requires_grad, {}};
       }
       const ParamReport& p = report_.params[to_plan_[i]];
       for (const ReportAxis a : p.axes) scratch_.push_back({a->axis, a->placement});
-      return CapacityParam{p.fqn, signed_dims(p.info->shape), p.info->dtype.value_or(kMissingDtype),
+      return CapacityParam{p.fqn, p.info->shape, p.info->dtype.value_or(kMissingDtype),
                            p.info->requires_grad, scratch_};
     };
-    request.axis_order = report_.axis_order;
-    for (const MeshAxis& a : report_.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
-    request.sweeps = plan_->sweeps;
-    request.optimizer = plan_->optimizer;
-    request.zero = plan_->zero;
-    request.budget = plan_->budget;
-    request.fits_only = plan_->fits_only;
-    report_.swept = !plan_->sweeps.empty();
-    MeshesProblem problem{};
-    auto meshes = enumerate_meshes(request.axis_order, request.fixed, request.sweeps, &problem);
-    if (!meshes) {
-      bool usage = false;
-      Diagnostic d = report_detail::mesh_sizes_error(
-          std::move(meshes.errors().front()), problem, report_.mesh_source == MeshSource::kFlag,
-          plan_->sweeps,
-          report_.mesh_source == MeshSource::kParallelDims ? report_.mesh : std::vector<MeshAxis>{},
-          meta_file_, usage);
-      (usage ? report_.usage_errors : report_.findings).push_back(std::move(d));
-      to_plan_ = {};
-      return;
-    }
-    Expected<CapacityResult> result = plan_capacity(request);
-    to_plan_ = {};  // the planner keeps nothing of its input
-    if (!result) {
-      for (Diagnostic& d : result.errors()) {
-        if (d.file.empty()) d.file = meta_file_;
-        report_.findings.push_back(std::move(d));
-      }
-      return;
-    }
-    report_.capacity = std::move(*result);
-  }
-
-  // A swept axis no placement shards (and that ZeRO does not split over) only multiplies
-  // the devices: one note says so, rather than rows that differ in nothing else.
-  void note_swept_axes_that_shard_nothing() {
-    for (const AxisSweep& s : plan_->sweeps) {
-      if (plan_->zero.stage > 0 && s.axis == plan_->zero.axis) continue;
-      const AxisInfo* axis = find_axis(s.axis);
-      if (axis != nullptr && axis->shards) continue;
-      report_.findings.push_back(
-          make_note(meta_file_, axis != nullptr ? axis->first_use : std::string(),
-                    "axis " + quote_for_diagnostic(s.axis) +
-                        " shards no parameter: its sizes only multiply the devices"));
-    }
-  }
-
-  // No usable mesh is an error that says why: the closest mesh and by how much, or the
-  // first mesh's first parameter that does not divide. The one mesh of a report without
-  // --sweep that does not divide has its findings already, which agree with it.
-  void say_why_no_mesh_is_usable() {
-    const CapacityResult* cap = report_.capacity ? &*report_.capacity : nullptr;
-    if (cap == nullptr || capacity_exit_code(*cap) == 0) return;
-    if (!report_.swept && !cap->meshes.front().divisible()) return;
-    error(meta_file_, "", capacity_answer_text(*cap));
+    return source;
   }
 
   // Upstream's coverage rule (CoverageIndex): a model param is covered by a planned FQN
@@ -488,13 +460,18 @@ class ReportBuilder {
     for (std::size_t k = 0; k < model_.parameters.size(); ++k) {
       const auto& [fqn, info] = model_.parameters[k];
       if (covered(k, fqn)) continue;
-      const std::optional<std::uint64_t> unit = element_size(fqn, info);
+      const std::optional<std::uint64_t> element = element_size(fqn, info);
+      if (!element) continue;
+      const ElementCost cost = cost_of(info, *element);
       std::uint64_t bytes = 0;
-      if (!unit || !full_bytes(fqn, info, *unit, bytes)) continue;
+      if (!full_bytes(fqn, info, cost.kept + cost.split, bytes)) continue;
       if (info.requires_grad) ++uncovered_trainable_;
-      // Whole on every rank: a parameter with no placement.
+      // Whole on every rank but for ZeRO: a parameter with no placement.
+      const std::uint64_t rank0 = report_detail::rank0_bytes(
+          info.shape, cost,
+          report_detail::zero_group_of(plan_->zero, sizes_, nullptr, false, report_.rank0_zero));
       report_.uncovered.push_back(
-          UncoveredParam{fqn, info.shape, info.dtype, bytes, info.requires_grad});
+          UncoveredParam{fqn, info.shape, info.dtype, bytes, rank0, info.requires_grad});
     }
   }
 
@@ -511,7 +488,11 @@ class ReportBuilder {
         ++report_.replicated_params;
       }
     }
-    for (const UncoveredParam& u : report_.uncovered) uncovered.add(u.bytes);
+    Total uncovered_full;  // for the finding, which gives their size
+    for (const UncoveredParam& u : report_.uncovered) {
+      uncovered.add(u.rank0_bytes);
+      uncovered_full.add(u.bytes);
+    }
     const std::pair<const char*, Total*> totals[] = {{"rank0_bytes", &rank0},
                                                      {"replicated_bytes", &replicated},
                                                      {"unsharded_bytes", &unsharded},
@@ -534,7 +515,8 @@ class ReportBuilder {
                   " no dtype, counted as bfloat16 (2 bytes); the first is " +
                   quote_for_diagnostic(first_missing_dtype_));
     }
-    if (!report_.uncovered.empty()) {
+    // Without a meta every parameter is uncovered, and replicated on purpose.
+    if (!report_.uncovered.empty() && !report_.without_meta) {
       const std::size_t n = report_.uncovered.size();
       // As `check`: a trainable parameter no plan entry covers is an error (upstream's
       // preflight refuses it) unless --allow-uncovered; frozen ones only warn.
@@ -542,10 +524,10 @@ class ReportBuilder {
       (as_error ? report_.findings.emplace_back(make_error(model_.file, "", ""))
                 : report_.findings.emplace_back(make_warning(model_.file, "", "")))
           .message = std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
-                     " not covered by any planned key (" +
-                     format_byte_size(report_.uncovered_bytes) + " at full size, " +
-                     std::to_string(uncovered_trainable_) + " trainable); " +
-                     (n == 1 ? "it stays" : "they stay") + " whole on every rank";
+                     " not covered by any planned key (" + format_byte_size(uncovered_full.value) +
+                     " at full size, " + std::to_string(uncovered_trainable_) + " trainable); " +
+                     (n == 1 ? "it stays" : "they stay") + " whole on every rank" +
+                     (plan_->zero.stage > 0 ? " but for the ZeRO split" : "");
     }
   }
 
@@ -575,6 +557,7 @@ class ReportBuilder {
   std::vector<std::size_t> to_plan_;
   std::vector<CapacityPlacement> scratch_;  // the placements of the one param made last
   std::size_t uncovered_trainable_ = 0;
+  std::size_t missing_ = 0;  // planned parameters the model lacks
   std::size_t missing_dtype_count_ = 0;
   std::string first_missing_dtype_;
 };
@@ -586,10 +569,13 @@ bool Report::has_errors() const {
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
-Report build_report(const FrozenMeta& meta, const ModelTree& model,
+Report build_report(const FrozenMeta* meta, const ModelTree& model,
                     const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan,
                     std::optional<std::size_t> sorted_params) {
-  return ReportBuilder(meta, model).build(mesh, plan, sorted_params);
+  if (meta != nullptr) return ReportBuilder(*meta, model, false).build(mesh, plan, sorted_params);
+  // No META: an empty plan, whose report views nothing of it.
+  const FrozenMeta empty;
+  return ReportBuilder(empty, model, true).build(mesh, plan, sorted_params);
 }
 
 }  // namespace hpfreeze

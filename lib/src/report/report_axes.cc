@@ -38,11 +38,27 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
 }
 
 std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan) {
-  named.push_back(plan.zero.axis);
+  named.insert(named.end(), plan.zero.axes.begin(), plan.zero.axes.end());
   named.insert(named.end(), plan.replica_axes.begin(), plan.replica_axes.end());
   std::sort(named.begin(), named.end());
   named.erase(std::unique(named.begin(), named.end()), named.end());
   return named;
+}
+
+Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const ReportPlanOptions& plan,
+                                 const std::string& meta_file) {
+  Diagnostics out;
+  for (const std::string& name : plan.replica_axes) {
+    auto it = std::find_if(axes.begin(), axes.end(),
+                           [&name](const AxisInfo& a) { return a.shards && a.name == name; });
+    if (it == axes.end()) continue;
+    out.push_back(make_io_error(
+        {}, "--replica-axis: axis " + quote_for_diagnostic(name) +
+                " is sharded by the plan (it is named first at " + meta_file + ": " +
+                it->first_use +
+                "), so it holds no replicas; the inputs know it without --replica-axis"));
+  }
+  return out;
 }
 
 Diagnostics unknown_axes(const std::vector<std::string>& known,

@@ -17,6 +17,15 @@
 
 namespace hpfreeze::report_detail {
 
+// An axis some placement names. Meshes have a handful, so a table of them is scanned.
+struct AxisInfo {
+  std::string_view name;
+  std::string first_use;  // pointer of its first placement
+  std::size_t rank = 0;   // position in Report::axis_order
+  std::uint64_t size = 1;
+  bool shards = false;  // some placement on it is a Shard or StridedShard
+};
+
 struct ParallelDims {
   bool present = false;  // the meta has a parallel_dims object
   bool named = false;    // the meta has parallel_dims, an object or null
@@ -31,8 +40,13 @@ struct ParallelDims {
 ParallelDims read_parallel_dims(const FrozenMeta& meta);
 
 // The axes the inputs know, by name: `named` (mesh_dim_names, parallel_dims's axes, every
-// axis a placement names), the ZeRO axis and the --replica-axis names.
+// axis a placement names), the ZeRO axes and the --replica-axis names.
 std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan);
+
+// One usage error per --replica-axis that some placement shards (`axes`: every axis a
+// placement names): a replica axis holds whole copies.
+Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const ReportPlanOptions& plan,
+                                 const std::string& meta_file);
 
 // One usage error per --mesh or --sweep axis not in `known` (sorted): it lists them and
 // suggests the nearest (equal ignoring case first, else by edit distance).

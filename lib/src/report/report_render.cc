@@ -16,8 +16,41 @@ namespace {
 
 // ---- text rendering ----
 
+// "dp x cp, 4 ranks; experts over edp, 2 ranks": the ZeRO groups at rank 0.
+std::string zero_groups_text(const Report& r, const std::vector<std::string>& axes) {
+  std::string names;
+  for (const std::string& a : axes) {
+    if (std::none_of(r.mesh.begin(), r.mesh.end(),
+                     [&a](const MeshAxis& m) { return m.name == a; })) {
+      continue;
+    }
+    if (names.find(a) == std::string::npos) names += (names.empty() ? "" : " x ") + a;
+  }
+  auto ranks = [](std::uint64_t n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); };
+  std::string out =
+      names.empty() ? "no axis of the mesh" : names + ", " + ranks(r.rank0_zero.dense);
+  if (r.expert_params > 0) out += "; experts over edp, " + ranks(r.rank0_zero.expert);
+  return out;
+}
+
+// What the byte counts of the rank-0 block and the params table include, when that is
+// more than the weights.
+std::string accounting_line(const Report& r) {
+  if (r.optimizer == Optimizer::kNone && r.zero_stage == 0) return "";
+  std::string out = "rank 0 below counts ";
+  out += r.optimizer == Optimizer::kNone ? "the weights"
+                                         : "weights, gradients and optimizer state (" +
+                                               std::string(optimizer_name(r.optimizer)) + ")";
+  if (r.zero_stage > 0 && r.capacity) {
+    out += ", after ZeRO stage " + std::to_string(r.zero_stage) + " over " +
+           zero_groups_text(r, r.capacity->zero.axes) + "; LOCAL is the plan's piece before it";
+  }
+  return out + ", as the meshes table does\n";
+}
+
 std::string mesh_line(const Report& r) {
-  std::string out = "mesh:";
+  std::string out = r.without_meta ? "plan: none (no META): every parameter replicated\n" : "";
+  out += "mesh:";
   if (r.mesh.empty()) {
     out += r.swept ? " none fixed" : " none, every axis counts as size 1";
   } else {
@@ -36,9 +69,11 @@ std::string mesh_line(const Report& r) {
                                      [&](const MeshAxis& m) { return m.name == a.axis; });
       if (!fixed) swept += (swept.empty() ? "" : ", ") + a.axis;
     }
-    out += "rank 0 below: the mesh above with the swept axes (" + swept +
-           ") at size 1; the meshes table has every swept mesh\n";
+    out += std::string("rank 0 below: ") +
+           (r.mesh.empty() ? "no axis fixed" : "the fixed axes above") + ", the swept axes (" +
+           swept + ") at size 1; the meshes table has every swept mesh\n";
   }
+  out += accounting_line(r);
   if (!r.axis_order.empty()) {
     out += "placement order:";
     for (std::size_t i = 0; i < r.axis_order.size(); ++i) {
@@ -106,7 +141,10 @@ std::string render_report_text(const Report& r, std::size_t top) {
                        row("rank 0, planned params", planned, r.rank0_bytes),
                        row("  of which replicated", r.replicated_params, r.replicated_bytes),
                        row("planned params at full size", planned, r.unsharded_bytes),
-                       row("uncovered params (whole on every rank)", uncovered, r.uncovered_bytes),
+                       row(r.without_meta     ? "model params, all replicated (no META)"
+                           : r.zero_stage > 0 ? "uncovered params (whole but for ZeRO)"
+                                              : "uncovered params (whole on every rank)",
+                           uncovered, r.uncovered_bytes),
                        row("rank 0 total", planned + uncovered, total)},
                       "");
 
@@ -153,7 +191,8 @@ std::string render_report_text(const Report& r, std::size_t top) {
 
   const std::size_t nu = std::min(top, r.uncovered.size());
   if (nu > 0) {
-    out += "\nuncovered params" + count_of(nu, r.uncovered.size(), "by bytes");
+    out += std::string(r.without_meta ? "\nmodel params" : "\nuncovered params") +
+           count_of(nu, r.uncovered.size(), "by bytes");
     std::vector<std::vector<std::string>> rows{{"BYTES", "DTYPE", "SHAPE", "PARAM"}};
     for (std::size_t i = 0; i < nu; ++i) {
       const UncoveredParam& u = r.uncovered[i];
@@ -187,6 +226,7 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   }
   w.end_object();
   w.key("mesh_source").string(mesh_source_name(r.mesh_source));
+  w.key("plan").string(r.without_meta ? "replicated" : "meta");
   w.key("placement_order").start_array();
   for (const std::string& a : r.axis_order) w.string(a);
   w.end_array();
@@ -243,13 +283,15 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
       .optional_string(cap != nullptr ? std::optional(optimizer_name(cap->optimizer))
                                       : std::nullopt);
   w.key("budget_bytes").optional_number(cap != nullptr ? cap->budget : std::nullopt);
-  w.key("zero").start_object();
-  w.key("stage").number(static_cast<std::uint64_t>(r.capacity ? cap->zero.stage : 0));
-  w.key("axis").string(cap != nullptr ? std::string_view(cap->zero.axis) : "dp");
+  w.key("zero");
+  write_capacity_zero(w, cap);
+  w.key("expert_parallel").start_object();
+  w.key("layout").string(expert_layout_name(r.layout));
+  w.key("from").string(r.layout_source == LayoutSource::kFlag ? "flag" : "meta");
   w.end_object();
   w.key("swept").boolean(r.swept);
   w.key("answer");
-  write_capacity_answer(w, cap != nullptr ? capacity_answer(*cap) : nullptr);
+  write_capacity_answer(w, cap);
   w.key("meshes");
   write_capacity_meshes(w, cap);
   w.key("findings").start_array();

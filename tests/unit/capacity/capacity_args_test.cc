@@ -162,6 +162,40 @@ TEST(CapacityArgs, ZeroStage) {
   }
 }
 
+TEST(CapacityArgs, ZeroAxes) {
+  EXPECT_EQ(*parse_zero_axes("dp"), (std::vector<std::string>{"dp"}));
+  EXPECT_EQ(*parse_zero_axes("dp,cp"), (std::vector<std::string>{"dp", "cp"}));
+  EXPECT_EQ(*parse_zero_axes("cp,dp_shard,fsdp"),
+            (std::vector<std::string>{"cp", "dp_shard", "fsdp"}));
+  const std::pair<const char*, const char*> bad[] = {
+      {"",
+       "'': '' is not an axis name; expected AXIS[,AXIS...], each matching "
+       "[A-Za-z_][A-Za-z0-9_]*"},
+      {"dp,",
+       "'dp,': '' is not an axis name; expected AXIS[,AXIS...], each matching "
+       "[A-Za-z_][A-Za-z0-9_]*"},
+      {"d-p,cp",
+       "'d-p,cp': 'd-p' is not an axis name; expected AXIS[,AXIS...], each matching "
+       "[A-Za-z_][A-Za-z0-9_]*"},
+      {"dp,cp,dp", "'dp,cp,dp': axis 'dp' is listed twice"},
+  };
+  for (const auto& [text, message] : bad) {
+    Expected<std::vector<std::string>> axes = parse_zero_axes(text);
+    ASSERT_FALSE(axes.ok()) << text;
+    EXPECT_EQ(axes.errors().front().message, message);
+  }
+}
+
+TEST(CapacityArgs, ExpertLayout) {
+  EXPECT_EQ(parse_expert_layout("folded"), ExpertLayout::kFolded);
+  EXPECT_EQ(parse_expert_layout("axis"), ExpertLayout::kAxis);
+  for (const char* other : {"", "Folded", "fold", "axes", "ep"}) {
+    EXPECT_EQ(parse_expert_layout(other), std::nullopt) << other;
+  }
+  EXPECT_EQ(expert_layout_name(ExpertLayout::kFolded), "folded");
+  EXPECT_EQ(expert_layout_name(ExpertLayout::kAxis), "axis");
+}
+
 TEST(CapacityArgs, AxisName) {
   for (const char* name : {"tp", "_", "dp_shard", "_x1", "A9"}) EXPECT_TRUE(is_axis_name(name));
   for (const char* name : {"", "1tp", "t-p", "tp ", " tp", "t.p", "\xc3\xa9"}) {

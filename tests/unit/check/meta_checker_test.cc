@@ -224,7 +224,9 @@ TEST(CheckAxes, OneNotePerUndeclaredAxisAtItsFirstUse) {
             (Lines{"note: meta.json: /param_plan/a/params/w/dp: axis 'dp' is not in "
                    "mesh_dim_names ['tp', 'cp']; the runtime ignores it (1 placement)",
                    "note: meta.json: /param_plan/a/params/w/ep: axis 'ep' is not in "
-                   "mesh_dim_names ['tp', 'cp']; the runtime ignores it (3 placements)"}));
+                   "mesh_dim_names ['tp', 'cp']; DTensor ignores it, but the expert-parallel path "
+                   "splits the experts it shards over groups of ep ranks folded into the dense "
+                   "region (3 placements)"}));
 }
 
 TEST(CheckAxes, NoNotesWithoutDeclaredAxes) {

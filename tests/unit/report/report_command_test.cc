@@ -375,9 +375,10 @@ TEST(BuildReport, AxesOutsideMeshDimNamesComeAfterThemByName) {
 }
 
 TEST(BuildReport, AxesNotInTheMeshAndOfSizeOneChangeNothingWithOneNoteEach) {
+  // mesh_dim_names names ep: the axis layout, where a param may be split on ep and tp both.
   const Report r = report_of(
-      plan_b(
-          R"j({"a": {"tp": "S(0)", "ep": "S(0)", "cp": "S(0)"}, "b": {"ep": "S(1)", "cp": "R"}})j"),
+      R"j({"mesh_dim_names": ["tp", "ep", "cp"], "param_plan": {"b": {"params": )j"
+      R"j({"a": {"tp": "S(0)", "ep": "S(0)", "cp": "S(0)"}, "b": {"ep": "S(1)", "cp": "R"}}}}})j",
       model_json({{"b.a", "[8, 2]", "bfloat16"}, {"b.b", "[8, 2]", "bfloat16"}}),
       mesh({{"tp", 2}, {"cp", 1}}));
   EXPECT_THAT(findings(r),
@@ -686,7 +687,8 @@ Report small_report() {
 
 TEST(RenderReport, Json) {
   // b.w: [2, 2] x 2 = 8; b.r: 2 x 4 = 8 (replicated); a.x: [1] x 2 = 2; c.u uncovered: 3.
-  // Every rank holds the same: 8 + 8 + 2 + 3 = 21 on each of the 2 ranks.
+  // Every rank holds the same: 8 + 8 + 2 + 3 = 21 on each of the 2 ranks. No answer while
+  // the uncovered trainable c.u is an error. mesh_dim_names does not name ep: folded.
   const std::string out = render_report_json(small_report(), std::nullopt);
   for (const char* piece : {
            R"j({
@@ -694,6 +696,7 @@ TEST(RenderReport, Json) {
     "tp": 2
   },
   "mesh_source": "--mesh",
+  "plan": "meta",
   "placement_order": [
     "tp"
   ],
@@ -751,16 +754,18 @@ TEST(RenderReport, Json) {
   "budget_bytes": null,
   "zero": {
     "stage": 0,
-    "axis": "dp"
+    "axes": [
+      "dp",
+      "cp"
+    ],
+    "expert_axis": null
+  },
+  "expert_parallel": {
+    "layout": "folded",
+    "from": "meta"
   },
   "swept": false,
-  "answer": {
-    "mesh": {
-      "tp": 2
-    },
-    "devices": 2,
-    "max_rank_bytes": 21
-  },
+  "answer": null,
   "meshes": [
     {
       "mesh": {
@@ -825,7 +830,7 @@ TEST(RenderReport, Text) {
             // The planner: 16 + 8 + 4 + 3 = 31 B whole; every rank of tp=2 holds 21 B.
             "meshes (worst and best rank over all ranks; uncovered params included):\n"
             "4 params, 31 B whole on one device, optimizer none, no budget\n"
-            "smallest mesh that divides: tp=2 (2 devices, worst rank 21 B)\n"
+            "no answer: the inputs have 1 error (on stderr)\n"
             "MESH  DEVICES  WORST RANK  BEST RANK  BAR                               VERDICT\n"
             "tp=2        2        21 B       21 B  ################################  divides\n"
             "BAR: the worst rank, full at 21 B\n"
@@ -1071,10 +1076,11 @@ TEST_F(RunReportTest, NoUsableMeshSaysWhyInOneErrorLine) {
   CommandResult out = run_report(request);
   EXPECT_EQ(out.outcome(), Outcome::kRejected);
   EXPECT_NE(out.output, "");
-  EXPECT_THAT(out.diagnostics,
-              Contains(Property(&Diagnostic::location_and_message,
-                                request.meta_path + ": no mesh fits the 5 B budget; closest: "
-                                                    "tp=2 (2 devices, worst rank 6 B, over by 1 B)")));
+  EXPECT_THAT(
+      out.diagnostics,
+      Contains(Property(&Diagnostic::location_and_message,
+                        request.meta_path + ": no mesh fits the 5 B budget; closest: "
+                                            "tp=2 (2 devices, worst rank 6 B, over by 1 B)")));
   // A sweep none of whose meshes divides: the first mesh's first offender. tp=4: 6 by 4.
   request.mesh.reset();
   request.plan.budget.reset();
@@ -1094,12 +1100,12 @@ TEST_F(RunReportTest, NoUsableMeshSaysWhyInOneErrorLine) {
 // over the findings (here a dim that does not divide and an uncovered parameter).
 TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   ReportRequest request;
-  request.meta_path = write(
-      "meta.json",
-      R"j({"mesh_dim_names": ["tp", "ep"], "parallel_dims": {"cp_size": 1, "ep_size": 2},)j"
-      R"j( "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j");
-  request.model_path = write("model.json", model_json({{"b.w", "[5]", "bfloat16"},
-                                                       {"c.u", "[3]", "int8"}}));
+  request.meta_path =
+      write("meta.json",
+            R"j({"mesh_dim_names": ["tp", "ep"], "parallel_dims": {"cp_size": 1, "ep_size": 2},)j"
+            R"j( "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j");
+  request.model_path =
+      write("model.json", model_json({{"b.w", "[5]", "bfloat16"}, {"c.u", "[3]", "int8"}}));
   const std::string known =
       " (the inputs know cp, dp, ep, tp; --replica-axis NAME adds an axis that only holds "
       "replicas)";
@@ -1122,7 +1128,7 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis.
   request.plan.sweeps = {{"pp", {1, 4}}};
   request.plan.replica_axes = {"pp"};
-  request.plan.zero.axis = "fsdp";
+  request.plan.zero.axes = {"fsdp"};
   request.mesh = mesh({{"cp", 1}, {"fsdp", 2}, {"tp", 1}});
   out = run_report(request);
   EXPECT_NE(out.outcome(), Outcome::kTrouble);
@@ -1144,15 +1150,14 @@ TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
       {R"j({"w": {"tp": "S(1)"}})j", "[0, 7]", {{"tp", 2}}, true},
       // [10] uneven on ep=4 (3, 3, 3, 1), then S(0) on tp=3: rank 0's 3 divides, ep 3's 1
       // does not.
-      {R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}})j", "[10]",
-       {{"ep", 4}, {"tp", 3}}, false},
+      {R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}})j", "[10]", {{"ep", 4}, {"tp", 3}}, false},
       // [6] uneven SS with a split factor that does not divide it: uneven, divides.
       {R"j({"w": {"tp": "SS(-1,4)"}})j", "[6]", {{"tp", 2}}, true},
   };
   for (const Case& c : cases) {
-    const std::string meta = write(
-        "meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j" +
-                         c.params + "}}}");
+    const std::string meta =
+        write("meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j" +
+                               c.params + "}}}");
     ReportRequest request;
     request.meta_path = meta;
     request.model_path = write("model.json", model_json({{"b.w", c.shape, "bfloat16"}}));
@@ -1166,15 +1171,16 @@ TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
     EXPECT_EQ(from_sweep.outcome(), from_mesh.outcome()) << c.params;
     bool divisibility_finding = false;
     for (const Diagnostic& d : from_mesh.diagnostics) {
-      divisibility_finding = divisibility_finding || d.message.find("divisible") != std::string::npos;
+      divisibility_finding =
+          divisibility_finding || d.message.find("divisible") != std::string::npos;
     }
     EXPECT_EQ(divisibility_finding, !c.divides) << c.params;
   }
   // The composed case names the size the planner names: ep rank 3's 1 element.
   ReportRequest request;
-  request.meta_path = write(
-      "meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j"
-                   R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}}}}})j");
+  request.meta_path =
+      write("meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j"
+                         R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}}}}})j");
   request.model_path = write("model.json", model_json({{"b.w", "[10]", "bfloat16"}}));
   request.mesh = mesh({{"ep", 4}, {"tp", 3}});
   EXPECT_THAT(run_report(request).diagnostics,

@@ -1,0 +1,49 @@
+#pragma once
+// The report's byte counts as the meshes table counts them (docs/cli.md, "report"): the
+// optimizer's accounting and ZeRO's split at rank 0 of the report's mesh, and the folded
+// layout's rule for expert parameters. The builder (build_report.cc) calls these per
+// parameter.
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "hpfreeze/capacity.h"
+#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/meta.h"
+#include "hpfreeze/report.h"
+
+namespace hpfreeze::report_detail {
+
+using AxisSizes = std::map<std::string, std::uint64_t, std::less<>>;
+
+// Product of `shape` times `unit`; false on overflow. A zero dim makes it 0 whatever the
+// rest.
+bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, std::uint64_t& out);
+
+// The ZeRO groups at rank 0 of the mesh `sizes`: the product of the listed axes, and in the
+// folded layout edp (the dense region over ep; 1 when ep does not divide it).
+ZeroGroups rank0_zero_groups(const ZeroSharding& zero, ExpertLayout layout, const AxisSizes& sizes);
+
+// The group a parameter is split over (`param` nullptr: an uncovered one, which no
+// placement shards): edp for an expert, else the listed axes it is not sharded on.
+std::uint64_t zero_group_of(const ZeroSharding& zero, const AxisSizes& sizes,
+                            const MetaParam* param, bool expert, const ZeroGroups& groups);
+
+// What rank 0 holds of a parameter whose piece under the plan is `local`: the kept part of
+// each element whole, the split part's dim 0 chunked over `group` ranks (torch.chunk's
+// first chunk). At most the parameter's full bytes, which the caller has checked.
+std::uint64_t rank0_bytes(std::span<const std::uint64_t> local, ElementCost cost,
+                          std::uint64_t group);
+
+// In the folded layout, whether a Shard or StridedShard puts `param` on ep.
+bool is_expert(ExpertLayout layout, const MetaParam& param);
+
+// An expert is split on ep only (upstream: no second-axis sharding): one error per other
+// placement that is not a Replicate, at `pointer` (the param's) joined with its axis.
+Diagnostics expert_placement_errors(const MetaParam& param, const std::string& meta_file,
+                                    const std::string& pointer);
+
+}  // namespace hpfreeze::report_detail

@@ -1,0 +1,149 @@
+// The capacity planner's part of a report (report_plan.h).
+#include "report/report_plan.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+namespace hpfreeze::report_detail {
+namespace {
+
+Diagnostic make_note(std::string file, std::string pointer, std::string message) {
+  Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
+  d.severity = Severity::kNote;
+  return d;
+}
+
+const AxisInfo* find(const std::vector<AxisInfo>& axes, std::string_view name) {
+  for (const AxisInfo& a : axes) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+bool listed(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A swept axis no placement shards (and that ZeRO does not split over) only multiplies
+// the devices: one note says so, rather than rows that differ in nothing else.
+void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions& plan,
+                                        const PlanContext& context) {
+  const CapacityResult& cap = *report.capacity;
+  const bool folded = cap.layout == ExpertLayout::kFolded;
+  // Folded, every axis of the dense region sizes edp, the experts' ZeRO group.
+  const bool expert_zero =
+      folded && std::any_of(cap.meshes.begin(), cap.meshes.end(),
+                            [](const MeshCapacity& m) { return m.zero.expert > 1; });
+  for (const AxisSweep& s : plan.sweeps) {
+    if (plan.zero.stage > 0 && listed(plan.zero.axes, s.axis)) continue;
+    if (expert_zero && s.axis != kExpertAxis && s.axis != kStageAxis) continue;
+    const AxisInfo* axis = find(context.axes, s.axis);
+    if (axis != nullptr && axis->shards) continue;
+    const bool ep = folded && s.axis == kExpertAxis;
+    report.findings.push_back(make_note(
+        context.meta_file, axis != nullptr ? axis->first_use : std::string(),
+        "axis " + quote_for_diagnostic(s.axis) + " shards no parameter: " +
+            (ep ? "in the folded layout its sizes change nothing but the meshes it divides"
+                : "its sizes only multiply the devices")));
+  }
+}
+
+// A budget under 1 MiB, or under every mesh's worst rank, given without a unit of GiB or
+// more, is most likely a unit left out: `--budget 80` is 80 bytes.
+void note_mistyped_budget(Report& report, const ReportPlanOptions& plan) {
+  if (!plan.budget) return;
+  const std::uint64_t budget = *plan.budget;
+  std::uint64_t least = UINT64_MAX;
+  for (const MeshCapacity& m : report.capacity->meshes) {
+    if (!m.indivisible || !m.indivisible->dense_region()) least = std::min(least, m.max_rank_bytes);
+  }
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  const bool small = budget < kMiB;
+  const bool below = least != UINT64_MAX && budget < least;
+  const std::string text = plan.budget_text.empty() ? std::to_string(budget) : plan.budget_text;
+  const std::size_t digits = text.find_first_not_of("0123456789.");
+  const std::string_view unit =
+      digits == std::string::npos ? std::string_view() : std::string_view(text).substr(digits);
+  const bool large_unit =
+      !unit.empty() && std::string_view("GTPE").find(unit[0]) != std::string_view::npos;
+  if ((!small && !below) || large_unit) return;
+  std::string message = "--budget " + text + " is " + format_byte_size(budget);
+  if (small) message += ", under 1 MiB";
+  if (below)
+    message += ", below every mesh's worst rank (the least is " + format_byte_size(least) + ")";
+  message += "; did you mean " + text.substr(0, digits) + "GiB?";
+  report.findings.push_back(make_note("", "", std::move(message)));  // about a flag: no file
+}
+
+}  // namespace
+
+void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContext& context) {
+  CapacityRequest request;
+  request.source = context.source;
+  request.axis_order = report.axis_order;
+  for (const MeshAxis& a : report.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
+  request.sweeps = plan.sweeps;
+  request.optimizer = plan.optimizer;
+  request.zero = plan.zero;
+  request.zero_axes_named = plan.zero_axes_named;
+  request.layout = report.layout;
+  request.layout_source = report.layout_source;
+  request.budget = plan.budget;
+  request.fits_only = plan.fits_only;
+  report.swept = !plan.sweeps.empty();
+  MeshesProblem problem{};
+  auto meshes =
+      enumerate_meshes(request.axis_order, request.fixed, request.sweeps, &problem, request.layout);
+  if (!meshes) {
+    bool usage = false;
+    Diagnostic d = mesh_sizes_error(
+        std::move(meshes.errors().front()), problem, report.mesh_source == MeshSource::kFlag,
+        plan.sweeps,
+        report.mesh_source == MeshSource::kParallelDims ? report.mesh : std::vector<MeshAxis>{},
+        context.meta_file, usage);
+    (usage ? report.usage_errors : report.findings).push_back(std::move(d));
+    return;
+  }
+  Expected<CapacityResult> result = plan_capacity(request);
+  if (!result) {
+    for (Diagnostic& d : result.errors()) {
+      // The ZeRO request's own mistakes are usage errors; the rest are the meta's.
+      if (d.error_class == ErrorClass::kIo) {
+        report.usage_errors.push_back(std::move(d));
+        continue;
+      }
+      if (d.file.empty()) d.file = context.meta_file;
+      report.findings.push_back(std::move(d));
+    }
+    return;
+  }
+  report.capacity = std::move(*result);
+}
+
+void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanContext& context) {
+  if (!report.capacity) return;
+  CapacityResult& cap = *report.capacity;
+  note_swept_axes_that_shard_nothing(report, plan, context);
+  note_mistyped_budget(report, plan);
+  // No answer line while an input is in error: the numbers miss what the error left out.
+  const std::size_t errors = static_cast<std::size_t>(
+      std::count_if(report.findings.begin(), report.findings.end(),
+                    [](const Diagnostic& d) { return d.severity == Severity::kError; }));
+  if (errors > 0 && capacity_answer(cap) != nullptr) {
+    cap.no_answer = context.missing > 0
+                        ? plural(context.missing, "planned parameter") +
+                              (context.missing == 1 ? " is" : " are") + " not in the model"
+                        : "the inputs have " + plural(errors, "error") + " (on stderr)";
+  }
+  // No usable mesh is an error that says why: the closest mesh and by how much, or the
+  // first mesh's first parameter that does not divide. The one mesh of a report without
+  // --sweep that does not divide has its findings already, which agree with it, unless it
+  // cannot be laid out at all.
+  if (capacity_exit_code(cap) == 0) return;
+  const MeshCapacity& first = cap.meshes.front();
+  if (!report.swept && !first.divisible() && !first.indivisible->dense_region()) return;
+  report.findings.push_back(make_error(context.meta_file, "", capacity_answer_text(cap)));
+}
+
+}  // namespace hpfreeze::report_detail
