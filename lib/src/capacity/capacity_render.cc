@@ -7,6 +7,7 @@
 
 #include "base/text_table.h"
 #include "hpfreeze/capacity.h"
+#include "json/output_name.h"
 
 namespace hpfreeze {
 namespace {
@@ -65,7 +66,7 @@ std::string zero_words(const ZeroSharding& zero) {
       "the weights, gradients and optimizer state"};
   return "ZeRO stage " + std::to_string(zero.stage) + " (" +
          std::string(kSplit[static_cast<std::size_t>(zero.stage)]) + " split over " +
-         zero.axis + ")";
+         output_name(zero.axis) + ")";
 }
 
 bool shown(const CapacityResult& result, const MeshCapacity& m) {
@@ -79,14 +80,14 @@ std::string format_mesh(const Mesh& mesh) {
   std::string out;
   for (const AxisSize& a : mesh.axes) {
     if (!out.empty()) out += ' ';
-    out += a.axis + "=" + std::to_string(a.size);
+    out += output_name(a.axis) + "=" + std::to_string(a.size);
   }
   return out;
 }
 
 std::string indivisible_text(const Indivisible& x) {
-  std::string out = x.fqn + " dim " + std::to_string(x.dim) + " by " + x.axis + "=" +
-                    std::to_string(x.axis_size);
+  std::string out = output_name(x.fqn) + " dim " + std::to_string(x.dim) + " by " +
+                    output_name(x.axis) + "=" + std::to_string(x.axis_size);
   if (x.split_factor != 1) out += " x split factor " + std::to_string(x.split_factor);
   return out;
 }
@@ -112,8 +113,8 @@ std::string capacity_answer_text(const CapacityResult& result) {
   return std::string(result.meshes.size() == 1 ? "the mesh does not divide: "
                                                : "no mesh divides; the first, ") +
          (result.meshes.size() == 1 ? std::string() : format_mesh(first.mesh) + ", fails on ") +
-         x.fqn + " dim " + std::to_string(x.dim) + " (size " + std::to_string(x.size) +
-         ") by " + x.axis + "=" + std::to_string(x.axis_size) +
+         output_name(x.fqn) + " dim " + std::to_string(x.dim) + " (size " + std::to_string(x.size) +
+         ") by " + output_name(x.axis) + "=" + std::to_string(x.axis_size) +
          (x.split_factor != 1 ? " x split factor " + std::to_string(x.split_factor)
                               : std::string());
 }

@@ -3,6 +3,7 @@
 #include "hpfreeze/json.h"
 #include "hpfreeze/placement.h"
 #include "json/json_stream.h"
+#include "json/output_name.h"
 
 namespace hpfreeze {
 
@@ -38,7 +39,8 @@ CommandResult run_parse(std::span<const ParseInput> inputs, const ParseCommandOp
       dump.as_object().push_back({"canonical", Json(std::string_view(canonical))});
       JsonStream(result.output, JsonLayout::kOneLine).value(dump);
     } else {
-      result.output += canonical;
+      // A reduce op may hold a control character (P(a\rb)): shown quoted, as names are.
+      append_output_name(result.output, canonical);
     }
     result.output += '\n';
   }
