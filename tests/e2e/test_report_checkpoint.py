@@ -135,6 +135,25 @@ class CheckpointReport(TempDirTest):
                              f"hpfreeze: error: {self.path('ck', 'a.safetensors')}: cannot open: "
                              f"No such file or directory (a shard of {index})\n")
 
+    def test_shards_outside_the_index_directory_are_refused(self):
+        # Each name reaches a real shard outside ck/ (or ck/a.safetensors through a NUL);
+        # none is opened: one error naming the index and the entry, exit 1.
+        checkpoints.write_safetensors(self.path("outside.safetensors"), TENSORS)
+        index = checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})
+        for shard, shown, why in (
+                (self.path("outside.safetensors"), self.path("outside.safetensors"),
+                 "is an absolute path"),
+                ("../outside.safetensors", "../outside.safetensors", "has a '..' component"),
+                ("a.safetensors\0x", "a.safetensors\\x00x", "holds a NUL byte")):
+            with open(index, "w") as f:
+                json.dump({"weight_map": {"m.b": "a.safetensors", "m.w": shard}}, f)
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", index)
+                self.assertEqual((r.returncode, r.stdout, r.stderr.decode()),
+                                 (1, b"", f"hpfreeze: error: {index}: /weight_map/m.w: shard "
+                                          f"'{shown}' {why}: an index names files inside its "
+                                          "own directory only\n"), command)
+
     def test_700_gb_checkpoint_read_header_only(self):
         # 61 layers of 4 bf16 [32768, 45056] tensors and a [131072, 16384] embedding on 8
         # shards: about 724 GB of data, none of it written.

@@ -106,6 +106,26 @@ std::vector<std::size_t> line_starts(std::string_view text) {
   return starts;
 }
 
+// A shard is a file inside the index's directory (docs/formats.md, "Checkpoints"): its name
+// is relative and has no ".." component, and no NUL, which would end the name open() sees.
+void check_shard_name(std::string_view shard, const Path& pointer) {
+  const std::string why = shard.empty()               ? "is empty"
+                          : shard.starts_with('/')    ? "is an absolute path"
+                          : shard.find('\0') != std::string_view::npos ? "holds a NUL byte"
+                                                                        : "";
+  std::string_view rest = shard;
+  bool dot_dot = false;
+  while (why.empty() && !dot_dot && !rest.empty()) {
+    const std::size_t slash = rest.find('/');
+    dot_dot = rest.substr(0, slash) == "..";
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  }
+  if (why.empty() && !dot_dot) return;
+  fail(pointer, "shard " + quote_for_diagnostic(shard) + " " +
+                    (dot_dot ? std::string("has a '..' component") : why) +
+                    ": an index names files inside its own directory only");
+}
+
 struct Extent {
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
@@ -455,7 +475,10 @@ Expected<ModelTree> decode_checkpoint_index(const JsonDocument& index, const std
       const std::string_view shard = expect_string(it.value(), Path(map_pointer, it.key()));
       if (shards.empty() || shard != last) {
         auto [s, fresh] = shard_of_name.try_emplace(shard, shards.size());
-        if (fresh) shards.push_back(shard);
+        if (fresh) {
+          check_shard_name(shard, Path(map_pointer, it.key()));
+          shards.push_back(shard);
+        }
         last = shard;
         last_shard = s->second;
       }
@@ -475,8 +498,7 @@ Expected<ModelTree> decode_checkpoint_index(const JsonDocument& index, const std
     return make_error(file, pointer_join("/weight_map", tensor), std::move(message));
   };
   for (std::size_t s = 0; s < shards.size(); ++s) {
-    const std::string shard_path =
-        shards[s].starts_with('/') ? std::string(shards[s]) : dir + std::string(shards[s]);
+    const std::string shard_path = dir + std::string(shards[s]);  // relative: checked above
     const std::size_t from = model.parameters.size();
     if (HeaderRead read = read_header(shard_path, file, model); read.error) return *read.error;
     for (std::size_t k = from; k < model.parameters.size(); ++k) {

@@ -347,6 +347,49 @@ TEST_F(CheckpointFiles, IndexErrors) {
             path("i7.json") + ": /weight_map/w: expected a string, got an integer");
 }
 
+TEST_F(CheckpointFiles, ShardNamesStayInsideTheIndexDirectory) {
+  // Every shard below is a valid file that the names would reach; each name is refused
+  // before anything is opened, naming the index and the entry.
+  ASSERT_EQ(::mkdir(path("ck").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(path("ck/sub").c_str(), 0755), 0);
+  write_checkpoint(path("outside.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  write_checkpoint(path("ck/a.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  const std::string index = path("ck/i.json");
+  const auto refused = [&](const std::string& shard_json, const std::string& shown,
+                           const std::string& why) {
+    write_index(index, R"({"v": "a.safetensors", "w": ")" + shard_json + R"("})");
+    EXPECT_EQ(error_of(load_index(index)),
+              index + ": /weight_map/w: shard '" + shown + "' " + why +
+                  ": an index names files inside its own directory only")
+        << shard_json;
+  };
+  const std::string absolute = path("outside.safetensors");
+  refused(absolute, absolute, "is an absolute path");
+  refused(path("ck/a.safetensors"), path("ck/a.safetensors"), "is an absolute path");
+  refused("//a.safetensors", "//a.safetensors", "is an absolute path");
+  for (const char* up : {"../outside.safetensors", "sub/../a.safetensors", "sub/..",
+                         "./../outside.safetensors", "..", "sub/.//../a.safetensors"}) {
+    refused(up, up, "has a '..' component");
+  }
+  // A NUL would end the name open() sees: "a.safetensors\0x" opened a.safetensors.
+  refused("a.safetensors\\u0000x", "a.safetensors\\x00x", "holds a NUL byte");
+  refused("", "", "is empty");
+  // The first entry naming a bad shard is the one reported.
+  write_index(index, R"({"w": "../outside.safetensors", "v": "/x"})");
+  EXPECT_EQ(error_of(load_index(index)),
+            index + ": /weight_map/w: shard '../outside.safetensors' has a '..' component: an "
+                    "index names files inside its own directory only");
+  // Dots that are no ".." component, and a subdirectory, are fine.
+  write_checkpoint(path("ck/sub/..b.safetensors"),
+                   R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
+  write_checkpoint(path("ck/a..c"),
+                   R"({"u":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
+  write_index(index, R"({"w": "./a.safetensors", "x": "sub/..b.safetensors", "u": "a..c"})");
+  const Expected<ModelTree> m = load_index(index);
+  ASSERT_TRUE(m.ok()) << error_of(m);
+  EXPECT_EQ(m->parameters.size(), 3U);
+}
+
 TEST_F(CheckpointFiles, DuplicateTensorAcrossShards) {
   write_checkpoint(path("a.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
   write_checkpoint(path("b.safetensors"),
