@@ -109,6 +109,36 @@ class CheckpointReport(TempDirTest):
                          f"hpfreeze: error: {long}: the safetensors header length at byte 0 "
                          "(99 bytes) runs past the end of the file (10 bytes)\n")
 
+    def test_header_as_strict_as_the_reference_loader(self):
+        # Tensors must cover the data exactly and __metadata__ holds strings, each an error
+        # naming the file and the byte (exit 1), in report and check alike.
+        header, size = checkpoints.header_of(TENSORS)  # m.w [0, 64), m.b [64, 96)
+        cases = []
+        text = json.dumps(header)
+        start = 8 + len(text)
+        cases.append((checkpoints.write_raw(self.path("trailing.safetensors"), text, size + 5),
+                      "/m.b/data_offsets: 5 bytes of data belong to no tensor: from byte %d of "
+                      "the file, after tensor 'm.b', to the end of the file at byte %d; the "
+                      "tensors must cover the data exactly" % (start + 96, start + 101)))
+        header["m.b"]["data_offsets"] = [70, 102]
+        text = json.dumps(header)
+        start = 8 + len(text)
+        cases.append((checkpoints.write_raw(self.path("gap.safetensors"), text, 102),
+                      "/m.b/data_offsets: 6 bytes of data belong to no tensor: from byte %d of "
+                      "the file, after tensor 'm.w', to byte %d, where tensor 'm.b' begins; the "
+                      "tensors must cover the data exactly" % (start + 64, start + 70)))
+        text = json.dumps({"__metadata__": {"format": "pt", "step": 7}, **checkpoints.header_of(
+            TENSORS)[0]})
+        cases.append((checkpoints.write_raw(self.path("meta.safetensors"), text, size),
+                      "/__metadata__/step: __metadata__ value 'step' (at byte %d): expected a "
+                      "string, got an integer (__metadata__ holds strings only)"
+                      % (8 + text.index('"step"'))))
+        for ck, message in cases:
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", ck)
+                self.assertEqual((r.returncode, r.stderr.decode()),
+                                 (1, f"hpfreeze: error: {ck}: {message}\n"), command)
+
     def test_json_readers_name_a_safetensors_file(self):
         ck = checkpoints.write_safetensors(self.path("model.safetensors"), TENSORS)
         message = ("this looks like a safetensors checkpoint, not JSON (report and check read "

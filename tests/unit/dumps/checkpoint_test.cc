@@ -176,6 +176,91 @@ TEST(SafetensorsHeader, CorruptHeadersNameTheByte) {
             "ck.safetensors: /__metadata__: __metadata__ (at byte 9) repeats a key");
 }
 
+TEST(SafetensorsHeader, MetadataHoldsStringsOnly) {
+  // {"__metadata__":{"format":"pt","n":1}}: "n" at header byte 31, file byte 39.
+  EXPECT_EQ(error_of(decode(R"({"__metadata__":{"format":"pt","n":1}})", 0)),
+            "ck.safetensors: /__metadata__/n: __metadata__ value 'n' (at byte 39): expected a "
+            "string, got an integer (__metadata__ holds strings only)");
+  // The first entry that is no string is named, whatever its type; key "a" at file byte 25.
+  for (const auto& [value, got] :
+       std::vector<std::pair<std::string, std::string>>{{"null", "null"},
+                                                        {"true", "a boolean"},
+                                                        {"1.5", "a float"},
+                                                        {R"({"b":"c"})", "an object"},
+                                                        {R"(["x"])", "an array"}}) {
+    EXPECT_EQ(error_of(decode(R"({"__metadata__":{"a":)" + value + R"(,"z":2}})", 0)),
+              "ck.safetensors: /__metadata__/a: __metadata__ value 'a' (at byte 25): expected "
+              "a string, got " +
+                  got + " (__metadata__ holds strings only)");
+  }
+  // After a tensor (53 bytes), and with white space: "k" is at header byte 87, file byte 95.
+  const std::string header = R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                             R"( "__metadata__" : { "ok": "yes",  "k" : [] }})";
+  EXPECT_EQ(error_of(decode(header, 1)),
+            "ck.safetensors: /__metadata__/k: __metadata__ value 'k' (at byte 95): expected a "
+            "string, got an array (__metadata__ holds strings only)");
+  EXPECT_TRUE(decode(R"({"__metadata__":{}})", 0).ok());
+  EXPECT_EQ(error_of(decode(R"({"__metadata__":"pt"})", 0)),
+            "ck.safetensors: /__metadata__: expected an object, got a string");
+}
+
+TEST(SafetensorsHeader, TensorsCoverTheDataExactly) {
+  const auto u8 = [](std::string_view name, int shape, int begin, int end) {
+    return "\"" + std::string(name) + R"(":{"dtype":"U8","shape":[)" + std::to_string(shape) +
+           R"(],"data_offsets":[)" + std::to_string(begin) + "," + std::to_string(end) + "]}";
+  };
+  const auto error_at = [](const std::string& header, std::uint64_t data) {
+    return std::pair{error_of(decode(header, data)), 8 + header.size()};
+  };
+  // A gap between two tensors.
+  std::string header = "{" + u8("a", 4, 0, 4) + "," + u8("b", 4, 6, 10) + "}";
+  auto [error, data] = error_at(header, 10);
+  EXPECT_EQ(error,
+            "ck.safetensors: /b/data_offsets: 2 bytes of data belong to no tensor: from "
+            "byte " +
+                std::to_string(data + 4) + " of the file, after tensor 'a', to byte " +
+                std::to_string(data + 6) +
+                ", where tensor 'b' begins; the tensors must cover the data exactly");
+  // Before the first tensor, listed second.
+  header = "{" + u8("b", 4, 6, 10) + "," + u8("a", 4, 2, 6) + "}";
+  std::tie(error, data) = error_at(header, 10);
+  EXPECT_EQ(error,
+            "ck.safetensors: /a/data_offsets: 2 bytes of data belong to no tensor: from "
+            "byte " +
+                std::to_string(data) + " of the file, where the data begin, to byte " +
+                std::to_string(data + 2) +
+                ", where tensor 'a' begins; the tensors must cover the data exactly");
+  // Trailing bytes after the last tensor, and data with no tensor at all.
+  header = "{" + u8("a", 4, 0, 4) + "}";
+  std::tie(error, data) = error_at(header, 7);
+  EXPECT_EQ(error,
+            "ck.safetensors: /a/data_offsets: 3 bytes of data belong to no tensor: from "
+            "byte " +
+                std::to_string(data + 4) +
+                " of the file, after tensor 'a', to the "
+                "end of the file at byte " +
+                std::to_string(data + 7) + "; the tensors must cover the data exactly");
+  EXPECT_EQ(error_of(decode(R"({"__metadata__":{}})", 5)),
+            "ck.safetensors: : 5 bytes of data belong to no tensor: from byte 27 of the file, "
+            "where the data begin, to the end of the file at byte 32; the tensors must cover "
+            "the data exactly");
+  // An empty tensor inside another's bytes overlaps it, as the reference loader has it.
+  header = "{" + u8("a", 8, 0, 8) + "," + u8("e", 0, 4, 4) + "}";
+  std::tie(error, data) = error_at(header, 8);
+  EXPECT_EQ(error,
+            "ck.safetensors: /e/data_offsets: tensor 'e' overlaps tensor 'a': it begins "
+            "at byte " +
+                std::to_string(data + 4) + " of the file, before the other ends at byte " +
+                std::to_string(data + 8));
+  // Exact cover in any header order, empty tensors at the ends and between, is fine.
+  header = "{" + u8("c", 3, 5, 8) + "," + u8("e", 0, 0, 0) + "," + u8("a", 5, 0, 5) + "," +
+           u8("f", 0, 5, 5) + "," + u8("g", 0, 8, 8) + "}";
+  const Expected<ModelTree> m = decode(header, 8);
+  ASSERT_TRUE(m.ok()) << error_of(m);
+  EXPECT_EQ(m->parameters.size(), 5U);
+  EXPECT_TRUE(decode("{}", 0).ok());
+}
+
 class CheckpointFiles : public TempDirTest {};
 
 TEST_F(CheckpointFiles, RecognisedByContentNotName) {
