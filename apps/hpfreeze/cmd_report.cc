@@ -26,7 +26,9 @@ Runner declare_report(CLI::App& app) {
       ->type_name("")
       ->required();
   app.add_option("--model", flags->request.model_path,
-                 "Model tree dump (hpfreeze.model/v1) with parameter shapes; '-' for stdin")
+                 "Parameter shapes: a model tree dump (hpfreeze.model/v1), a checkpoint's "
+                 "model.safetensors, or a sharded one's model.safetensors.index.json (headers "
+                 "only); '-' for stdin (a dump or an index)")
       ->type_name(kFile)
       ->required();
   // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).

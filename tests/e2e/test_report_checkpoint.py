@@ -184,6 +184,45 @@ class CheckpointReport(TempDirTest):
                                           f"'{shown}' {why}: an index names files inside its "
                                           "own directory only\n"), command)
 
+    def test_a_truncated_shard_names_its_index(self):
+        # Cut inside its header, as a download cut short leaves it; and cut in its data.
+        index = checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})
+        shard = self.path("ck", "a.safetensors")
+        header_length = len(json.dumps(checkpoints.header_of(TENSORS)[0]))
+        data_start = 8 + header_length
+        for size, error in (
+                (100, f"the safetensors header length at byte 0 ({header_length} bytes) runs "
+                      "past the end of the file (100 bytes)"),
+                (data_start + 90, "/m.b/data_offsets: tensor 'm.b' (at byte %d) ends at byte 96 "
+                                  "of the data, past its end: the data are 90 bytes (from byte "
+                                  "%d of the file)" % (8 + json.dumps(checkpoints.header_of(
+                                      TENSORS)[0]).index('"m.b"'), data_start))):
+            checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})
+            with open(shard, "r+b") as f:
+                f.truncate(size)
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", index)
+                self.assertEqual((r.returncode, r.stderr.decode()),
+                                 (1, f"hpfreeze: error: {shard}: {error} (a shard of "
+                                     f"{index})\n"), command)
+
+    def test_a_checkpoint_directory_names_the_file_to_pass(self):
+        index = checkpoints.write_sharded(self.path("sharded"), {"a.safetensors": TENSORS})
+        single = self.path("single")
+        os.makedirs(single)
+        checkpoints.write_safetensors(os.path.join(single, "model.safetensors"), TENSORS)
+        for directory, hint in ((self.path("sharded"), f"pass the checkpoint's index: --model {index}"),
+                                (single, "pass the checkpoint's file: --model "
+                                 + os.path.join(single, "model.safetensors")),
+                                (self.dir, "--model takes a file: a model tree dump, a "
+                                 "checkpoint's model.safetensors or a sharded one's "
+                                 "model.safetensors.index.json")):
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", directory)
+                self.assertEqual((r.returncode, r.stdout, r.stderr.decode()),
+                                 (2, b"", f"hpfreeze: error: {directory}: is a directory; "
+                                          f"{hint}\n"), command)
+
     def test_700_gb_checkpoint_read_header_only(self):
         # 61 layers of 4 bf16 [32768, 45056] tensors and a [131072, 16384] embedding on 8
         # shards: about 724 GB of data, none of it written.

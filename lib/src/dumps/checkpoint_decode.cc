@@ -46,37 +46,35 @@ void check_shard_name(std::string_view shard, const Path& pointer) {
                     ": an index names files inside its own directory only");
 }
 
-// What read_header found: not a safetensors file (only without `who`), or one whose
+// What read_header found: not a safetensors file (only when not `required`), or one whose
 // header decoded into the model (error empty) or did not.
 struct HeaderRead {
   bool safetensors = true;
   std::optional<Diagnostic> error;
 };
 
-// Reads the header of the file at `path` into `model`. With `who` (the index naming it as
-// a shard), a file that cannot be opened or is no safetensors file is an error instead.
-HeaderRead read_header(const std::string& path, const std::string& who, ModelTree& model) {
-  const bool required = !who.empty();
-  const std::string of = required ? " (a shard of " + who + ")" : "";
+// Reads the header of the file at `path` into `model`. When `required` (a shard an index
+// names), a file that cannot be opened or is no safetensors file is an error instead.
+HeaderRead read_header(const std::string& path, bool required, ModelTree& model) {
   // Sniffing must not open a FIFO or a device: opening one waits for a writer, and closing
   // it again throws away what the writer sent, so the JSON reader that reads the input
   // afterwards would wait forever. stat() opens nothing; O_NONBLOCK keeps a FIFO that
   // replaced the file in between from blocking the open.
   if (struct stat named {}; ::stat(path.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) {
     if (!required) return {false, {}};
-    return {true, make_io_error(path, "is not a regular file" + of)};
+    return {true, make_io_error(path, "is not a regular file")};
   }
   const int fd = posix::openat_retrying(AT_FDCWD, path.c_str(),
                                         O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     if (!required) return {false, {}};  // the JSON reader reports it
-    return {true, make_io_error(path, "cannot open: " + describe_errno(errno) + of)};
+    return {true, make_io_error(path, "cannot open: " + describe_errno(errno))};
   }
   const posix::FdCloser closer(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     if (!required) return {false, {}};
-    return {true, make_io_error(path, "is not a regular file" + of)};
+    return {true, make_io_error(path, "is not a regular file")};
   }
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   auto read_at = [fd](char* out, std::uint64_t n, std::uint64_t offset) -> int {
@@ -97,7 +95,7 @@ HeaderRead read_header(const std::string& path, const std::string& who, ModelTre
   }
   if (!looks_like_safetensors(std::string_view(head.data(), have))) {
     if (!required) return {false, {}};
-    return {true, make_error(path, "", "is not a safetensors file" + of)};
+    return {true, make_error(path, "", "is not a safetensors file")};
   }
   if (have < kSafetensorsLengthBytes) {
     return {true, make_error(path, "",
@@ -128,12 +126,35 @@ HeaderRead read_header(const std::string& path, const std::string& who, ModelTre
   return {true, append_safetensors_header(model, path, std::move(header), file_size)};
 }
 
+// A directory given as --model: the error says which file of it to pass, as a checkpoint
+// directory holds its index or its one safetensors file; nullopt for anything else.
+std::optional<Diagnostic> checkpoint_directory_error(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+  const std::string dir = path.ends_with('/') ? path : path + "/";
+  static constexpr std::pair<std::string_view, std::string_view> kFiles[] = {
+      {"model.safetensors.index.json", "index"}, {"model.safetensors", "file"}};
+  for (const auto& [name, what] : kFiles) {
+    const std::string file = dir + std::string(name);
+    if (struct stat found{}; ::stat(file.c_str(), &found) == 0 && S_ISREG(found.st_mode)) {
+      return make_io_error(
+          path, "is a directory; pass the checkpoint's " + std::string(what) + ": --model " + file);
+    }
+  }
+  return make_io_error(path,
+                       "is a directory; --model takes a file: a model tree dump, a checkpoint's "
+                       "model.safetensors or a sharded one's model.safetensors.index.json");
+}
+
 }  // namespace
 
 std::optional<Expected<ModelTree>> read_safetensors(const std::string& path) {
   if (path == "-") return std::nullopt;
+  if (std::optional<Diagnostic> directory = checkpoint_directory_error(path)) {
+    return Expected<ModelTree>(std::move(*directory));
+  }
   ModelTree model = empty_checkpoint(path, "");
-  HeaderRead read = read_header(path, "", model);
+  HeaderRead read = read_header(path, false, model);
   if (!read.safetensors) return std::nullopt;
   if (read.error) return Expected<ModelTree>(std::move(*read.error));
   return Expected<ModelTree>(std::move(model));
@@ -192,7 +213,11 @@ Expected<ModelTree> decode_checkpoint_index(const JsonDocument& index, const std
   for (std::size_t s = 0; s < shards.size(); ++s) {
     const std::string shard_path = dir + std::string(shards[s]);  // relative: checked above
     const std::size_t from = model.parameters.size();
-    if (HeaderRead read = read_header(shard_path, file, model); read.error) return *read.error;
+    if (HeaderRead read = read_header(shard_path, true, model); read.error) {
+      // Whatever is wrong with a shard, the index that names it is named too.
+      read.error->message += " (a shard of " + file + ")";
+      return std::move(*read.error);
+    }
     for (std::size_t k = from; k < model.parameters.size(); ++k) {
       const std::string_view name = model.parameters[k].first;
       const std::optional<std::size_t> entry =

@@ -308,8 +308,8 @@ std::optional<Diagnostic> append_safetensors_header(ModelTree& model, const std:
     const auto uncovered = [&](std::uint64_t from, std::uint64_t to, const Extent* before,
                                const std::string& until, const Path& pointer) {
       fail(pointer,
-           std::to_string(to - from) + " bytes of data belong to no tensor: from " +
-               byte_text(data_start + from) + " of the file, " +
+           plural(to - from, "byte") + " of data " + (to - from == 1 ? "belongs" : "belong") +
+               " to no tensor: from " + byte_text(data_start + from) + " of the file, " +
                (before != nullptr ? "after tensor " + quote_for_diagnostic(name_of_extent(before))
                                   : std::string("where the data begin")) +
                ", to " + until + "; the tensors must cover the data exactly");

@@ -475,6 +475,60 @@ TEST_F(CheckpointFiles, ShardNamesStayInsideTheIndexDirectory) {
   EXPECT_EQ(m->parameters.size(), 3U);
 }
 
+TEST_F(CheckpointFiles, EveryShardErrorNamesItsIndex) {
+  // As a missing shard's error always did: a truncated shard, one cut inside its length,
+  // and one whose header is corrupt.
+  write_checkpoint(path("cut.safetensors"), "{}", 0, 3152);
+  io_testing::spit(path("short.safetensors"), std::string("\x05\0\0", 3));
+  write_checkpoint(path("gap.safetensors"), one_tensor("U8", "[4]", "[1,5]"), 5);
+  const std::string index = path("model.safetensors.index.json");
+  for (const auto& [shard, error] : std::vector<std::pair<std::string, std::string>>{
+           {"cut.safetensors",
+            ": : the safetensors header length at byte 0 (3152 bytes) runs past the end of the "
+            "file (10 bytes)"},
+           {"short.safetensors",
+            ": : a safetensors file starts with an 8-byte header length, but the file has 3 "
+            "bytes"},
+           {"gap.safetensors",
+            ": /w/data_offsets: 1 byte of data belongs to no tensor: from byte 61 of the file, "
+            "where the data begin, to byte 62, where tensor 'w' begins; the tensors must cover "
+            "the data exactly"}}) {
+    write_index(index, R"({"w": ")" + shard + R"("})");
+    EXPECT_EQ(error_of(load_index(index)), path(shard) + error + " (a shard of " + index + ")");
+  }
+}
+
+TEST_F(CheckpointFiles, ADirectoryNamesTheFileToPass) {
+  // A checkpoint directory given as --model: the error names the file of it to pass.
+  ASSERT_EQ(::mkdir(path("sharded").c_str(), 0755), 0);
+  write_index(path("sharded/model.safetensors.index.json"), "{}");
+  ASSERT_EQ(::mkdir(path("single").c_str(), 0755), 0);
+  write_checkpoint(path("single/model.safetensors"), "{}", 0);
+  ASSERT_EQ(::mkdir(path("empty").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(path("empty/model.safetensors").c_str(), 0755), 0);  // no file
+  for (const auto& [dir, error] : std::vector<std::pair<std::string, std::string>>{
+           {path("sharded"), "is a directory; pass the checkpoint's index: --model " +
+                                 path("sharded/model.safetensors.index.json")},
+           {path("sharded/"), "is a directory; pass the checkpoint's index: --model " +
+                                  path("sharded/model.safetensors.index.json")},
+           {path("single"), "is a directory; pass the checkpoint's file: --model " +
+                                path("single/model.safetensors")},
+           {path("empty"),
+            "is a directory; --model takes a file: a model tree dump, a checkpoint's "
+            "model.safetensors or a sharded one's model.safetensors.index.json"}}) {
+    const std::optional<Expected<ModelTree>> m = read_safetensors(dir);
+    ASSERT_TRUE(m.has_value()) << dir;
+    ASSERT_FALSE(m->ok()) << dir;
+    EXPECT_EQ(m->errors().front().error_class, ErrorClass::kIo);
+    EXPECT_EQ(error_of(*m), dir + ": : " + error);
+  }
+  // With both, the index: the one file that lists every tensor.
+  write_checkpoint(path("sharded/model.safetensors"), "{}", 0);
+  EXPECT_EQ(error_of(*read_safetensors(path("sharded"))),
+            path("sharded") + ": : is a directory; pass the checkpoint's index: --model " +
+                path("sharded/model.safetensors.index.json"));
+}
+
 TEST_F(CheckpointFiles, DuplicateTensorAcrossShards) {
   write_checkpoint(path("a.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
   write_checkpoint(path("b.safetensors"),
