@@ -135,6 +135,7 @@ Runner declare_report(CLI::App& app) {
       }
       request.top = top;
     }
+    request.quiet = quiet_count() > 0;  // -q: no findings line on stdout either
     // The rules between values (a sweep twice, an axis in --mesh and --sweep, two inputs on
     // stdin) are run_report's.
     return finish(run_report(request));
