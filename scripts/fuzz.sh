@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer targets of tests/fuzz (placement, freeze, model, encode, and
-# the meta readers check, thaw, report, diff, expand).
+# Builds and runs the libFuzzer targets of tests/fuzz (placement, freeze, model, encode, the
+# meta readers check, thaw, report, diff, expand, and the safetensors header reader
+# checkpoint).
 #
 #   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-b BUILD_DIR] [TARGET...]
 #
@@ -27,12 +28,12 @@ while getopts "t:j:b:h" opt; do
     t) seconds=$OPTARG ;;
     j) jobs=$OPTARG ;;
     b) build=$OPTARG ;;
-    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode check thaw report diff expand)
+[ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode check thaw report diff expand checkpoint)
 
 "$root/scripts/setup.sh" fuzz
 # shellcheck disable=SC2086

@@ -30,7 +30,9 @@ Runner declare_report(CLI::App& app) {
                  "(then --mesh or --sweep is required)")
       ->type_name("");
   app.add_option("--model", flags->request.model_path,
-                 "Model tree dump (hpfreeze.model/v1) with parameter shapes; '-' for stdin")
+                 "Parameter shapes: a model tree dump (hpfreeze.model/v1), a checkpoint's "
+                 "model.safetensors, or a sharded one's model.safetensors.index.json (headers "
+                 "only); '-' for stdin (a dump or an index)")
       ->type_name(kFile);
   // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).
   const CLI::Validator mesh_syntax(
@@ -157,6 +159,7 @@ Runner declare_report(CLI::App& app) {
       }
       request.top = top;
     }
+    request.quiet = quiet_count() > 0;  // -q: no findings line on stdout either
     // The rules between values (a sweep twice, an axis in --mesh and --sweep, two inputs on
     // stdin) are run_report's.
     return finish(run_report(request));

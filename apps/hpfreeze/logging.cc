@@ -109,7 +109,18 @@ void report(const Diagnostic& d) {
 }
 
 void report(const Diagnostics& ds) {
-  for (const Diagnostic& d : ds) report(d);
+  if (g_format != MessageFormat::kGithub) {
+    for (const Diagnostic& d : ds) report(d);
+    return;
+  }
+  // An annotation lands on the line of the value its pointer names: the files are read
+  // again for the lines, for the diagnostics printed only.
+  Diagnostics shown;
+  for (const Diagnostic& d : ds) {
+    if (should_log(message_level(d.severity))) shown.push_back(d);
+  }
+  add_pointer_positions(shown);
+  for (const Diagnostic& d : shown) emit(message_level(d.severity), d);
 }
 
 // Usage errors and run_cli()'s last words have never been coloured: text keeps their bytes.

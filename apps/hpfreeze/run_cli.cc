@@ -208,6 +208,33 @@ Outcome misplaced_option(const std::pair<int, std::string>& option, int argc,
   return usage_error("unknown option '" + name + "' " + help_hint(nullptr));
 }
 
+// A flag given a value ("--quiet=1", "--json=0"), named; nullopt when there is none. CLI11
+// would take the value as the flag's own ("--json=0" turning --json off), where a flag
+// takes none. `at` is the command word's position in `args`, whose options are its.
+std::optional<std::string> flag_with_value(const std::vector<std::string>& args,
+                                           std::optional<int> at, const CLI::App& app) {
+  const CLI::App* command = nullptr;
+  if (at) {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == args[static_cast<std::size_t>(*at)]) command = sub;
+    }
+  }
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    const std::size_t equals = arg.find('=');
+    if (!arg.starts_with("--") || equals == std::string::npos) continue;
+    const std::string name = arg.substr(0, equals);
+    const bool after_word = at && i > static_cast<std::size_t>(*at) && command != nullptr;
+    const CLI::Option* option = (after_word ? command : &app)->get_option_no_throw(name);
+    if (option != nullptr && option->get_items_expected_max() == 0) {
+      return "'" + arg + "': " + name + " takes no value " +
+             help_hint(after_word ? command : nullptr);
+    }
+  }
+  return std::nullopt;
+}
+
 // The command word: the first argument that is not a flag or the value of
 // --message-format (hpfreeze's other flags take no value), if any.
 std::optional<int> command_index(int argc, const char* const* argv) {
@@ -289,6 +316,10 @@ Outcome run(int argc, const char* const* argv) {
     } else if (std::find(names.begin(), names.end(), word) == names.end()) {
       return unknown_command(word);
     }
+  }
+
+  if (std::optional<std::string> flag = flag_with_value(args, at, app)) {
+    return usage_error(*flag);
   }
 
   try {

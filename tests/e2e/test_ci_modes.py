@@ -141,8 +141,9 @@ class FreezeCheck(TempDirTest):
                 case("negative-dim-warning", "model.json"), "-o", out, "--check",
                 "--message-format", "github")
         plan = case("negative-dim-warning", "plan.json")
+        # On the line of the placement (line 7: `     "tp": {`, its '{' at byte 12).
         self.assertEqual((r.returncode, lines(r.stderr)),
-                         (0, [f"::warning file={plan}::{NEG_WARNING}"]))
+                         (0, [f"::warning file={plan},line=7,col=12::{NEG_WARNING}"]))
 
 
 class MessageFormat(TempDirTest):
@@ -249,12 +250,72 @@ class MessageFormat(TempDirTest):
         got = lines(r.stderr)
         self.assertEqual(r.returncode, 0)
         self.assertEqual([g.split(" ", 1)[0] for g in got], ["::notice", "::warning", "::warning"])
-        self.assertEqual(got[1], f"::warning file={warnings}::/param_plan/head/out_dst/output/tp: "
-                                 "ambiguous negative dim: 'S(-1)' reads back as an uneven shard "
-                                 "of dim 0, not as dim -1 counted from the end (2 negative-dim "
-                                 "placements of 'output' on boundary 'head')")
+        # At the line and byte column of the value (line 6: `      "out_dst": {"output":
+        # {"cp": "R", "tp": "S(-1)"}},`, the "S(-1)" at byte 47).
+        self.assertEqual(got[1], f"::warning file={warnings},line=6,col=47::/param_plan/head/"
+                                 "out_dst/output/tp: ambiguous negative dim: 'S(-1)' reads back "
+                                 "as an uneven shard of dim 0, not as dim -1 counted from the end "
+                                 "(2 negative-dim placements of 'output' on boundary 'head')")
         r = run("--message-format", "json", "check", warnings)
         self.assertEqual(r.stderr, run("check", warnings, "--json").stdout)
+
+    def test_annotations_land_on_the_line_of_the_value(self):
+        # A plan and a meta as people write them; every line and column counted by hand.
+        plan = self.path("plan.json")
+        with open(plan, "w") as f:
+            f.write('{\n  "format": "hpfreeze.plan/v1",\n  "modules": {\n    "lin": {\n'
+                    '      "params": {\n        "weight": {"tp": {"$placement": "Replicat"}}\n'
+                    '      }\n    }\n  }\n}\n')
+        model = self.path("model.json")
+        with open(model, "w") as f:
+            json.dump({"modules": {"": "Net", "lin": "Linear"},
+                       "parameters": {"lin.weight": {"shape": [8, 4]}}}, f)
+        message = ("/modules/lin/params/weight/tp: unknown placement type 'Replicat'; did you "
+                   "mean 'Replicate'? (expected Shard, StridedShard, Replicate or Partial)")
+        r = run("freeze", "--plan", "plan.json", "--model", "model.json", "-o", "m.json",
+                "--message-format", "github", cwd=self.dir)
+        self.assertEqual((r.returncode, r.stderr.decode()),
+                         (1, f"::error file=plan.json,line=6,col=26::{message}\n"))
+        # Text keeps its line; stdin has no file to read again, nor to name.
+        r = run("freeze", "--plan", "plan.json", "--model", "model.json", "-o", "m.json",
+                cwd=self.dir)
+        self.assertEqual(r.stderr.decode(), f"hpfreeze: error: plan.json: {message}\n")
+        r = run("freeze", "--plan", "-", "--model", "model.json", "-o", "m.json",
+                "--message-format", "github", stdin=read(plan), cwd=self.dir)
+        self.assertEqual(r.stderr.decode(), f"::error::<stdin>: {message}\n")
+        # Findings of check in the meta and in the model, on their lines.
+        meta = self.path("meta.json")
+        with open(meta, "w") as f:
+            f.write('{\n  "param_plan": {\n    "lin": {"params": {"weight": {"tp": "S(2)"}}},'
+                    '\n    "gone": {"params": {"b": {"tp": "R"}}}\n  }\n}\n')
+        r = run("--message-format", "github", "check", "meta.json", "--model", "model.json",
+                cwd=self.dir)
+        # A pointer to what the file lacks (/frozen_sharded_params) has no line.
+        self.assertEqual((r.returncode, lines(r.stderr)), (1, [
+            "::error file=meta.json::/frozen_sharded_params: missing 'lin.weight', which "
+            "param_plan shards (/param_plan/lin/params/weight)",
+            "::error file=meta.json,line=4,col=13::/param_plan/gone: boundary module 'gone' is "
+            "not in the model tree (model.json)",
+            "::error file=meta.json,line=4,col=30::/param_plan/gone/params/b: parameter 'gone.b' "
+            "is not in the model (model.json)",
+            "::error file=meta.json,line=3,col=41::/param_plan/lin/params/weight/tp: 'S(2)' "
+            "shards dim 2, but parameter 'lin.weight' has rank 2 (shape [8, 4] in model.json)"]))
+
+    def test_parse_annotations_name_no_file(self):
+        r = run("--message-format", "github", "parse", "R", "S(x)")
+        self.assertEqual((r.returncode, r.stdout, r.stderr.decode()), (1, b"R\n", (
+            "::error::argument 2: invalid placement 'S(x)': dim 'x' is not an integer\n")))
+        r = run("--message-format", "github", "parse", stdin=b"R\nS(y)\n")
+        self.assertEqual(r.stderr.decode(),
+                         "::error::<stdin>:2: invalid placement 'S(y)': dim 'y' is not an integer\n")
+        # Text and json as before: the argument's name starts the message.
+        r = run("parse", "R", "S(x)")
+        self.assertEqual(r.stderr.decode(), "hpfreeze: error: argument 2: invalid placement "
+                                            "'S(x)': dim 'x' is not an integer\n")
+        r = run("--message-format", "json", "parse", "S(x)")
+        self.assertEqual(json.loads(r.stderr), {
+            "severity": "error", "file": "", "pointer": "",
+            "message": "argument 1: invalid placement 'S(x)': dim 'x' is not an integer"})
 
     def test_verbose_lines(self):
         r = run("-v", "--message-format", "github", "check", EXPECTED)

@@ -291,6 +291,35 @@ class Hostile(TempDirTest):
         if not SANITIZED:
             self.assertLess(rss, (1 << 30) + 64 * MIB)
 
+    def test_freeze_check_compares_in_pieces(self):
+        # A meta three times its plan (each é of the plan's meta is \u00e9 in the output):
+        # --check of a committed copy peaks no higher than writing it did, since the file is
+        # compared in pieces instead of being read whole beside the rendered meta (which
+        # peaked at about 1.2 times writing's on 96 Mi characters). A 5 GiB sparse file is
+        # compared from its size: a difference, exit 1, not "input too large".
+        model = self.write("model.json", SMALL_MODEL)
+        plan = self.write("plan.json", PLAN_HEAD + b'{"signature": "' +
+                          "\u00e9".encode() * (48 * MIB) + b'"}}')
+        out = os.path.join(self.dir, "out.json")
+        freeze = [BINARY, "freeze", "--plan", plan, "--model", model, "-o", out]
+        p, rss_write = self.timed("freeze -o of a 288 MiB meta", freeze, os.path.getsize(plan))
+        self.assertEqual((p.returncode, p.stderr), (0, b""))
+        written = os.path.getsize(out)
+        self.assertGreater(written, 288 * MIB)
+        p, rss_check = self.timed("freeze --check of the same 288 MiB meta", freeze + ["--check"],
+                                  os.path.getsize(out))
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"", b""))
+        if not SANITIZED:
+            self.assertLess(rss_check, rss_write + 32 * MIB)
+        os.truncate(out, 5 << 30)
+        p, rss = self.timed("freeze --check of a 5 GiB sparse meta", freeze + ["--check"],
+                            5 << 30)
+        self.assertEqual((p.returncode, p.stdout, p.stderr.decode()), (
+            1, b"", "hpfreeze: error: %s: differs from what freeze would write (5368709120 bytes "
+                    "where freeze writes %d bytes); too large to list the differences: diff "
+                    "reads files below 4 GiB\n" % (out, written)))
+        os.remove(out)
+
     def test_expand_refuses_names_that_would_forge_lines(self):
         # A name is one line of expand's output: a control character in it is refused,
         # shown escaped as every diagnostic shows it; other bytes (UTF-8) print verbatim.

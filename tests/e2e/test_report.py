@@ -402,6 +402,33 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         self.assertTrue(r.stderr.startswith("hpfreeze: error: <stdin>:"), r.stderr)
 
+    def test_quiet_prints_no_findings_line(self):
+        # A warning (m.b without dtype) and an error (tp=3): under -q the error alone reaches
+        # stderr, and stdout has no line counting findings; -qq prints no finding at all.
+        meta = os.path.join(TESTDATA, "report", "tiny", "meta-tp3.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            model = os.path.join(tmp, "model.json")
+            with open(model, "w") as f:
+                json.dump({"format": "hpfreeze.model/v1", "modules": {"": "Tiny", "m": "Linear"},
+                           "parameters": {"m.w": {"shape": [8, 4], "dtype": "bfloat16"},
+                                          "m.b": {"shape": [8]}}}, f)
+            loud = run("report", meta, "--model", model)
+            self.assertEqual(loud.returncode, 1)
+            summary = "\nfindings: 1 error, 1 warning, 0 notes (on stderr)\n"
+            self.assertTrue(loud.stdout.endswith(summary), loud.stdout)
+            error = (f"hpfreeze: error: {meta}: /param_plan/m/params/w/tp: parameter 'm.w' dim 0 "
+                     "(size 8) is not divisible by 3: S(0) on axis 'tp' of size 3\n")
+            for quiet, stderr in ((["-q"], error), (["-qq"], ""), (["--quiet"], error)):
+                for where in ("before", "after"):
+                    args = ([*quiet, "report", meta, "--model", model] if where == "before" else
+                            ["report", meta, "--model", model, *quiet])
+                    r = run(*args)
+                    self.assertEqual((r.returncode, r.stdout, r.stderr),
+                                     (1, loud.stdout[:-len(summary)], stderr), args)
+            # --json keeps every finding: -q filters stderr, not data.
+            j = run("report", meta, "--model", model, "--json", "-q")
+            self.assertEqual(len(json.loads(j.stdout)["findings"]), 2)
+
     def test_non_dividing_fixture(self):
         meta = os.path.join(TESTDATA, "report", "tiny", "meta-tp3.json")
         r = run("report", meta, "--model", self.MODEL)

@@ -109,6 +109,36 @@ class CheckpointReport(TempDirTest):
                          f"hpfreeze: error: {long}: the safetensors header length at byte 0 "
                          "(99 bytes) runs past the end of the file (10 bytes)\n")
 
+    def test_header_as_strict_as_the_reference_loader(self):
+        # Tensors must cover the data exactly and __metadata__ holds strings, each an error
+        # naming the file and the byte (exit 1), in report and check alike.
+        header, size = checkpoints.header_of(TENSORS)  # m.w [0, 64), m.b [64, 96)
+        cases = []
+        text = json.dumps(header)
+        start = 8 + len(text)
+        cases.append((checkpoints.write_raw(self.path("trailing.safetensors"), text, size + 5),
+                      "/m.b/data_offsets: 5 bytes of data belong to no tensor: from byte %d of "
+                      "the file, after tensor 'm.b', to the end of the file at byte %d; the "
+                      "tensors must cover the data exactly" % (start + 96, start + 101)))
+        header["m.b"]["data_offsets"] = [70, 102]
+        text = json.dumps(header)
+        start = 8 + len(text)
+        cases.append((checkpoints.write_raw(self.path("gap.safetensors"), text, 102),
+                      "/m.b/data_offsets: 6 bytes of data belong to no tensor: from byte %d of "
+                      "the file, after tensor 'm.w', to byte %d, where tensor 'm.b' begins; the "
+                      "tensors must cover the data exactly" % (start + 64, start + 70)))
+        text = json.dumps({"__metadata__": {"format": "pt", "step": 7}, **checkpoints.header_of(
+            TENSORS)[0]})
+        cases.append((checkpoints.write_raw(self.path("meta.safetensors"), text, size),
+                      "/__metadata__/step: __metadata__ value 'step' (at byte %d): expected a "
+                      "string, got an integer (__metadata__ holds strings only)"
+                      % (8 + text.index('"step"'))))
+        for ck, message in cases:
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", ck)
+                self.assertEqual((r.returncode, r.stderr.decode()),
+                                 (1, f"hpfreeze: error: {ck}: {message}\n"), command)
+
     def test_json_readers_name_a_safetensors_file(self):
         ck = checkpoints.write_safetensors(self.path("model.safetensors"), TENSORS)
         message = ("this looks like a safetensors checkpoint, not JSON (report and check read "
@@ -134,6 +164,64 @@ class CheckpointReport(TempDirTest):
             self.assertEqual(r.stderr.decode(),
                              f"hpfreeze: error: {self.path('ck', 'a.safetensors')}: cannot open: "
                              f"No such file or directory (a shard of {index})\n")
+
+    def test_shards_outside_the_index_directory_are_refused(self):
+        # Each name reaches a real shard outside ck/ (or ck/a.safetensors through a NUL);
+        # none is opened: one error naming the index and the entry, exit 1.
+        checkpoints.write_safetensors(self.path("outside.safetensors"), TENSORS)
+        index = checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})
+        for shard, shown, why in (
+                (self.path("outside.safetensors"), self.path("outside.safetensors"),
+                 "is an absolute path"),
+                ("../outside.safetensors", "../outside.safetensors", "has a '..' component"),
+                ("a.safetensors\0x", "a.safetensors\\x00x", "holds a NUL byte")):
+            with open(index, "w") as f:
+                json.dump({"weight_map": {"m.b": "a.safetensors", "m.w": shard}}, f)
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", index)
+                self.assertEqual((r.returncode, r.stdout, r.stderr.decode()),
+                                 (1, b"", f"hpfreeze: error: {index}: /weight_map/m.w: shard "
+                                          f"'{shown}' {why}: an index names files inside its "
+                                          "own directory only\n"), command)
+
+    def test_a_truncated_shard_names_its_index(self):
+        # Cut inside its header, as a download cut short leaves it; and cut in its data.
+        index = checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})
+        shard = self.path("ck", "a.safetensors")
+        header_length = len(json.dumps(checkpoints.header_of(TENSORS)[0]))
+        data_start = 8 + header_length
+        for size, error in (
+                (100, f"the safetensors header length at byte 0 ({header_length} bytes) runs "
+                      "past the end of the file (100 bytes)"),
+                (data_start + 90, "/m.b/data_offsets: tensor 'm.b' (at byte %d) ends at byte 96 "
+                                  "of the data, past its end: the data are 90 bytes (from byte "
+                                  "%d of the file)" % (8 + json.dumps(checkpoints.header_of(
+                                      TENSORS)[0]).index('"m.b"'), data_start))):
+            checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})
+            with open(shard, "r+b") as f:
+                f.truncate(size)
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", index)
+                self.assertEqual((r.returncode, r.stderr.decode()),
+                                 (1, f"hpfreeze: error: {shard}: {error} (a shard of "
+                                     f"{index})\n"), command)
+
+    def test_a_checkpoint_directory_names_the_file_to_pass(self):
+        index = checkpoints.write_sharded(self.path("sharded"), {"a.safetensors": TENSORS})
+        single = self.path("single")
+        os.makedirs(single)
+        checkpoints.write_safetensors(os.path.join(single, "model.safetensors"), TENSORS)
+        for directory, hint in ((self.path("sharded"), f"pass the checkpoint's index: --model {index}"),
+                                (single, "pass the checkpoint's file: --model "
+                                 + os.path.join(single, "model.safetensors")),
+                                (self.dir, "--model takes a file: a model tree dump, a "
+                                 "checkpoint's model.safetensors or a sharded one's "
+                                 "model.safetensors.index.json")):
+            for command in ("report", "check"):
+                r = run(command, self.write_meta(), "--model", directory)
+                self.assertEqual((r.returncode, r.stdout, r.stderr.decode()),
+                                 (2, b"", f"hpfreeze: error: {directory}: is a directory; "
+                                          f"{hint}\n"), command)
 
     def test_700_gb_checkpoint_read_header_only(self):
         # 61 layers of 4 bf16 [32768, 45056] tensors and a [131072, 16384] embedding on 8

@@ -23,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "fuzz_locator_harness.h"
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/freeze.h"
@@ -381,7 +382,9 @@ inline std::string check_encode(std::string_view bytes) {
   // Input that is a JSON document is round-tripped as read; anything else is taken as a
   // recipe for a value.
   if (Expected<JsonDocument> doc = parse_json_document("input.json", std::string(bytes))) {
-    return check_round_trip(json_from_dom(doc->root()));
+    const Json value = json_from_dom(doc->root());
+    if (std::string r = check_pointer_positions(bytes, value); !r.empty()) return r;
+    return check_round_trip(value);
   }
   StringArena arena;
   Json value;

@@ -103,6 +103,32 @@ inline bool has_control_character(std::string_view s) {
                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
+// A text output's lines (LF between them) hold a byte or character that a line reader may
+// break at (C0 but LF, DEL, C1, U+2028, U+2029), or a line starts with "::" after blanks
+// (space, U+00A0, U+2000..U+200A, U+3000): what no name may bring to stdout.
+inline bool has_line_hazard(std::string_view text) {
+  bool line_start = true;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::string_view rest = text.substr(i);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+    if (c == 0xc2 && rest.size() > 1 && static_cast<unsigned char>(rest[1]) <= 0x9f) return true;
+    if (rest.starts_with("\xe2\x80\xa8") || rest.starts_with("\xe2\x80\xa9")) return true;
+    if (c == '\n') {
+      line_start = true;
+      continue;
+    }
+    if (line_start && rest.starts_with("::")) return true;
+    const bool blank = c == ' ' || rest.starts_with("\xc2\xa0") ||
+                       rest.starts_with("\xe3\x80\x80") ||
+                       (rest.starts_with("\xe2\x80") && rest.size() > 2 &&
+                        static_cast<unsigned char>(rest[2]) <= 0x8a);
+    if (!blank) line_start = false;
+    if (blank && c != ' ') i += c == 0xc2 ? 1 : 2;
+  }
+  return false;
+}
+
 // Every diagnostic prints as one line, names one of `files`, and has a message.
 inline std::string check_one_line_each(const Diagnostics& diagnostics,
                                        std::initializer_list<std::string_view> files) {
@@ -340,7 +366,9 @@ inline std::string check_report_totals(const FrozenMeta& meta, const Report& r) 
   if (std::string f = check_one_line_each(r.findings, {"meta.json", "fixed.json"}); !f.empty()) {
     return f;
   }
-  render_report_text(r, 10);
+  if (has_line_hazard(render_report_text(r, 10))) {
+    return "a name breaks a line of the report's text or starts one with '::'";
+  }
   Expected<JsonDocument> rendered = parse_json_document("report.json", render_report_json(r, {}));
   if (!rendered) return "report JSON does not parse: " + rendered.errors().front().message;
   const Json json = json_from_dom(rendered->root());
@@ -495,8 +523,8 @@ inline std::string check_diff(std::string_view input) {
           append_diff_text(text, d);
           std::string json;
           append_diff_json_line(json, d);
-          if (text.empty() || text.back() != '\n' ||
-              has_control_character(std::string_view(text).substr(0, text.size() - 1))) {
+          if (text.empty() || text.back() != '\n' || text.find('\n') != text.size() - 1 ||
+              has_line_hazard(text)) {
             failure = "a difference does not print as one line: " + quote_for_diagnostic(text);
           } else if (json.empty() || json.back() != '\n' ||
                      !parse_json_document("line", json.substr(0, json.size() - 1))) {
@@ -509,7 +537,7 @@ inline std::string check_diff(std::string_view input) {
 
 // ---------------------------------------------------------------------------------------
 // expand (through the file reader, as the command runs): the output is the expand pass's
-// list, one name a line, sorted and unique, no line holding a control character; or one
+// list, one name a line, sorted and unique, no line that breaks or starts with "::"; or one
 // diagnostic line.
 
 inline std::string check_expand(std::string_view input) {
@@ -536,7 +564,9 @@ inline std::string check_expand(std::string_view input) {
   std::string previous;
   bool first = true;
   for (const std::string& fqn : expand_sharded_params(*plan)) {
-    if (has_control_character(fqn)) return "a listed name holds a control character";
+    if (has_line_hazard(fqn) || fqn.find('\n') != std::string::npos) {
+      return "a listed name breaks its line or starts it with '::'";
+    }
     if (!first && !(previous < fqn)) return "names are not sorted and unique";
     expected += fqn + "\n";
     previous = fqn;

@@ -1101,7 +1101,8 @@ ERR_MESSAGES = {
     'err-placement-split-factor-zero': 'split_factor must be >= 1, got 0',
     'err-placement-two-tags': "object carries two type tags, '$placement' and '$callable'",
     'err-placement-type-lowercase':
-        "unknown placement type 'shard' (expected Shard, StridedShard, Replicate or Partial)",
+        "unknown placement type 'shard'; did you mean 'Shard'? (expected Shard, StridedShard, "
+        "Replicate or Partial)",
     'err-placement-type-not-string': 'expected a string, got an integer',
     'err-placement-uneven-int': 'expected a boolean, got an integer',
     'err-placement-uneven-null': 'expected a boolean, got null',
@@ -1113,7 +1114,8 @@ ERR_MESSAGES = {
     'err-plan-meta-not-object': 'expected an object, got a string',
     'err-plan-not-object': 'expected an object, got an array',
     'err-pointer-escape':
-        "unknown placement type 'Shrad' (expected Shard, StridedShard, Replicate or Partial)",
+        "unknown placement type 'Shrad'; did you mean 'Shard'? (expected Shard, StridedShard, "
+        "Replicate or Partial)",
     'err-pointer-escape-missing-boundary':
         "boundary module '~1' is not in the model tree (model.json)",
     'err-pointer-escape-verify': "parameter 'x/y.q~/r' is not in the model (model.json)",

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../fuzz/fuzz_checkpoint_harness.h"
 #include "../fuzz/fuzz_meta_harness.h"
 
 namespace hpfreeze::fuzz {
@@ -22,10 +23,11 @@ struct FuzzTarget {
   std::string (*check)(std::string_view);
 };
 
-const FuzzTarget kTargets[] = {
-    {"placement", &check_placement}, {"freeze", &check_freeze}, {"model", &check_model},
-    {"encode", &check_encode},       {"check", &check_check},   {"thaw", &check_thaw},
-    {"report", &check_report},       {"diff", &check_diff},     {"expand", &check_expand}};
+const FuzzTarget kTargets[] = {{"placement", &check_placement}, {"freeze", &check_freeze},
+                               {"model", &check_model},         {"encode", &check_encode},
+                               {"check", &check_check},         {"thaw", &check_thaw},
+                               {"report", &check_report},       {"diff", &check_diff},
+                               {"expand", &check_expand},       {"checkpoint", &check_checkpoint}};
 
 const fs::path kFuzzData = fs::path(HPFREEZE_TESTDATA_DIR) / "fuzz";
 

@@ -103,6 +103,35 @@ struct LoadStage {
 // looked at. A hint for sizing memory ahead (ParseScratch::expect_input), never a promise.
 std::size_t regular_file_size(const std::string& path);
 
+// A regular file read from its start in pieces, one piece in memory whatever the file's
+// size: for comparing a large file with bytes in memory (freeze --check) and for scanning
+// a file again (the positions of --message-format github).
+class FilePieces {
+ public:
+  // Opens `path` (a link to a regular file is followed). Anything but a regular file is
+  // refused, a FIFO without waiting for its writer: "is a directory", "is not a regular
+  // file", or the open's own error.
+  static Expected<FilePieces> open(const std::string& path, std::size_t piece_size = 1 << 20);
+  FilePieces(FilePieces&& other) noexcept;
+  FilePieces& operator=(FilePieces&& other) noexcept;
+  FilePieces(const FilePieces&) = delete;
+  FilePieces& operator=(const FilePieces&) = delete;
+  ~FilePieces();
+
+  // The file's size when it was opened.
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  // The next piece (valid until the next call), empty at the end of the file; a failed
+  // read is an error naming the file.
+  Expected<std::string_view> next();
+
+ private:
+  FilePieces(int fd, std::string name, std::size_t piece_size, std::uint64_t size);
+  int fd_ = -1;
+  std::string name_;
+  std::string buffer_;
+  std::uint64_t size_ = 0;
+};
+
 // Reads what stdin has next, at most max_bytes and at least one byte unless at its end
 // (an empty result). For line-by-line consumers that must not wait for the end.
 Expected<std::string> read_stdin_chunk(std::size_t max_bytes);

@@ -34,4 +34,11 @@ MessageLevel message_level(Severity severity);
 std::string format_message(MessageFormat format, MessageLevel level, const Diagnostic& d,
                            bool color = false);
 
+// For github: gives every diagnostic that has a JSON Pointer into a file but no line the
+// line and column (1-based, bytes) where the value the pointer names starts, so that its
+// annotation lands on that line. Each such file is read again, once for all its
+// diagnostics, in pieces (memory stays bounded) and only up to the last value found;
+// "<stdin>" and anything that is no regular file, or no JSON there, are left without.
+void add_pointer_positions(Diagnostics& diagnostics);
+
 }  // namespace hpfreeze

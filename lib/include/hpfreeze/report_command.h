@@ -19,6 +19,7 @@ struct ReportRequest {
   bool json = false;
   std::optional<std::size_t> top;  // text default 10; JSON default all
   ReportPlanOptions plan;
+  bool quiet = false;  // -q: the text has no findings line (the findings it counts are not shown)
 };
 
 // Reads, decodes and reports. First the usage errors of the request itself (kIo, exit 2;

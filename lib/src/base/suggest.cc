@@ -25,8 +25,14 @@ std::optional<std::string> nearest(std::string_view typed,
   std::optional<std::string> best;
   std::size_t best_distance = 0;
   for (const std::string& c : candidates) {
+    const std::size_t limit = std::max<std::size_t>(1, c.size() / 3);
+    // The lengths alone put it out of reach: no table of typed.size() x c.size() cells
+    // for a name of megabytes.
+    if ((typed.size() > c.size() ? typed.size() - c.size() : c.size() - typed.size()) > limit) {
+      continue;
+    }
     const std::size_t d = edit_distance(typed, c);
-    if (d > std::max<std::size_t>(1, c.size() / 3)) continue;
+    if (d > limit) continue;
     if (!best || d < best_distance) {
       best = c;
       best_distance = d;

@@ -7,6 +7,7 @@
 
 #include "base/text_table.h"
 #include "hpfreeze/capacity.h"
+#include "json/output_name.h"
 
 namespace hpfreeze {
 namespace {
@@ -16,9 +17,9 @@ constexpr std::size_t kBarWidth = 32;
 // "the dense region dp x cp x tp (8 ranks) by ep=3": the folded layout's ep does not divide it.
 std::string dense_region_text(const Indivisible& x) {
   std::string axes;
-  for (const std::string& a : x.dense_axes) axes += (axes.empty() ? "" : " x ") + a;
-  return "the dense region " + axes + " (" + std::to_string(x.size) + " ranks) by " + x.axis + "=" +
-         std::to_string(x.axis_size);
+  for (const std::string& a : x.dense_axes) axes += (axes.empty() ? "" : " x ") + output_name(a);
+  return "the dense region " + axes + " (" + std::to_string(x.size) + " ranks) by " +
+         output_name(x.axis) + "=" + std::to_string(x.axis_size);
 }
 
 std::string verdict(const MeshCapacity& m) {
@@ -93,7 +94,7 @@ std::string zero_words(const CapacityResult& result) {
           return std::any_of(m.mesh.axes.begin(), m.mesh.axes.end(),
                              [&](const AxisSize& x) { return x.axis == a; });
         });
-    if (present) axes += (axes.empty() ? "" : " x ") + a;
+    if (present) axes += (axes.empty() ? "" : " x ") + output_name(a);
   }
   const bool experts = std::any_of(result.meshes.begin(), result.meshes.end(),
                                    [](const MeshCapacity& m) { return m.zero.expert > 1; });
@@ -158,15 +159,15 @@ std::string format_mesh(const Mesh& mesh) {
   std::string out;
   for (const AxisSize& a : mesh.axes) {
     if (!out.empty()) out += ' ';
-    out += a.axis + "=" + std::to_string(a.size);
+    out += output_name(a.axis) + "=" + std::to_string(a.size);
   }
   return out;
 }
 
 std::string indivisible_text(const Indivisible& x) {
   if (x.dense_region()) return dense_region_text(x);
-  std::string out =
-      x.fqn + " dim " + std::to_string(x.dim) + " by " + x.axis + "=" + std::to_string(x.axis_size);
+  std::string out = output_name(x.fqn) + " dim " + std::to_string(x.dim) + " by " +
+                    output_name(x.axis) + "=" + std::to_string(x.axis_size);
   if (x.split_factor != 1) out += " x split factor " + std::to_string(x.split_factor);
   return out;
 }
@@ -199,8 +200,9 @@ std::string capacity_answer_text(const CapacityResult& result) {
          (result.meshes.size() == 1 ? std::string() : format_mesh(first.mesh) + ", fails on ") +
          (x.dense_region()
               ? dense_region_text(x)
-              : x.fqn + " dim " + std::to_string(x.dim) + " (size " + std::to_string(x.size) +
-                    ") by " + x.axis + "=" + std::to_string(x.axis_size) +
+              : output_name(x.fqn) + " dim " + std::to_string(x.dim) + " (size " +
+                    std::to_string(x.size) + ") by " + output_name(x.axis) + "=" +
+                    std::to_string(x.axis_size) +
                     (x.split_factor != 1 ? " x split factor " + std::to_string(x.split_factor)
                                          : std::string()));
 }

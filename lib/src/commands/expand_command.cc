@@ -1,14 +1,14 @@
 #include "hpfreeze/expand_command.h"
 
-#include <algorithm>
 #include <utility>
 
-#include "io/inputs.h"
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "io/inputs.h"
+#include "json/output_name.h"
 
 namespace hpfreeze {
 
@@ -31,13 +31,12 @@ Expected<std::string> expand_lines(const std::string& plan_path, Concurrency con
   document->release_tree();  // the decoded plan views only the document's strings
   std::string out;
   for (const std::string& fqn : expand_sharded_params(*plan)) {
-    // One name per line: a name holding a byte that diagnostics escape (a control
-    // character) could forge lines, so it is refused, shown as diagnostics show it.
-    if (std::any_of(fqn.begin(), fqn.end(),
-                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    // One name per line: a name that could break the line or start a workflow command
+    // (json/output_name.h) is refused, shown as diagnostics show it.
+    if (const NameHazard hazard = name_hazard(fqn); hazard != NameHazard::kNone) {
       return make_error(document->name(), "",
-                        "sharded parameter name " + quote_for_diagnostic(fqn) +
-                            " holds a control character: expand prints one name per line");
+                        "sharded parameter name " + quote_for_diagnostic(fqn) + " " +
+                            std::string(describe(hazard)) + ": expand prints one name per line");
     }
     out += fqn;
     out += '\n';

@@ -81,6 +81,24 @@ Diagnostic difference_error(const std::string& path, InputFile existing,
   return d;
 }
 
+// Whether the file at `path` holds exactly `bytes`, read in pieces and no further than the
+// first difference (a size that differs reads nothing).
+Expected<bool> same_bytes(const std::string& path, std::string_view bytes) {
+  Expected<FilePieces> file = FilePieces::open(path);
+  if (!file) return std::move(file.errors());
+  if (file->size() != bytes.size()) return false;
+  std::size_t at = 0;
+  for (;;) {
+    Expected<std::string_view> piece = file->next();
+    if (!piece) return std::move(piece.errors());
+    if (piece->empty()) return at == bytes.size();
+    if (piece->size() > bytes.size() - at || bytes.substr(at, piece->size()) != *piece) {
+      return false;  // differs, or the file grew since its size was read
+    }
+    at += piece->size();
+  }
+}
+
 }  // namespace
 
 CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stages) {
@@ -123,15 +141,29 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
   if (missing) {
     result.diagnostics.push_back(std::move(*missing));
   } else {
-    LoadStage stage;
-    Expected<InputFile> existing = read_stage(path, stage, std::string());
-    if (!existing) {
-      result.diagnostics.insert(result.diagnostics.end(), existing.errors().begin(),
-                                existing.errors().end());
+    // Compared in pieces first: a committed meta of any size costs one piece of memory
+    // when it matches; only a file that differs is read whole, to list the differences.
+    Expected<bool> same = same_bytes(path, rendered->bytes);
+    if (!same) {
+      result.diagnostics.insert(result.diagnostics.end(), same.errors().begin(),
+                                same.errors().end());
       return result;
     }
-    matched = existing->bytes == rendered->bytes;
-    if (!matched) {
+    matched = *same;
+    const std::size_t on_disk = matched ? 0 : regular_file_size(path);
+    if (!matched && on_disk >= kMaxInputSize) {
+      result.diagnostics.push_back(
+          differs(path, "differs from what freeze would write (" + plural(on_disk, "byte") +
+                            " where freeze writes " + plural(rendered->bytes.size(), "byte") +
+                            "); too large to list the differences: diff reads files below 4 GiB"));
+    } else if (!matched) {
+      LoadStage stage;
+      Expected<InputFile> existing = read_stage(path, stage, std::string());
+      if (!existing) {
+        result.diagnostics.insert(result.diagnostics.end(), existing.errors().begin(),
+                                  existing.errors().end());
+        return result;
+      }
       result.diagnostics.push_back(difference_error(path, std::move(*existing), rendered->bytes));
     }
   }

@@ -1,9 +1,14 @@
 #include "hpfreeze/message_format.h"
 
+#include <algorithm>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hpfreeze/check_command.h"
+#include "hpfreeze/io.h"
+#include "json/json_pointer_locator.h"
 
 namespace hpfreeze {
 
@@ -81,13 +86,22 @@ std::string format_github(MessageLevel level, const Diagnostic& d) {
     append_github_escaped(out, value, true);
     separator = ",";
   };
-  if (!d.file.empty()) property("file", d.file);
-  if (d.line != 0) {
-    property("line", std::to_string(d.line));
-    if (d.column != 0) property("col", std::to_string(d.column));
+  // Stdin is no file of the repository: its name and position start the message instead.
+  const bool in_file = !d.file.empty() && d.file != "<stdin>";
+  std::string message;
+  if (in_file) {
+    property("file", d.file);
+    if (d.line != 0) {
+      property("line", std::to_string(d.line));
+      if (d.column != 0) property("col", std::to_string(d.column));
+    }
+  } else if (!d.file.empty()) {
+    message = d.file;
+    if (d.line != 0) message += ":" + std::to_string(d.line);
+    if (d.line != 0 && d.column != 0) message += ":" + std::to_string(d.column);
+    message += ": ";
   }
   out += "::";
-  std::string message;
   if (!d.pointer.empty()) {
     message += shorten_for_diagnostic(d.pointer);
     message += ": ";
@@ -103,6 +117,34 @@ std::string format_github(MessageLevel level, const Diagnostic& d) {
 }
 
 }  // namespace
+
+void add_pointer_positions(Diagnostics& diagnostics) {
+  // The files to read, in the order first named, each with its diagnostics.
+  std::vector<std::pair<std::string, std::vector<Diagnostic*>>> files;
+  for (Diagnostic& d : diagnostics) {
+    if (d.line != 0 || d.pointer.empty() || d.file.empty() || d.file == "<stdin>") continue;
+    auto it =
+        std::find_if(files.begin(), files.end(), [&d](const auto& f) { return f.first == d.file; });
+    if (it == files.end()) it = files.insert(files.end(), {d.file, {}});
+    it->second.push_back(&d);
+  }
+  for (auto& [file, located] : files) {
+    Expected<FilePieces> pieces = FilePieces::open(file);
+    if (!pieces) continue;
+    const TextPieces next = [&pieces]() -> std::string_view {
+      Expected<std::string_view> piece = pieces->next();
+      return piece ? *piece : std::string_view();
+    };
+    std::vector<std::string> pointers;
+    for (const Diagnostic* d : located) pointers.push_back(d->pointer);
+    const std::vector<std::optional<TextPosition>> at = locate_pointers(next, pointers);
+    for (std::size_t i = 0; i < located.size(); ++i) {
+      if (!at[i]) continue;
+      located[i]->line = at[i]->line;
+      located[i]->column = at[i]->column;
+    }
+  }
+}
 
 std::optional<MessageFormat> parse_message_format(std::string_view name) {
   if (name == "text") return MessageFormat::kText;

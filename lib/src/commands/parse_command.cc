@@ -3,42 +3,56 @@
 #include "hpfreeze/json.h"
 #include "hpfreeze/placement.h"
 #include "json/json_stream.h"
+#include "json/output_name.h"
 
 namespace hpfreeze {
+namespace {
+
+// A stdin line is a line of the file "<stdin>"; an argument is no file (no CI annotation
+// may name it as one), so its name starts the message instead: "argument 2: ...".
+Diagnostic located(Diagnostic d, const ParseInput& input) {
+  if (input.line == 0) {
+    d.file.clear();
+    d.message = input.origin + ": " + d.message;
+  } else {
+    d.file = input.origin;
+    d.line = input.line;
+  }
+  return d;
+}
+
+}  // namespace
 
 CommandResult run_parse(std::span<const ParseInput> inputs, const ParseCommandOptions& options) {
   CommandResult result;
   for (const ParseInput& input : inputs) {
     if (input.too_long) {
-      Diagnostic d = make_error(input.origin, {},
-                                "line longer than " + std::to_string(kMaxParseLine) + " bytes");
-      d.line = input.line;
-      result.diagnostics.push_back(std::move(d));
+      result.diagnostics.push_back(located(
+          make_error({}, {}, "line longer than " + std::to_string(kMaxParseLine) + " bytes"),
+          input));
       continue;
     }
     Expected<Placement> parsed = parse_placement(input.text);
     if (!parsed) {
-      Diagnostic d = std::move(parsed.errors().front());
-      d.file = input.origin;
-      d.line = input.line;
-      result.diagnostics.push_back(std::move(d));
+      result.diagnostics.push_back(located(std::move(parsed.errors().front()), input));
       continue;
     }
     const std::string canonical = to_canonical(*parsed);
     if (options.check && canonical != input.text) {
-      Diagnostic d = make_error(
-          input.origin, {},
-          "placement " + quote_for_diagnostic(input.text) +
-              " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
-      d.line = input.line;
-      result.diagnostics.push_back(std::move(d));
+      result.diagnostics.push_back(located(
+          make_error({}, {},
+                     "placement " + quote_for_diagnostic(input.text) +
+                         " is not canonical (canonical form: " + quote_for_diagnostic(canonical) +
+                         ")"),
+          input));
     }
     if (options.json) {
       Json dump = placement_to_dump(*parsed);
       dump.as_object().push_back({"canonical", Json(std::string_view(canonical))});
       JsonStream(result.output, JsonLayout::kOneLine).value(dump);
     } else {
-      result.output += canonical;
+      // A reduce op may hold a control character (P(a\rb)): shown quoted, as names are.
+      append_output_name(result.output, canonical);
     }
     result.output += '\n';
   }

@@ -165,8 +165,12 @@ CommandResult run_report(const ReportRequest& request) {
     result.diagnostics = std::move(report.usage_errors);
     return result;
   }
+  // -q: the text leaves out its findings line, which counts findings -q does not show.
+  Diagnostics findings;
+  if (request.quiet && !request.json) findings.swap(report.findings);
   result.output = request.json ? render_report_json(report, request.top)
                                : render_report_text(report, request.top.value_or(kDefaultTextTop));
+  if (request.quiet && !request.json) findings.swap(report.findings);
   // An error finding fails the run, no usable mesh among them (it says why).
   result.negative = report.capacity && capacity_exit_code(*report.capacity) != 0;
   // The summary after the per-parameter findings (the full list is in --json).

@@ -9,6 +9,7 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/placement.h"
 #include "json/json_stream.h"
+#include "json/output_name.h"
 
 namespace hpfreeze {
 namespace {
@@ -26,15 +27,6 @@ void append_value(std::string& out, const Json& value, DiffSubject subject) {
   out += encode_compact_json(value);
 }
 
-std::string render_pointer(std::string_view pointer) {
-  const bool plain = std::none_of(pointer.begin(), pointer.end(),
-                                  [](char c) { return (c >= 0 && c < 0x20) || c == 0x7F; });
-  if (plain) return std::string(pointer);
-  std::string out;
-  append_python_string(out, pointer);
-  return out;
-}
-
 std::string_view op_name(DiffOp op) {
   constexpr std::array<std::string_view, 3> kNames{"remove", "add", "change"};  // enum order
   return kNames[static_cast<std::size_t>(op)];
@@ -46,13 +38,13 @@ void append_diff_text(std::string& out, const MetaDifference& d) {
   const bool whole = d.subject == DiffSubject::kBoundary || d.subject == DiffSubject::kInjection;
   const std::string_view what = d.subject == DiffSubject::kBoundary ? "boundary" : "injection";
   if (d.op == DiffOp::kChange) {
-    out += "~ " + render_pointer(d.pointer) + ": ";
+    out += "~ " + output_name(d.pointer) + ": ";
     append_value(out, *d.old_value, d.subject);
     out += " -> ";
     append_value(out, *d.new_value, d.subject);
   } else {
     const bool added = d.op == DiffOp::kAdd;
-    out += (added ? "+ " : "- ") + render_pointer(d.pointer) + ": ";
+    out += (added ? "+ " : "- ") + output_name(d.pointer) + ": ";
     if (whole) {
       out += std::string(what) + (added ? " added" : " removed");
     } else {

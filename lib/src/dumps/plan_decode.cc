@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -19,6 +20,7 @@
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "hpfreeze/suggest.h"
 
 namespace hpfreeze {
 namespace {
@@ -58,6 +60,16 @@ void check_reduce_op(std::string_view op, const Path& pointer) {
                         " does not read back from P(...): it must be ASCII without a newline");
     }
   }
+}
+
+// An unknown $placement type, with the nearest known one when it is near enough
+// ("Replicat", "shard").
+[[noreturn]] void unknown_placement_type(std::string_view type, const Path& pointer) {
+  static const std::vector<std::string> kTypes{"Shard", "StridedShard", "Replicate", "Partial"};
+  const std::optional<std::string> near = nearest_ignoring_case(type, kTypes);
+  fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
+                    (near ? "; did you mean '" + *near + "'?" : std::string()) +
+                    " (expected Shard, StridedShard, Replicate or Partial)");
 }
 
 enum class Tag { kNone, kPlacement, kTarget, kCallable };
@@ -137,8 +149,7 @@ class Decoder {
       fail(pointer,
            "placement type 'RaggedShard' has no canonical string form and cannot be frozen");
     } else {
-      fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
-                        " (expected Shard, StridedShard, Replicate or Partial)");
+      unknown_placement_type(type, pointer);
     }
     bool has_dim = false;
     bool has_split = false;

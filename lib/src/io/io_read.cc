@@ -1,10 +1,12 @@
-// Reading inputs: read_input, the stdin guards and rule, and chunked stdin (io.h).
+// Reading inputs: read_input, the stdin guards and rule, chunked stdin and files read in
+// pieces (io.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include "base/huge_pages.h"
 #include "hpfreeze/io.h"
@@ -150,6 +152,55 @@ std::size_t regular_file_size(const std::string& path) {
   struct stat st {};
   if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   return static_cast<std::size_t>(st.st_size);
+}
+
+FilePieces::FilePieces(int fd, std::string name, std::size_t piece_size, std::uint64_t size)
+    : fd_(fd),
+      name_(std::move(name)),
+      buffer_(std::max<std::size_t>(piece_size, 1), '\0'),
+      size_(size) {}
+
+FilePieces::FilePieces(FilePieces&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      name_(std::move(other.name_)),
+      buffer_(std::move(other.buffer_)),
+      size_(other.size_) {}
+
+FilePieces& FilePieces::operator=(FilePieces&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    name_ = std::move(other.name_);
+    buffer_ = std::move(other.buffer_);
+    size_ = other.size_;
+  }
+  return *this;
+}
+
+FilePieces::~FilePieces() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<FilePieces> FilePieces::open(const std::string& path, std::size_t piece_size) {
+  // O_NONBLOCK: a FIFO that took the file's place does not hold the open up.
+  const int fd =
+      posix::openat_retrying(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return io_error(path, "cannot open", errno);
+  FilePieces pieces(fd, path, piece_size, 0);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return io_error(path, "cannot stat", errno);
+  if (S_ISDIR(st.st_mode)) return make_io_error(path, "is a directory");
+  if (!S_ISREG(st.st_mode)) return make_io_error(path, "is not a regular file");
+  pieces.size_ = static_cast<std::uint64_t>(st.st_size);
+  return pieces;
+}
+
+Expected<std::string_view> FilePieces::next() {
+  for (;;) {
+    const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
+    if (n >= 0) return std::string_view(buffer_.data(), static_cast<std::size_t>(n));
+    if (errno != EINTR) return io_error(name_, "read failed", errno);
+  }
 }
 
 Expected<std::string> read_stdin_chunk(std::size_t max_bytes) {

@@ -9,6 +9,7 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/report.h"
 #include "json/json_stream.h"
+#include "json/output_name.h"
 
 // The text and JSON forms of a Report: rendering only, the arithmetic is in build_report.cc.
 namespace hpfreeze {
@@ -67,7 +68,7 @@ std::string mesh_line(const Report& r) {
     for (const AxisSize& a : r.capacity->meshes.front().mesh.axes) {
       const bool fixed = std::any_of(r.mesh.begin(), r.mesh.end(),
                                      [&](const MeshAxis& m) { return m.name == a.axis; });
-      if (!fixed) swept += (swept.empty() ? "" : ", ") + a.axis;
+      if (!fixed) swept += (swept.empty() ? "" : ", ") + output_name(a.axis);
     }
     out += std::string("rank 0 below: ") +
            (r.mesh.empty() ? "no axis fixed" : "the fixed axes above") + ", the swept axes (" +
@@ -77,7 +78,7 @@ std::string mesh_line(const Report& r) {
   if (!r.axis_order.empty()) {
     out += "placement order:";
     for (std::size_t i = 0; i < r.axis_order.size(); ++i) {
-      out += (i == 0 ? " " : ", ") + r.axis_order[i];
+      out += (i == 0 ? " " : ", ") + output_name(r.axis_order[i]);
     }
     out += '\n';
   }
@@ -120,7 +121,7 @@ std::string placements_text(const ParamReport& param) {
   std::string out;
   for (const ReportAxis a : param.axes) {
     if (!out.empty()) out += ' ';
-    out.append(a->axis).append("=").append(a->text);
+    out.append(output_name(a->axis)).append("=").append(output_name(a->text));
   }
   return out;
 }
@@ -161,7 +162,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
     for (std::size_t i = 0; i < nb; ++i) {
       const BoundaryReport& b = r.boundaries[i];
       rows.push_back({format_byte_size(b.rank0_bytes), std::to_string(b.params),
-                      b.fqn.empty() ? std::string("(root)") : std::string(b.fqn)});
+                      b.fqn.empty() ? std::string("(root)") : output_name(b.fqn)});
     }
     out += render_table({Align::kRight, Align::kRight, Align::kLeft}, rows, "  ");
     if (nb < r.boundaries.size()) {
@@ -180,9 +181,9 @@ std::string render_report_text(const Report& r, std::size_t top) {
     for (std::size_t i = 0; i < np; ++i) {
       const ParamReport& p = r.params[i];
       const std::string placements = placements_text(p);
-      rows.push_back({format_byte_size(p.rank0_bytes), std::string(p.dtype().value_or("-")),
+      rows.push_back({format_byte_size(p.rank0_bytes), output_name(p.dtype().value_or("-")),
                       dims_text(p.shape()), dims_text(p.local_shape),
-                      placements.empty() ? "-" : placements, std::string(p.fqn)});
+                      placements.empty() ? "-" : placements, output_name(p.fqn)});
     }
     out += render_table(
         {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft, Align::kLeft}, rows,
@@ -196,8 +197,8 @@ std::string render_report_text(const Report& r, std::size_t top) {
     std::vector<std::vector<std::string>> rows{{"BYTES", "DTYPE", "SHAPE", "PARAM"}};
     for (std::size_t i = 0; i < nu; ++i) {
       const UncoveredParam& u = r.uncovered[i];
-      rows.push_back({format_byte_size(u.bytes), std::string(u.dtype.value_or("-")),
-                      dims_text(u.shape), std::string(u.fqn)});
+      rows.push_back({format_byte_size(u.bytes), output_name(u.dtype.value_or("-")),
+                      dims_text(u.shape), output_name(u.fqn)});
     }
     out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
   }

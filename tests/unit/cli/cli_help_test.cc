@@ -100,6 +100,18 @@ TEST_F(CliHelp, EveryHelpListsTheGlobalFlagsAndEndsWithExitStatusAndAnExample) {
   }
 }
 
+TEST_F(CliHelp, ModelOfReportAndCheckNamesTheCheckpointFiles) {
+  // --help is what the man pages and the zsh and fish descriptions are made from.
+  const std::string files =
+      "a model tree dump (hpfreeze.model/v1), a checkpoint's model.safetensors, or a sharded "
+      "one's model.safetensors.index.json (headers only); '-' for stdin (a dump or an index)\n";
+  EXPECT_THAT(help_text({"report", "--help"}),
+              HasSubstr("  --model FILE REQUIRED       Parameter shapes: " + files));
+  EXPECT_THAT(
+      help_text({"check", "--help"}),
+      HasSubstr("  --model FILE                The model to check the meta against: " + files));
+}
+
 TEST_F(CliHelp, HelpOfAnUnknownCommandSuggestsTheNearest) {
   EXPECT_EQ(
       tester_.run({"help", "frezee"}),

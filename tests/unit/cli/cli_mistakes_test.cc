@@ -45,6 +45,27 @@ TEST_F(CliMistakes, MisspeltOptionWithItsValueAfterAnEqualsSign) {
                      "unknown option '--plann'; did you mean '--plan'?");
 }
 
+// A flag takes no value: CLI11 alone ran 'diff --quiet=1' as --quiet, and '--json=0' turned
+// --json off. Every flag, global or a command's, before or after the command word.
+TEST_F(CliMistakes, AFlagGivenAValue) {
+  expect_usage_error({"diff", "--quiet=1", "a.json", "b.json"},
+                     "'--quiet=1': --quiet takes no value (see 'hpfreeze diff --help')");
+  expect_usage_error({"diff", "a.json", "b.json", "--quiet=0"},
+                     "'--quiet=0': --quiet takes no value (see 'hpfreeze diff --help')");
+  expect_usage_error({"--quiet=1", "diff", "a.json", "b.json"},
+                     "'--quiet=1': --quiet takes no value (see 'hpfreeze --help')");
+  expect_usage_error({"check", "m.json", "--verbose="},
+                     "'--verbose=': --verbose takes no value (see 'hpfreeze check --help')");
+  expect_usage_error({"report", "m.json", "--model", "x", "--json=0"},
+                     "'--json=0': --json takes no value (see 'hpfreeze report --help')");
+  expect_usage_error({"freeze", "--plan", "p", "--model", "m", "--check=true"},
+                     "'--check=true': --check takes no value (see 'hpfreeze freeze --help')");
+  // An option that takes a value still takes it after '='; after "--" nothing is an option.
+  EXPECT_EQ(tester_.run({"parse", "--message-format=text", "--", "--json=1"}).err,
+            "hpfreeze: error: argument 1: invalid placement '--json=1': unknown form, expected R, "
+            "S(dim), SS(dim,factor) or P(reduce_op)\n");
+}
+
 TEST_F(CliMistakes, MisspeltMesh) {
   expect_usage_error({"report", "m.json", "--model", "x", "--mehs", "tp=2"},
                      "unknown option '--mehs'; did you mean '--mesh'?");

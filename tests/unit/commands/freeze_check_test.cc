@@ -1,9 +1,11 @@
 // run_freeze with check: the file -o names is compared, never written; the error lists the
 // differences diff finds, from the file to the new meta.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -171,6 +173,37 @@ TEST_F(FreezeCheck, UsageErrors) {
   EXPECT_EQ(result.diagnostics[0].location_and_message(),
             path("meta.d") + ": --check writes nothing: leave out --depfile");
   EXPECT_EQ(result.outcome(), Outcome::kTrouble);
+}
+
+TEST_F(FreezeCheck, AFileOf4GiBOrMoreIsComparedNotRefused) {
+  // A sparse committed meta of 5 GiB: compared from its size, nothing read whole; it differs
+  // (exit 1, as any other difference), too large for the differences to be listed.
+  write(expected_);
+  fs::resize_file(request_.output_path, std::uint64_t{5} << 30);
+  CommandResult result = run();
+  ASSERT_EQ(result.diagnostics.size(), 1u);
+  EXPECT_EQ(result.diagnostics[0].location_and_message(),
+            request_.output_path +
+                ": differs from what freeze would write (5368709120 bytes "
+                "where freeze writes " +
+                std::to_string(expected_.size()) +
+                " bytes); too large to list the differences: diff reads files below 4 GiB");
+  EXPECT_EQ(result.outcome(), Outcome::kRejected);
+}
+
+TEST_F(FreezeCheck, TheSameSizeDifferingAnywhereIsADifference) {
+  // Byte for byte in pieces: a change in the last byte, and one in the first, of a file of
+  // the same size.
+  for (const std::size_t at : {expected_.size() - 1, std::size_t{0}}) {
+    std::string bytes = expected_;
+    bytes[at] = at == 0 ? '[' : ' ';
+    write(bytes);
+    const CommandResult result = run();
+    ASSERT_EQ(result.diagnostics.size(), 1u) << at;
+    EXPECT_EQ(result.outcome(), Outcome::kRejected) << at;
+    EXPECT_THAT(result.diagnostics[0].message, ::testing::StartsWith("differs from what freeze "
+                                                                     "would write"));
+  }
 }
 
 TEST_F(FreezeCheck, OnlyARegularFileIsCompared) {

@@ -3,8 +3,13 @@
 #include "hpfreeze/message_format.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "io/io_test_support.h"
 
 namespace hpfreeze {
 namespace {
@@ -92,6 +97,19 @@ TEST(MessageFormat, GithubCommands) {
             "::error::m\n");
 }
 
+TEST(MessageFormat, GithubNamesNoFileThatIsNone) {
+  // Stdin is no file of the repository: its name and position start the message.
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError,
+                           located("<stdin>", "", 3, 1, "expected a value")),
+            "::error::<stdin>:3:1: expected a value\n");
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError,
+                           located("<stdin>", "/modules/x", 0, 0, "m")),
+            "::error::<stdin>: /modules/x: m\n");
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError,
+                           located("<stdin>", "", 2, 0, "invalid placement 'S(y)'")),
+            "::error::<stdin>:2: invalid placement 'S(y)'\n");
+}
+
 TEST(MessageFormat, GithubEscaping) {
   // Data: % CR LF. Properties: also : and ,.
   EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError,
@@ -137,6 +155,53 @@ TEST(MessageFormat, JsonIsACheckFinding) {
       format_message(MessageFormat::kJson, MessageLevel::kError, d),
       R"({"severity":"error","file":"a\"b.json","pointer":"","message":"differs\n~ /a: 1 -> 2"})"
       "\n");
+}
+
+class PointerPositions : public io_testing::TempDirTest {};
+
+TEST_F(PointerPositions, EveryFindingInAJsonFileGetsTheLineOfItsValue) {
+  const std::string plan = path("plan.json");
+  const std::string meta = path("meta.json");
+  io_testing::spit(plan,
+                   "{\n  \"modules\": {\n    \"lin\": {\"params\": {\"w\": {\"tp\": "
+                   "{\"$placement\": \"Replicat\"}}}}\n  }\n}\n");
+  io_testing::spit(meta, "{\"param_plan\": {\"m\": {\"params\": {\"w\": {\"tp\": \"S(9)\"}}}}}");
+  Diagnostics ds = {
+      make_error(plan, "/modules/lin/params/w/tp", "unknown placement type 'Replicat'"),
+      make_warning(meta, "/param_plan/m/params/w/tp", "dim 9 is out of range"),
+      make_error(plan, "/modules/lin/params", "another"),
+      make_error(plan, "/modules/gone", "names nothing in the file"),
+      make_error(plan, "", "about the whole file"),
+      located(plan, "", 3, 4, "a syntax error keeps its own position"),
+      make_error("<stdin>", "/modules/lin", "stdin is not read again"),
+      make_error(path("missing.json"), "/a", "no such file"),
+      make_error("", "/a", "no file"),
+  };
+  add_pointer_positions(ds);
+  const std::vector<std::pair<std::size_t, std::size_t>> expected = {
+      {3, 36}, {1, 46}, {3, 23}, {0, 0}, {0, 0}, {3, 4}, {0, 0}, {0, 0}, {0, 0}};
+  ASSERT_EQ(ds.size(), expected.size());
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    EXPECT_EQ(std::pair(ds[i].line, ds[i].column), expected[i]) << ds[i].message;
+  }
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError, ds[0]),
+            "::error file=" + plan +
+                ",line=3,col=36::/modules/lin/params/w/tp: unknown placement "
+                "type 'Replicat'\n");
+}
+
+TEST_F(PointerPositions, NoStreamIsOpenedOrWaitedFor) {
+  // A FIFO (a plan given as one) is neither opened, which would wait for a writer, nor read.
+  const std::string fifo = path("plan.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Diagnostics ds = {make_error(fifo, "/modules", "m")};
+  add_pointer_positions(ds);
+  EXPECT_EQ(ds.front().line, 0U);
+  // Not JSON (a safetensors file): no position, no error.
+  io_testing::spit(path("ck.safetensors"), std::string("\x02\0\0\0\0\0\0\0{}", 10));
+  ds = {make_error(path("ck.safetensors"), "/w", "m")};
+  add_pointer_positions(ds);
+  EXPECT_EQ(ds.front().line, 0U);
 }
 
 }  // namespace

@@ -176,6 +176,91 @@ TEST(SafetensorsHeader, CorruptHeadersNameTheByte) {
             "ck.safetensors: /__metadata__: __metadata__ (at byte 9) repeats a key");
 }
 
+TEST(SafetensorsHeader, MetadataHoldsStringsOnly) {
+  // {"__metadata__":{"format":"pt","n":1}}: "n" at header byte 31, file byte 39.
+  EXPECT_EQ(error_of(decode(R"({"__metadata__":{"format":"pt","n":1}})", 0)),
+            "ck.safetensors: /__metadata__/n: __metadata__ value 'n' (at byte 39): expected a "
+            "string, got an integer (__metadata__ holds strings only)");
+  // The first entry that is no string is named, whatever its type; key "a" at file byte 25.
+  for (const auto& [value, got] :
+       std::vector<std::pair<std::string, std::string>>{{"null", "null"},
+                                                        {"true", "a boolean"},
+                                                        {"1.5", "a float"},
+                                                        {R"({"b":"c"})", "an object"},
+                                                        {R"(["x"])", "an array"}}) {
+    EXPECT_EQ(error_of(decode(R"({"__metadata__":{"a":)" + value + R"(,"z":2}})", 0)),
+              "ck.safetensors: /__metadata__/a: __metadata__ value 'a' (at byte 25): expected "
+              "a string, got " +
+                  got + " (__metadata__ holds strings only)");
+  }
+  // After a tensor (53 bytes), and with white space: "k" is at header byte 87, file byte 95.
+  const std::string header = R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                             R"( "__metadata__" : { "ok": "yes",  "k" : [] }})";
+  EXPECT_EQ(error_of(decode(header, 1)),
+            "ck.safetensors: /__metadata__/k: __metadata__ value 'k' (at byte 95): expected a "
+            "string, got an array (__metadata__ holds strings only)");
+  EXPECT_TRUE(decode(R"({"__metadata__":{}})", 0).ok());
+  EXPECT_EQ(error_of(decode(R"({"__metadata__":"pt"})", 0)),
+            "ck.safetensors: /__metadata__: expected an object, got a string");
+}
+
+TEST(SafetensorsHeader, TensorsCoverTheDataExactly) {
+  const auto u8 = [](std::string_view name, int shape, int begin, int end) {
+    return "\"" + std::string(name) + R"(":{"dtype":"U8","shape":[)" + std::to_string(shape) +
+           R"(],"data_offsets":[)" + std::to_string(begin) + "," + std::to_string(end) + "]}";
+  };
+  const auto error_at = [](const std::string& header, std::uint64_t data) {
+    return std::pair{error_of(decode(header, data)), 8 + header.size()};
+  };
+  // A gap between two tensors.
+  std::string header = "{" + u8("a", 4, 0, 4) + "," + u8("b", 4, 6, 10) + "}";
+  auto [error, data] = error_at(header, 10);
+  EXPECT_EQ(error,
+            "ck.safetensors: /b/data_offsets: 2 bytes of data belong to no tensor: from "
+            "byte " +
+                std::to_string(data + 4) + " of the file, after tensor 'a', to byte " +
+                std::to_string(data + 6) +
+                ", where tensor 'b' begins; the tensors must cover the data exactly");
+  // Before the first tensor, listed second.
+  header = "{" + u8("b", 4, 6, 10) + "," + u8("a", 4, 2, 6) + "}";
+  std::tie(error, data) = error_at(header, 10);
+  EXPECT_EQ(error,
+            "ck.safetensors: /a/data_offsets: 2 bytes of data belong to no tensor: from "
+            "byte " +
+                std::to_string(data) + " of the file, where the data begin, to byte " +
+                std::to_string(data + 2) +
+                ", where tensor 'a' begins; the tensors must cover the data exactly");
+  // Trailing bytes after the last tensor, and data with no tensor at all.
+  header = "{" + u8("a", 4, 0, 4) + "}";
+  std::tie(error, data) = error_at(header, 7);
+  EXPECT_EQ(error,
+            "ck.safetensors: /a/data_offsets: 3 bytes of data belong to no tensor: from "
+            "byte " +
+                std::to_string(data + 4) +
+                " of the file, after tensor 'a', to the "
+                "end of the file at byte " +
+                std::to_string(data + 7) + "; the tensors must cover the data exactly");
+  EXPECT_EQ(error_of(decode(R"({"__metadata__":{}})", 5)),
+            "ck.safetensors: : 5 bytes of data belong to no tensor: from byte 27 of the file, "
+            "where the data begin, to the end of the file at byte 32; the tensors must cover "
+            "the data exactly");
+  // An empty tensor inside another's bytes overlaps it, as the reference loader has it.
+  header = "{" + u8("a", 8, 0, 8) + "," + u8("e", 0, 4, 4) + "}";
+  std::tie(error, data) = error_at(header, 8);
+  EXPECT_EQ(error,
+            "ck.safetensors: /e/data_offsets: tensor 'e' overlaps tensor 'a': it begins "
+            "at byte " +
+                std::to_string(data + 4) + " of the file, before the other ends at byte " +
+                std::to_string(data + 8));
+  // Exact cover in any header order, empty tensors at the ends and between, is fine.
+  header = "{" + u8("c", 3, 5, 8) + "," + u8("e", 0, 0, 0) + "," + u8("a", 5, 0, 5) + "," +
+           u8("f", 0, 5, 5) + "," + u8("g", 0, 8, 8) + "}";
+  const Expected<ModelTree> m = decode(header, 8);
+  ASSERT_TRUE(m.ok()) << error_of(m);
+  EXPECT_EQ(m->parameters.size(), 5U);
+  EXPECT_TRUE(decode("{}", 0).ok());
+}
+
 class CheckpointFiles : public TempDirTest {};
 
 TEST_F(CheckpointFiles, RecognisedByContentNotName) {
@@ -345,6 +430,103 @@ TEST_F(CheckpointFiles, IndexErrors) {
   write_index(path("i7.json"), R"({"w": 3})");
   EXPECT_EQ(error_of(load_index(path("i7.json"))),
             path("i7.json") + ": /weight_map/w: expected a string, got an integer");
+}
+
+TEST_F(CheckpointFiles, ShardNamesStayInsideTheIndexDirectory) {
+  // Every shard below is a valid file that the names would reach; each name is refused
+  // before anything is opened, naming the index and the entry.
+  ASSERT_EQ(::mkdir(path("ck").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(path("ck/sub").c_str(), 0755), 0);
+  write_checkpoint(path("outside.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  write_checkpoint(path("ck/a.safetensors"), one_tensor("F32", "[5]", "[0,20]"), 20);
+  const std::string index = path("ck/i.json");
+  const auto refused = [&](const std::string& shard_json, const std::string& shown,
+                           const std::string& why) {
+    write_index(index, R"({"v": "a.safetensors", "w": ")" + shard_json + R"("})");
+    EXPECT_EQ(error_of(load_index(index)),
+              index + ": /weight_map/w: shard '" + shown + "' " + why +
+                  ": an index names files inside its own directory only")
+        << shard_json;
+  };
+  const std::string absolute = path("outside.safetensors");
+  refused(absolute, absolute, "is an absolute path");
+  refused(path("ck/a.safetensors"), path("ck/a.safetensors"), "is an absolute path");
+  refused("//a.safetensors", "//a.safetensors", "is an absolute path");
+  for (const char* up : {"../outside.safetensors", "sub/../a.safetensors", "sub/..",
+                         "./../outside.safetensors", "..", "sub/.//../a.safetensors"}) {
+    refused(up, up, "has a '..' component");
+  }
+  // A NUL would end the name open() sees: "a.safetensors\0x" opened a.safetensors.
+  refused("a.safetensors\\u0000x", "a.safetensors\\x00x", "holds a NUL byte");
+  refused("", "", "is empty");
+  // The first entry naming a bad shard is the one reported.
+  write_index(index, R"({"w": "../outside.safetensors", "v": "/x"})");
+  EXPECT_EQ(error_of(load_index(index)),
+            index + ": /weight_map/w: shard '../outside.safetensors' has a '..' component: an "
+                    "index names files inside its own directory only");
+  // Dots that are no ".." component, and a subdirectory, are fine.
+  write_checkpoint(path("ck/sub/..b.safetensors"),
+                   R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
+  write_checkpoint(path("ck/a..c"),
+                   R"({"u":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
+  write_index(index, R"({"w": "./a.safetensors", "x": "sub/..b.safetensors", "u": "a..c"})");
+  const Expected<ModelTree> m = load_index(index);
+  ASSERT_TRUE(m.ok()) << error_of(m);
+  EXPECT_EQ(m->parameters.size(), 3U);
+}
+
+TEST_F(CheckpointFiles, EveryShardErrorNamesItsIndex) {
+  // As a missing shard's error always did: a truncated shard, one cut inside its length,
+  // and one whose header is corrupt.
+  write_checkpoint(path("cut.safetensors"), "{}", 0, 3152);
+  io_testing::spit(path("short.safetensors"), std::string("\x05\0\0", 3));
+  write_checkpoint(path("gap.safetensors"), one_tensor("U8", "[4]", "[1,5]"), 5);
+  const std::string index = path("model.safetensors.index.json");
+  for (const auto& [shard, error] : std::vector<std::pair<std::string, std::string>>{
+           {"cut.safetensors",
+            ": : the safetensors header length at byte 0 (3152 bytes) runs past the end of the "
+            "file (10 bytes)"},
+           {"short.safetensors",
+            ": : a safetensors file starts with an 8-byte header length, but the file has 3 "
+            "bytes"},
+           {"gap.safetensors",
+            ": /w/data_offsets: 1 byte of data belongs to no tensor: from byte 61 of the file, "
+            "where the data begin, to byte 62, where tensor 'w' begins; the tensors must cover "
+            "the data exactly"}}) {
+    write_index(index, R"({"w": ")" + shard + R"("})");
+    EXPECT_EQ(error_of(load_index(index)), path(shard) + error + " (a shard of " + index + ")");
+  }
+}
+
+TEST_F(CheckpointFiles, ADirectoryNamesTheFileToPass) {
+  // A checkpoint directory given as --model: the error names the file of it to pass.
+  ASSERT_EQ(::mkdir(path("sharded").c_str(), 0755), 0);
+  write_index(path("sharded/model.safetensors.index.json"), "{}");
+  ASSERT_EQ(::mkdir(path("single").c_str(), 0755), 0);
+  write_checkpoint(path("single/model.safetensors"), "{}", 0);
+  ASSERT_EQ(::mkdir(path("empty").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(path("empty/model.safetensors").c_str(), 0755), 0);  // no file
+  for (const auto& [dir, error] : std::vector<std::pair<std::string, std::string>>{
+           {path("sharded"), "is a directory; pass the checkpoint's index: --model " +
+                                 path("sharded/model.safetensors.index.json")},
+           {path("sharded/"), "is a directory; pass the checkpoint's index: --model " +
+                                  path("sharded/model.safetensors.index.json")},
+           {path("single"), "is a directory; pass the checkpoint's file: --model " +
+                                path("single/model.safetensors")},
+           {path("empty"),
+            "is a directory; --model takes a file: a model tree dump, a checkpoint's "
+            "model.safetensors or a sharded one's model.safetensors.index.json"}}) {
+    const std::optional<Expected<ModelTree>> m = read_safetensors(dir);
+    ASSERT_TRUE(m.has_value()) << dir;
+    ASSERT_FALSE(m->ok()) << dir;
+    EXPECT_EQ(m->errors().front().error_class, ErrorClass::kIo);
+    EXPECT_EQ(error_of(*m), dir + ": : " + error);
+  }
+  // With both, the index: the one file that lists every tensor.
+  write_checkpoint(path("sharded/model.safetensors"), "{}", 0);
+  EXPECT_EQ(error_of(*read_safetensors(path("sharded"))),
+            path("sharded") + ": : is a directory; pass the checkpoint's index: --model " +
+                path("sharded/model.safetensors.index.json"));
 }
 
 TEST_F(CheckpointFiles, DuplicateTensorAcrossShards) {

@@ -105,8 +105,8 @@ TEST(DecodePlan, TypedValueRules) {
     return plan_error(R"j({"modules": {"m": {"inner_wrapper": )j" + value + "}}}");
   };
   EXPECT_EQ(in_src(R"j({"$placement": "Shrad"})j"),
-            "plan.json: /modules/m/inner_wrapper: unknown placement type 'Shrad' (expected "
-            "Shard, StridedShard, Replicate or Partial)");
+            "plan.json: /modules/m/inner_wrapper: unknown placement type 'Shrad'; did you mean "
+            "'Shard'? (expected Shard, StridedShard, Replicate or Partial)");
   EXPECT_EQ(in_src(R"j({"$placement": "RaggedShard"})j"),
             "plan.json: /modules/m/inner_wrapper: placement type 'RaggedShard' has no canonical "
             "string form and cannot be frozen");
@@ -148,6 +148,33 @@ TEST(DecodePlan, TypedValueRules) {
 
 // A Partial's reduce_op is written as P(op), which the canonical-string parser must read
 // back as the same op: ASCII only, no newline, not empty; everywhere a placement may be.
+TEST(DecodePlan, AnUnknownPlacementTypeSuggestsTheNearest) {
+  auto type_error = [](const std::string& type) {
+    return plan_error(R"j({"modules": {"m": {"params": {"w": {"tp": {"$placement": ")j" + type +
+                      R"j("}}}}}})j");
+  };
+  const std::string expected = " (expected Shard, StridedShard, Replicate or Partial)";
+  for (const auto& [typed, meant] :
+       std::vector<std::pair<std::string, std::string>>{{"Replicat", "Replicate"},
+                                                        {"replicate", "Replicate"},
+                                                        {"REPLICATE", "Replicate"},
+                                                        {"Repilcate", "Replicate"},
+                                                        {"Shadr", "Shard"},
+                                                        {"shard", "Shard"},
+                                                        {"StridedShrad", "StridedShard"},
+                                                        {"Partail", "Partial"},
+                                                        {"partial", "Partial"}}) {
+    EXPECT_EQ(type_error(typed), "plan.json: /modules/m/params/w/tp: unknown placement type '" +
+                                     typed + "'; did you mean '" + meant + "'?" + expected);
+  }
+  // Nothing near enough: no suggestion; a huge name is not compared cell by cell.
+  for (const std::string& typed :
+       std::vector<std::string>{"Bogus", "Interleaved", "R", std::string(1 << 20, 'x')}) {
+    EXPECT_EQ(type_error(typed), "plan.json: /modules/m/params/w/tp: unknown placement type " +
+                                     quote_for_diagnostic(typed) + expected);
+  }
+}
+
 TEST(DecodePlan, ReduceOpMustReadBackFromItsCanonicalString) {
   auto partial = [](const std::string& op_json) {
     return plan_error(

@@ -233,5 +233,47 @@ TEST(ClosedStdinTest, DashIsAClearErrorAndNoFileBecomesStdin) {
   });
 }
 
+using FilePiecesTest = TempDirTest;
+
+TEST_F(FilePiecesTest, AFileComesInPiecesOfTheGivenSize) {
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i) bytes += std::to_string(i) + ",";
+  spit(path("f"), bytes);
+  Expected<FilePieces> pieces = FilePieces::open(path("f"), 7);
+  ASSERT_TRUE(pieces.ok()) << pieces.errors().front().message;
+  EXPECT_EQ(pieces->size(), bytes.size());
+  std::string seen;
+  for (;;) {
+    Expected<std::string_view> piece = pieces->next();
+    ASSERT_TRUE(piece.ok());
+    if (piece->empty()) break;
+    EXPECT_LE(piece->size(), 7U);
+    seen += *piece;
+  }
+  EXPECT_EQ(seen, bytes);
+  // Moved, it goes on where it was.
+  spit(path("g"), "abcdef");
+  Expected<FilePieces> g = FilePieces::open(path("g"), 4);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(*g->next(), "abcd");
+  FilePieces moved = std::move(*g);
+  EXPECT_EQ(*moved.next(), "ef");
+  EXPECT_EQ(*moved.next(), "");
+}
+
+TEST_F(FilePiecesTest, OnlyARegularFileIsRead) {
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);  // no writer: an open would wait
+  ASSERT_EQ(::mkdir(path("dir").c_str(), 0755), 0);
+  for (const auto& [name, message] : std::vector<std::pair<std::string, std::string>>{
+           {"fifo", "is not a regular file"},
+           {"dir", "is a directory"},
+           {"missing", "cannot open: No such file or directory"}}) {
+    Expected<FilePieces> pieces = FilePieces::open(path(name));
+    ASSERT_FALSE(pieces.ok()) << name;
+    EXPECT_EQ(pieces.errors().front().location_and_message(), path(name) + ": " + message);
+    EXPECT_EQ(pieces.errors().front().error_class, ErrorClass::kIo);
+  }
+}
+
 }  // namespace
 }  // namespace hpfreeze

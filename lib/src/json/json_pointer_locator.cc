@@ -1,0 +1,282 @@
+// Where the values of JSON Pointers start in a streamed JSON text (json_pointer_locator.h).
+#include "json/json_pointer_locator.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+namespace hpfreeze {
+namespace {
+
+// The reference tokens of an RFC 6901 pointer, "~1" and "~0" undone; nullopt for a text
+// that is no pointer (it must start with '/' unless empty).
+std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer) {
+  std::vector<std::string> tokens;
+  if (pointer.empty()) return tokens;
+  if (pointer.front() != '/') return std::nullopt;
+  for (std::size_t at = 1;;) {
+    const std::size_t slash = std::min(pointer.find('/', at), pointer.size());
+    std::string token;
+    for (std::size_t i = at; i < slash; ++i) {
+      if (pointer[i] == '~' && i + 1 < slash && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
+        token += pointer[++i] == '0' ? '~' : '/';
+      } else {
+        token += pointer[i];
+      }
+    }
+    tokens.push_back(std::move(token));
+    if (slash == pointer.size()) return tokens;
+    at = slash + 1;
+  }
+}
+
+void append_utf8(std::string& out, std::uint32_t code) {
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else if (code < 0x800) {
+    out += static_cast<char>(0xc0 | code >> 6);
+    out += static_cast<char>(0x80 | (code & 0x3f));
+  } else if (code < 0x10000) {
+    out += static_cast<char>(0xe0 | code >> 12);
+    out += static_cast<char>(0x80 | (code >> 6 & 0x3f));
+    out += static_cast<char>(0x80 | (code & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | code >> 18);
+    out += static_cast<char>(0x80 | (code >> 12 & 0x3f));
+    out += static_cast<char>(0x80 | (code >> 6 & 0x3f));
+    out += static_cast<char>(0x80 | (code & 0x3f));
+  }
+}
+
+int hex_digit(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A recursive descent along the pointers' paths only: every other value is skipped by a
+// loop that counts brackets, so the recursion is no deeper than the longest pointer. Every
+// function returns false to stop the scan: at the end of the text, where it stops being
+// JSON, or once every pointer is found.
+class PointerScanner {
+ public:
+  PointerScanner(const TextPieces& pieces, std::vector<std::vector<std::string>> targets)
+      : pieces_(pieces),
+        targets_(std::move(targets)),
+        found_(targets_.size()),
+        missing_(targets_.size()) {}
+
+  std::vector<std::optional<TextPosition>> run() && {
+    std::vector<std::size_t> all(targets_.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    if (!all.empty()) value(all, 0);
+    return std::move(found_);
+  }
+
+ private:
+  int peek() {
+    if (at_ == piece_.size()) {
+      if (ended_) return -1;
+      piece_ = pieces_();
+      at_ = 0;
+      if (piece_.empty()) {
+        ended_ = true;
+        return -1;
+      }
+    }
+    return static_cast<unsigned char>(piece_[at_]);
+  }
+  // After a peek() that found a byte.
+  void advance() {
+    if (piece_[at_++] == '\n') {
+      ++line_;
+      column_ = 1;
+    } else {
+      ++column_;
+    }
+  }
+  void skip_whitespace() {
+    for (int c = peek(); c == ' ' || c == '\t' || c == '\n' || c == '\r'; c = peek()) advance();
+  }
+  bool take(char c) {
+    if (peek() != c) return false;
+    advance();
+    return true;
+  }
+
+  bool value(const std::vector<std::size_t>& candidates, std::size_t depth) {
+    skip_whitespace();
+    if (peek() < 0) return false;
+    std::vector<std::size_t> deeper;
+    for (const std::size_t c : candidates) {
+      if (targets_[c].size() > depth) {
+        deeper.push_back(c);
+      } else {
+        found_[c] = TextPosition{line_, column_};
+        --missing_;
+      }
+    }
+    if (missing_ == 0) return false;
+    if (deeper.empty()) return skip_value();
+    if (peek() == '{') return object(deeper, depth);
+    if (peek() == '[') return array(deeper, depth);
+    return skip_value();  // a scalar holds no member: the deeper pointers name nothing
+  }
+
+  bool object(const std::vector<std::size_t>& candidates, std::size_t depth) {
+    advance();
+    skip_whitespace();
+    if (take('}')) return true;
+    std::string key;
+    for (;;) {
+      skip_whitespace();
+      if (peek() != '"' || !string(&key)) return false;
+      skip_whitespace();
+      if (!take(':')) return false;
+      if (!member(candidates, depth, key)) return false;
+      skip_whitespace();
+      if (take(',')) continue;
+      return take('}');
+    }
+  }
+
+  bool array(const std::vector<std::size_t>& candidates, std::size_t depth) {
+    advance();
+    skip_whitespace();
+    if (take(']')) return true;
+    for (std::size_t index = 0;; ++index) {
+      if (!member(candidates, depth, std::to_string(index))) return false;
+      skip_whitespace();
+      if (take(',')) continue;
+      return take(']');
+    }
+  }
+
+  // The value of `token` in the container at `depth`: followed when a pointer not found yet
+  // goes through it.
+  bool member(const std::vector<std::size_t>& candidates, std::size_t depth,
+              const std::string& token) {
+    std::vector<std::size_t> through;
+    for (const std::size_t c : candidates) {
+      if (!found_[c] && targets_[c][depth] == token) through.push_back(c);
+    }
+    return through.empty() ? skip_value() : value(through, depth + 1);
+  }
+
+  bool skip_value() {
+    skip_whitespace();
+    const int first = peek();
+    if (first == '"') return string(nullptr);
+    if (first != '{' && first != '[') {  // a number or a literal
+      bool any = false;
+      for (int c = peek(); (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' ||
+                           c == '+' || c == '.' || c == 'E';
+           c = peek()) {
+        advance();
+        any = true;
+      }
+      return any;
+    }
+    std::size_t open = 0;
+    for (int c = peek(); c >= 0; c = peek()) {
+      if (c == '"') {
+        if (!string(nullptr)) return false;
+        continue;
+      }
+      advance();
+      if (c == '{' || c == '[') {
+        ++open;
+      } else if ((c == '}' || c == ']') && --open == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A string from its opening quote; its decoded text into `out` when given.
+  bool string(std::string* out) {
+    advance();
+    if (out != nullptr) out->clear();
+    for (;;) {
+      const int c = peek();
+      if (c < 0x20) return false;  // the end, or a control byte no JSON string holds
+      advance();
+      if (c == '"') return true;
+      if (c != '\\') {
+        if (out != nullptr) *out += static_cast<char>(c);
+        continue;
+      }
+      const int e = peek();
+      if (e < 0) return false;
+      advance();
+      if (out == nullptr) continue;  // skipped: the escape's other bytes are plain
+      if (e != 'u') {
+        static constexpr std::string_view kFrom = "\"\\/bfnrt";
+        static constexpr std::string_view kTo = "\"\\/\b\f\n\r\t";
+        const std::size_t k = kFrom.find(static_cast<char>(e));
+        if (k == std::string_view::npos) return false;
+        *out += kTo[k];
+        continue;
+      }
+      std::uint32_t code = 0;
+      if (!hex4(code)) return false;
+      if (code >= 0xd800 && code < 0xdc00) {
+        std::uint32_t low = 0;
+        if (!take('\\') || !take('u') || !hex4(low) || low < 0xdc00 || low > 0xdfff) return false;
+        code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+      }
+      append_utf8(*out, code);
+    }
+  }
+
+  bool hex4(std::uint32_t& code) {
+    for (int i = 0; i < 4; ++i) {
+      const int digit = hex_digit(peek());
+      if (digit < 0) return false;
+      advance();
+      code = code << 4 | static_cast<std::uint32_t>(digit);
+    }
+    return true;
+  }
+
+  const TextPieces& pieces_;
+  std::string_view piece_;
+  std::size_t at_ = 0;
+  bool ended_ = false;
+  std::size_t line_ = 1;
+  std::size_t column_ = 1;
+  std::vector<std::vector<std::string>> targets_;
+  std::vector<std::optional<TextPosition>> found_;
+  std::size_t missing_;
+};
+
+}  // namespace
+
+std::vector<std::optional<TextPosition>> locate_pointers(const TextPieces& pieces,
+                                                         std::span<const std::string> pointers) {
+  // Each distinct pointer is looked for once.
+  std::vector<std::string> distinct(pointers.begin(), pointers.end());
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<std::vector<std::string>> targets;
+  std::vector<std::size_t> target_of(distinct.size(), SIZE_MAX);
+  for (std::size_t i = 0; i < distinct.size(); ++i) {
+    if (std::optional<std::vector<std::string>> tokens = pointer_tokens(distinct[i])) {
+      target_of[i] = targets.size();
+      targets.push_back(std::move(*tokens));
+    }
+  }
+  const std::vector<std::optional<TextPosition>> found =
+      PointerScanner(pieces, std::move(targets)).run();
+  std::vector<std::optional<TextPosition>> out;
+  out.reserve(pointers.size());
+  for (const std::string& p : pointers) {
+    const auto i = static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), p) -
+                                            distinct.begin());
+    out.push_back(target_of[i] == SIZE_MAX ? std::nullopt : found[target_of[i]]);
+  }
+  return out;
+}
+
+}  // namespace hpfreeze
