@@ -106,7 +106,7 @@ TEST_F(CliHelp, ModelOfReportAndCheckNamesTheCheckpointFiles) {
       "a model tree dump (hpfreeze.model/v1), a checkpoint's model.safetensors, or a sharded "
       "one's model.safetensors.index.json (headers only); '-' for stdin (a dump or an index)\n";
   EXPECT_THAT(help_text({"report", "--help"}),
-              HasSubstr("  --model FILE REQUIRED       Parameter shapes: " + files));
+              HasSubstr("  --model FILE                Parameter shapes: " + files));
   EXPECT_THAT(
       help_text({"check", "--help"}),
       HasSubstr("  --model FILE                The model to check the meta against: " + files));
