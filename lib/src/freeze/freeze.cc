@@ -67,6 +67,8 @@ class CanonicalStrings {
 
   // Kind, unevenness, dim and split factor packed into one number; kNoKey for Partial and
   // for numbers too large to pack.
+  static_assert(kPlacementKinds <= 4,
+                "value_key packs the kind into 2 bits, below the uneven bit: widen the fields");
   static std::uint64_t value_key(const Placement& p) {
     if (p.kind == PlacementKind::kPartial) return kNoKey;
     if (p.kind == PlacementKind::kReplicate) return 0;

@@ -408,8 +408,7 @@ class ReportBuilder {
     const std::uint64_t n = find_axis(a.axis)->size;
     if (n == 1) return true;
     replicated = false;
-    const auto f = static_cast<std::uint64_t>(
-        p.kind == PlacementKind::kStridedShard ? std::max<std::int64_t>(1, p.split_factor) : 1);
+    const std::uint64_t f = p.chunk_factor();
     const std::optional<std::uint64_t> bad = chunks_.shard(dim, n, f);
     if (!empty && !p.uneven_shard && bad) {
       const std::string dim_text =
