@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "hpfreeze/concurrency.h"
+#include "hpfreeze/encode.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
 
@@ -210,6 +211,24 @@ TEST(DecodePlan, ReduceOpMustReadBackFromItsCanonicalString) {
     ASSERT_TRUE(back.ok()) << axis.axis;
     EXPECT_EQ(to_canonical(*back), to_canonical(axis.placement));
   }
+}
+
+// The dump form reads back as what placement_to_dump wrote, for every kind.
+TEST(DecodePlan, DumpFormOfEveryKindReadsBack) {
+  const Placement placements[] = {Placement::shard(1), Placement::shard(0, true),
+                                  Placement::strided_shard(2, 4, true), Placement::replicate(),
+                                  Placement::partial("avg")};
+  std::set<PlacementKind> kinds;
+  for (const Placement& p : placements) {
+    kinds.insert(p.kind);
+    const std::string dump = encode_compact_json(placement_to_dump(p));
+    Decoded d = decoded(R"j({"modules": {"m": {"params": {"w": {"tp": )j" + dump + "}}}}}");
+    ASSERT_FALSE(d.plan.modules.empty()) << dump;
+    const std::span<AxisPlacement> axes = (*d.plan.modules[0].params).at(0).axes;
+    ASSERT_EQ(axes.size(), 1u) << dump;
+    EXPECT_EQ(axes[0].placement, p) << dump;
+  }
+  EXPECT_EQ(kinds.size(), kPlacementKinds);
 }
 
 // Null is absent for every optional top-level key and module-spec key.
