@@ -67,7 +67,7 @@ class ReportBuilder {
     report_.without_meta = without_meta;
   }
 
-  Report build(const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan,
+  Report build(const std::optional<std::vector<AxisSize>>& mesh, const ReportPlanOptions& plan,
                std::optional<std::size_t> sorted_params) {
     plan_ = &plan;
     if (meta_.mesh_dim_names) mesh_dim_names_ = *meta_.mesh_dim_names;
@@ -101,12 +101,12 @@ class ReportBuilder {
     report_.findings.push_back(make_warning(file, std::move(pointer), std::move(message)));
   }
 
-  void read_mesh(const std::optional<std::vector<MeshAxis>>& mesh) {
+  void read_mesh(const std::optional<std::vector<AxisSize>>& mesh) {
     report_detail::ParallelDims dims = report_detail::read_parallel_dims(meta_);
     named_axes_ = std::move(dims.axes);  // known whichever source gives the sizes
     if (mesh) {
       report_.mesh_source = MeshSource::kFlag;
-      for (const MeshAxis& a : *mesh) sizes_[a.name] = a.size;
+      for (const AxisSize& a : *mesh) sizes_[a.axis] = a.size;
     } else {
       if (dims.present) report_.mesh_source = MeshSource::kParallelDims;
       for (auto& [axis, size] : dims.sizes) sizes_[axis] = size;
@@ -120,7 +120,7 @@ class ReportBuilder {
     // A swept axis takes its sizes from --sweep (the caller refuses one also in --mesh);
     // the per-parameter table counts it as size 1.
     for (const AxisSweep& s : plan_->sweeps) sizes_.erase(s.axis);
-    for (const auto& [name, size] : sizes_) report_.mesh.push_back(MeshAxis{name, size});
+    for (const auto& [name, size] : sizes_) report_.mesh.push_back(AxisSize{name, size});
   }
 
   // Folded unless mesh_dim_names names ep (or --expert-parallel says which).
@@ -137,7 +137,7 @@ class ReportBuilder {
 
   // Every --mesh and --sweep axis is one the inputs know, and no --replica-axis is one the
   // plan shards; false (usage errors) otherwise.
-  bool known_axes(const std::optional<std::vector<MeshAxis>>& mesh) {
+  bool known_axes(const std::optional<std::vector<AxisSize>>& mesh) {
     std::vector<std::string> named = std::move(named_axes_);
     named.insert(named.end(), mesh_dim_names_.begin(), mesh_dim_names_.end());
     for (const AxisInfo& a : axes_) named.emplace_back(a.name);
@@ -569,7 +569,7 @@ bool Report::has_errors() const {
 }
 
 Report build_report(const FrozenMeta* meta, const ModelTree& model,
-                    const std::optional<std::vector<MeshAxis>>& mesh, const ReportPlanOptions& plan,
+                    const std::optional<std::vector<AxisSize>>& mesh, const ReportPlanOptions& plan,
                     std::optional<std::size_t> sorted_params) {
   if (meta != nullptr) return ReportBuilder(*meta, model, false).build(mesh, plan, sorted_params);
   // No META: an empty plan, whose report views nothing of it.

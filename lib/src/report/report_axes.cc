@@ -62,7 +62,7 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
 }
 
 Diagnostics unknown_axes(const std::vector<std::string>& known,
-                         const std::optional<std::vector<MeshAxis>>& mesh,
+                         const std::optional<std::vector<AxisSize>>& mesh,
                          const std::vector<AxisSweep>& sweeps) {
   Diagnostics out;
   auto check = [&](std::string_view flag, const std::string& axis) {
@@ -79,7 +79,7 @@ Diagnostics unknown_axes(const std::vector<std::string>& known,
     out.push_back(make_io_error({}, std::move(message)));
   };
   if (mesh) {
-    for (const MeshAxis& a : *mesh) check("--mesh", a.name);
+    for (const AxisSize& a : *mesh) check("--mesh", a.axis);
   }
   for (const AxisSweep& s : sweeps) check("--sweep", s.axis);
   return out;
@@ -87,7 +87,7 @@ Diagnostics unknown_axes(const std::vector<std::string>& known,
 
 Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_flag,
                             const std::vector<AxisSweep>& sweeps,
-                            const std::vector<MeshAxis>& from_parallel_dims,
+                            const std::vector<AxisSize>& from_parallel_dims,
                             const std::string& meta_file, bool& usage) {
   std::string flags = mesh_flag ? "--mesh" : "";
   if (!sweeps.empty()) flags += flags.empty() ? "--sweep" : " and --sweep";
@@ -97,8 +97,8 @@ Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_f
   // The sizes of a mesh too large, when parallel_dims gave some of them.
   if (problem == MeshesProblem::kTooManyDevices && !from_parallel_dims.empty()) {
     std::string sizes;
-    for (const MeshAxis& a : from_parallel_dims) {
-      sizes += (sizes.empty() ? "" : " ") + a.name + "=" + std::to_string(a.size);
+    for (const AxisSize& a : from_parallel_dims) {
+      sizes += (sizes.empty() ? "" : " ") + a.axis + "=" + std::to_string(a.size);
     }
     message += " (" + sizes + " from parallel_dims in " + meta_file + ")";
   }

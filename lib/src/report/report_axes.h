@@ -51,7 +51,7 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
 // One usage error per --mesh or --sweep axis not in `known` (sorted): it lists them and
 // suggests the nearest (equal ignoring case first, else by edit distance).
 Diagnostics unknown_axes(const std::vector<std::string>& known,
-                         const std::optional<std::vector<MeshAxis>>& mesh,
+                         const std::optional<std::vector<AxisSize>>& mesh,
                          const std::vector<AxisSweep>& sweeps);
 
 // Sizes that make no mesh (enumerate_meshes failed with `problem`): a usage error naming
@@ -59,7 +59,7 @@ Diagnostics unknown_axes(const std::vector<std::string>& known,
 // with parallel_dims alone, the meta's error at /parallel_dims. `usage` says which.
 Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_flag,
                             const std::vector<AxisSweep>& sweeps,
-                            const std::vector<MeshAxis>& from_parallel_dims,
+                            const std::vector<AxisSize>& from_parallel_dims,
                             const std::string& meta_file, bool& usage);
 
 // Puts the lists of a report in their documented order (report.h): params by

@@ -82,7 +82,7 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
   CapacityRequest request;
   request.source = context.source;
   request.axis_order = report.axis_order;
-  for (const MeshAxis& a : report.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
+  request.fixed = report.mesh;
   request.sweeps = plan.sweeps;
   request.optimizer = plan.optimizer;
   request.zero = plan.zero;
@@ -100,7 +100,7 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
     Diagnostic d = mesh_sizes_error(
         std::move(meshes.errors().front()), problem, report.mesh_source == MeshSource::kFlag,
         plan.sweeps,
-        report.mesh_source == MeshSource::kParallelDims ? report.mesh : std::vector<MeshAxis>{},
+        report.mesh_source == MeshSource::kParallelDims ? report.mesh : std::vector<AxisSize>{},
         context.meta_file, usage);
     (usage ? report.usage_errors : report.findings).push_back(std::move(d));
     return;

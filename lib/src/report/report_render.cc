@@ -22,7 +22,7 @@ std::string zero_groups_text(const Report& r, const std::vector<std::string>& ax
   std::string names;
   for (const std::string& a : axes) {
     if (std::none_of(r.mesh.begin(), r.mesh.end(),
-                     [&a](const MeshAxis& m) { return m.name == a; })) {
+                     [&a](const AxisSize& m) { return m.axis == a; })) {
       continue;
     }
     if (names.find(a) == std::string::npos) names += (names.empty() ? "" : " x ") + a;
@@ -56,7 +56,7 @@ std::string mesh_line(const Report& r) {
     out += r.swept ? " none fixed" : " none, every axis counts as size 1";
   } else {
     Mesh fixed;  // spelled as the meshes table spells one
-    for (const MeshAxis& a : r.mesh) fixed.axes.push_back(AxisSize{a.name, a.size});
+    fixed.axes = r.mesh;
     out += " " + format_mesh(fixed);
     out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
   }
@@ -67,7 +67,7 @@ std::string mesh_line(const Report& r) {
     std::string swept;
     for (const AxisSize& a : r.capacity->meshes.front().mesh.axes) {
       const bool fixed = std::any_of(r.mesh.begin(), r.mesh.end(),
-                                     [&](const MeshAxis& m) { return m.name == a.axis; });
+                                     [&](const AxisSize& m) { return m.axis == a.axis; });
       if (!fixed) swept += (swept.empty() ? "" : ", ") + output_name(a.axis);
     }
     out += std::string("rank 0 below: ") +
@@ -222,8 +222,8 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   JsonStream w(out, JsonLayout::kIndented);
   w.start_object();
   w.key("mesh").start_object();
-  for (const MeshAxis& a : r.mesh) {
-    w.key(a.name).number(a.size);
+  for (const AxisSize& a : r.mesh) {
+    w.key(a.axis).number(a.size);
   }
   w.end_object();
   w.key("mesh_source").string(mesh_source_name(r.mesh_source));

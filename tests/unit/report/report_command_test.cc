@@ -40,7 +40,7 @@ std::string model_json(const std::vector<ModelParam>& params) {
   return out + "}}";
 }
 
-std::vector<MeshAxis> mesh(std::vector<MeshAxis> axes) { return axes; }
+std::vector<AxisSize> mesh(std::vector<AxisSize> axes) { return axes; }
 
 // A Report views the decoded inputs it was built from: the tests keep every one of them
 // until the binary exits.
@@ -51,7 +51,7 @@ T& keep(T value) {
 }
 
 Report report_of(const std::string& meta, const std::string& model,
-                 const std::optional<std::vector<MeshAxis>>& mesh_axes,
+                 const std::optional<std::vector<AxisSize>>& mesh_axes,
                  std::optional<std::size_t> sorted_params = std::nullopt) {
   Expected<JsonDocument> meta_doc = parse_json_document("meta.json", meta);
   Expected<JsonDocument> model_doc = parse_json_document("model.json", model);
@@ -167,7 +167,7 @@ TEST(BuildReport, ShardEven) {
   EXPECT_EQ(r.boundaries[0].fqn, "b");
   EXPECT_EQ(r.boundaries[0].rank0_bytes, 168u);
   EXPECT_EQ(r.boundaries[0].params, 2u);
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 4}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"tp", 4}));
   EXPECT_EQ(r.mesh_source, MeshSource::kFlag);
 }
 
@@ -371,7 +371,7 @@ TEST(BuildReport, AxesOutsideMeshDimNamesComeAfterThemByName) {
   EXPECT_THAT(r.axis_order, ElementsAre("tp", "cp", "ep"));
   EXPECT_EQ(placements_text(*param(r, "b.w")), "tp=S(1) cp=R ep=S(0)");
   EXPECT_EQ(local(r, "b.w"), (Shape{1, 2}));
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 2}, MeshAxis{"ep", 8}, MeshAxis{"tp", 2}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"cp", 2}, AxisSize{"ep", 8}, AxisSize{"tp", 2}));
 }
 
 TEST(BuildReport, AxesNotInTheMeshAndOfSizeOneChangeNothingWithOneNoteEach) {
@@ -564,7 +564,7 @@ TEST(BuildReport, MeshFromParallelDims) {
       R"j( "yp_size": 9223372036854775808, "zp_size": -9223372036854775808,)j"
       R"j( "sequence_parallel": true, "size": 4}, "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j",
       model_json({{"b.w", "[4]", "bfloat16"}}), std::nullopt);
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 1}, MeshAxis{"tp", 2}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"cp", 1}, AxisSize{"tp", 2}));
   EXPECT_EQ(r.mesh_source, MeshSource::kParallelDims);
   EXPECT_THAT(
       findings(r),
@@ -589,7 +589,7 @@ TEST(BuildReport, TheLargestAxisSizeFromParallelDims) {
   const Report r = report_of(
       R"j({"parallel_dims": {"tp_size": 9223372036854775807}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j",
       model_json({{"b.w", "[4]", "bfloat16"}}), std::nullopt);
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 9223372036854775807u}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"tp", 9223372036854775807u}));
   EXPECT_THAT(findings(r), IsEmpty());
 }
 
@@ -598,7 +598,7 @@ TEST(BuildReport, MeshFlagReplacesParallelDims) {
       R"j({"parallel_dims": {"tp_size": 2, "cp_size": "x"}, "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j",
       model_json({{"b.w", "[8]", "bfloat16"}}), mesh({{"tp", 8}}));
   EXPECT_THAT(findings(r), IsEmpty());
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 8}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"tp", 8}));
   EXPECT_EQ(local(r, "b.w"), (Shape{1}));
 }
 
@@ -1012,7 +1012,7 @@ TEST_F(RunReportTest, MeshesTheSizesCannotMake) {
   for (int i = 1; i <= 300; ++i) many += (i == 1 ? "" : ",") + std::to_string(i);
   struct Case {
     std::string meta;
-    std::optional<std::vector<MeshAxis>> mesh;
+    std::optional<std::vector<AxisSize>> mesh;
     std::vector<AxisSweep> sweeps;
     std::string error;
   };
@@ -1142,7 +1142,7 @@ TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
   struct Case {
     std::string params;
     std::string shape;
-    std::vector<MeshAxis> mesh;
+    std::vector<AxisSize> mesh;
     bool divides;
   };
   const Case cases[] = {
@@ -1165,7 +1165,7 @@ TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
     const CommandResult from_mesh = run_report(request);
     request.mesh.reset();
     request.plan.sweeps.clear();
-    for (const MeshAxis& a : c.mesh) request.plan.sweeps.push_back({a.name, {a.size}});
+    for (const AxisSize& a : c.mesh) request.plan.sweeps.push_back({a.axis, {a.size}});
     const CommandResult from_sweep = run_report(request);
     EXPECT_EQ(from_mesh.outcome(), c.divides ? Outcome::kOk : Outcome::kRejected) << c.params;
     EXPECT_EQ(from_sweep.outcome(), from_mesh.outcome()) << c.params;
