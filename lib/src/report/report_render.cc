@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <charconv>
-#include <span>
 
 #include "base/text_table.h"
 #include "capacity/capacity_json.h"
@@ -83,16 +82,6 @@ std::string mesh_line(const Report& r) {
     out += '\n';
   }
   return out;
-}
-
-// "[4, 8]", as shape_text spells a shape.
-std::string dims_text(std::span<const std::uint64_t> dims) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i != 0) out += ", ";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
 }
 
 // "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
@@ -182,7 +171,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
       const ParamReport& p = r.params[i];
       const std::string placements = placements_text(p);
       rows.push_back({format_byte_size(p.rank0_bytes), output_name(p.dtype().value_or("-")),
-                      dims_text(p.shape()), dims_text(p.local_shape),
+                      shape_text(p.shape()), shape_text(p.local_shape),
                       placements.empty() ? "-" : placements, output_name(p.fqn)});
     }
     out += render_table(
@@ -198,7 +187,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
     for (std::size_t i = 0; i < nu; ++i) {
       const UncoveredParam& u = r.uncovered[i];
       rows.push_back({format_byte_size(u.bytes), output_name(u.dtype.value_or("-")),
-                      dims_text(u.shape), output_name(u.fqn)});
+                      shape_text(u.shape), output_name(u.fqn)});
     }
     out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
   }
