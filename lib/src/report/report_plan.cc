@@ -8,12 +8,6 @@
 namespace hpfreeze::report_detail {
 namespace {
 
-Diagnostic make_note(std::string file, std::string pointer, std::string message) {
-  Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
-  d.severity = Severity::kNote;
-  return d;
-}
-
 const AxisInfo* find(const std::vector<AxisInfo>& axes, std::string_view name) {
   for (const AxisInfo& a : axes) {
     if (a.name == name) return &a;
