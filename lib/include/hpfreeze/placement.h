@@ -14,7 +14,7 @@ namespace hpfreeze {
 
 enum class PlacementKind : std::uint8_t { kShard, kStridedShard, kReplicate, kPartial };
 // The number of kinds above: the rows of every table indexed by kind (placement.cc's names),
-// and what freeze's packing of a kind into 2 bits must hold (freeze.cc).
+// and the bits freeze packs a kind into (freeze.cc).
 inline constexpr std::size_t kPlacementKinds = 4;
 
 struct Placement {
