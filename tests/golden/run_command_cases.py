@@ -29,27 +29,14 @@ import json
 import math
 import os
 import shlex
-import signal
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
 import capacity_model as model  # noqa: E402
-
-TIMEOUT_SECONDS = 30
+from run_golden import first_difference, run_in  # noqa: E402
 EXPECTED = ("expected.out", "expected.err", "expected.status")
-
-
-def first_difference(what: str, actual: bytes, expected: bytes) -> str:
-    limit = min(len(actual), len(expected))
-    offset = next((i for i in range(limit) if actual[i] != expected[i]), limit)
-    line = expected.count(b"\n", 0, offset) + 1
-    col = offset - (expected.rfind(b"\n", 0, offset) + 1) + 1
-    return (f"{what} differs at byte {offset} (expected line {line}, col {col}; "
-            f"{len(actual)} bytes vs {len(expected)} expected): got "
-            f"{actual[offset:offset + 40]!r}, want {expected[offset:offset + 40]!r}")
 
 
 def read_or_empty(path: Path) -> bytes:
@@ -59,28 +46,19 @@ def read_or_empty(path: Path) -> bytes:
 def run_case(case: Path, command: list[str], env: dict[str, str]) -> str | None:
     """Runs one case; None when it passes, else the reason it failed."""
     argv = command + shlex.split((case / "args").read_text(encoding="utf-8"))
-    try:
-        # Own process group, so a timeout also ends any child still holding the pipes.
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env, start_new_session=True,
-                                cwd=case)
-    except OSError as exc:
-        return f"cannot run {argv[0]}: {exc}"
-    try:
-        stdout, stderr = proc.communicate(timeout=TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return f"timed out after {TIMEOUT_SECONDS} s"
+    ran = run_in(case, argv, env)
+    if isinstance(ran, str):
+        return ran
+    returncode, stdout, stderr = ran
     status = int((case / "expected.status").read_text(encoding="utf-8"))
-    if proc.returncode != status:
-        return (f"exit status {proc.returncode}, expected {status} (stderr: "
+    if returncode != status:
+        return (f"exit status {returncode}, expected {status} (stderr: "
                 f"{stderr.decode('utf-8', 'replace').strip()[:300]!r})")
     for what, actual, name in (("stdout", stdout, "expected.out"),
                                ("stderr", stderr, "expected.err")):
         expected = read_or_empty(case / name)
         if actual != expected:
-            return first_difference(what, actual, expected)
+            return first_difference(actual, expected, what)
     return None
 
 
