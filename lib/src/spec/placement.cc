@@ -270,38 +270,38 @@ Json placement_to_dump(const Placement& p) {
 
 namespace {
 
-using namespace dom_decode;
-
 // The meta writes a Partial as P(op), which must read back as the same op (docs/formats.md,
 // "Typed values"): the canonical-string parser takes ASCII only and no newline.
-void check_reduce_op(std::string_view op, const Path& pointer) {
-  if (op.empty()) fail(pointer, "reduce_op must not be empty");
+void check_reduce_op(std::string_view op, const dom_decode::Path& pointer) {
+  if (op.empty()) dom_decode::fail(pointer, "reduce_op must not be empty");
   for (const char c : op) {
     if (static_cast<unsigned char>(c) >= 0x80 || c == '\n') {
-      fail(pointer, "reduce_op " + quote_for_diagnostic(op) +
-                        " does not read back from P(...): it must be ASCII without a newline");
+      dom_decode::fail(pointer,
+                       "reduce_op " + quote_for_diagnostic(op) +
+                           " does not read back from P(...): it must be ASCII without a newline");
     }
   }
 }
 
 // An unknown $placement type, with the nearest known one when it is near enough
 // ("Replicat", "shard").
-[[noreturn]] void unknown_placement_type(std::string_view type, const Path& pointer) {
+[[noreturn]] void unknown_placement_type(std::string_view type, const dom_decode::Path& pointer) {
   const std::vector<std::string> names(kNames.begin(), kNames.end());
   const std::optional<std::string> near = nearest_ignoring_case(type, names);
   std::string expected;
   for (std::size_t i = 0; i < names.size(); ++i) {
     expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   }
-  fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
-                    (near ? "; did you mean '" + *near + "'?" : std::string()) + " (expected " +
-                    expected + ")");
+  dom_decode::fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
+                                (near ? "; did you mean '" + *near + "'?" : std::string()) +
+                                " (expected " + expected + ")");
 }
 
 }  // namespace
 
 Placement placement_from_dump(simdjson::dom::object o, simdjson::dom::element type_element,
-                              const Path& pointer) {
+                              const dom_decode::Path& pointer) {
+  using namespace dom_decode;  // in this block only: a unity build shares the file's scopes
   const std::string_view type = expect_string(type_element, Path(pointer, "$placement"));
   static constexpr std::string_view kShardFields[] = {"dim", "uneven_shard"};
   static constexpr std::string_view kStridedFields[] = {"dim", "split_factor", "uneven_shard"};
