@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
 import capacity_model as model  # noqa: E402
 from run_golden import first_difference, run_in  # noqa: E402
+
 EXPECTED = ("expected.out", "expected.err", "expected.status")
 
 
@@ -256,7 +257,8 @@ def check_report_expected(case: Path) -> str | None:
             got = doc[key]
         # Key order too: json.loads keeps the file's.
         if json.dumps(got) != json.dumps(value):
-            return f"expected.out's {key!r} is {json.dumps(got)}; the calculator says {json.dumps(value)}"
+            return (f"expected.out's {key!r} is {json.dumps(got)}; the calculator says "
+                    f"{json.dumps(value)}")
     return None
 
 
