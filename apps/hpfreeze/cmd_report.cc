@@ -37,7 +37,7 @@ Runner declare_report(CLI::App& app) {
   // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).
   const CLI::Validator mesh_syntax(
       [](std::string& text) -> std::string {
-        Expected<std::vector<MeshAxis>> mesh = parse_mesh_arg(text);
+        Expected<std::vector<AxisSize>> mesh = parse_mesh_arg(text);
         return mesh ? std::string() : mesh.errors().front().message;
       },
       "");

@@ -156,6 +156,51 @@ def dense_region(mesh):
     return dense, math.prod(sizes[a] for a in dense)
 
 
+def prepared_params(params, optimizer, layout, stage, zero_axes):
+    """Each parameter with its parsed placements, its (kept, split) bytes per element and
+    its ZeRO group."""
+    out = []
+    for p in params:
+        placements = dict((a, parse_placement(t)) for a, t in p["placements"])
+        kept, split = cost_parts(p["dtype"], p["requires_grad"], optimizer, stage)
+        sharded = {a for a, q in placements.items() if q[0] in ("S", "SS")}
+        expert = layout == "folded" and "ep" in sharded
+        # The ZeRO group: edp for a folded expert, else the listed axes (each once) the
+        # plan does not shard it on; never a 0-dim parameter.
+        group = "edp" if expert else [a for i, a in enumerate(zero_axes)
+                                      if a not in zero_axes[:i] and a not in sharded]
+        if not p["shape"] or not group:
+            kept, split = kept + split, 0
+        out.append((p, placements, (kept, split), group))
+    return out
+
+
+def param_bytes_at(entry, order, mesh, at, expert_at):
+    """The bytes of one prepared parameter on the rank at coordinates `at` (and, folded,
+    `expert_at` = (edp, ep)) of `mesh`, its placements applied in `order`."""
+    p, placements, (kept, split), group = entry
+    sizes = dict(mesh)
+    shape = list(p["shape"])
+    for axis in order:
+        pl = placements.get(axis)
+        if pl is None or pl[0] not in ("S", "SS") or sizes.get(axis, 1) == 1:
+            continue
+        shape[pl[1]] = local_size(shape[pl[1]], pl, sizes[axis], at[axis])
+    total = math.prod(shape) * kept
+    if split:
+        # ZeRO: dim 0 of what the plan left on this rank, chunked over its group:
+        # edp, or the listed axes the mesh has, row-major in the listed order.
+        if group == "edp":
+            n, c = dense_region(mesh)[1] // sizes.get("ep", 1), expert_at[0]
+        else:
+            n, c = 1, 0
+            for a in group:
+                n, c = n * sizes.get(a, 1), c * sizes.get(a, 1) + at.get(a, 0)
+        shape[0] = torch_chunk(shape[0], n)[c] if n > 1 else shape[0]
+        total += math.prod(shape) * split
+    return total
+
+
 def evaluate(case, mesh):
     optimizer = case["optimizer"]
     layout = case.get("layout", "axis")
@@ -178,19 +223,7 @@ def evaluate(case, mesh):
                "fits": None if budget is None else False,
                "over_by_bytes": None if budget is None else 0}
         return out
-    params = []
-    for p in case["params"]:
-        placements = dict((a, parse_placement(t)) for a, t in p["placements"])
-        kept, split = cost_parts(p["dtype"], p["requires_grad"], optimizer, stage)
-        sharded = {a for a, q in placements.items() if q[0] in ("S", "SS")}
-        expert = layout == "folded" and "ep" in sharded
-        # The ZeRO group: edp for a folded expert, else the listed axes (each once) the
-        # plan does not shard it on; never a 0-dim parameter.
-        group = "edp" if expert else [a for i, a in enumerate(zero_axes)
-                                      if a not in zero_axes[:i] and a not in sharded]
-        if not p["shape"] or not group:
-            kept, split = kept + split, 0
-        params.append((p, placements, (kept, split), group))
+    params = prepared_params(case["params"], optimizer, layout, stage, zero_axes)
     order = case["resolved_axis_order"]
 
     # Divisibility: the first parameter, then the first axis in placement order, whose
@@ -226,26 +259,7 @@ def evaluate(case, mesh):
 
     best = worst = None
     for at, expert_at in ranks_of(mesh, layout):
-        total = 0
-        for p, placements, (kept, split), group in params:
-            shape = list(p["shape"])
-            for axis in order:
-                pl = placements.get(axis)
-                if pl is None or pl[0] not in ("S", "SS") or sizes.get(axis, 1) == 1:
-                    continue
-                shape[pl[1]] = local_size(shape[pl[1]], pl, sizes[axis], at[axis])
-            total += math.prod(shape) * kept
-            if split:
-                # ZeRO: dim 0 of what the plan left on this rank, chunked over its group:
-                # edp, or the listed axes the mesh has, row-major in the listed order.
-                if group == "edp":
-                    n, c = region // ep_size, expert_at[0]
-                else:
-                    n, c = 1, 0
-                    for a in group:
-                        n, c = n * sizes.get(a, 1), c * sizes.get(a, 1) + at.get(a, 0)
-                shape[0] = torch_chunk(shape[0], n)[c] if n > 1 else shape[0]
-                total += math.prod(shape) * split
+        total = sum(param_bytes_at(entry, order, mesh, at, expert_at) for entry in params)
         if worst is None or total > worst[0]:
             worst = (total, at, expert_at)
         if best is None or total < best[0]:

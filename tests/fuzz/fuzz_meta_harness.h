@@ -433,12 +433,12 @@ inline std::string check_report(std::string_view input) {
   // A mesh of the axes the meta knows (every --mesh axis must be one): mesh_dim_names and
   // the placements' axes, with the ZeRO axis dp, sized 3, 4, 2, 3, ... in that order (the
   // first 16 of them).
-  std::vector<MeshAxis> mesh;
+  std::vector<AxisSize> mesh;
   auto add = [&mesh](std::string_view axis) {
     if (mesh.size() < 16 &&  // devices stay below 4^16
-        std::none_of(mesh.begin(), mesh.end(), [&](const MeshAxis& a) { return a.name == axis; })) {
+        std::none_of(mesh.begin(), mesh.end(), [&](const AxisSize& a) { return a.axis == axis; })) {
       static constexpr std::uint64_t kSizes[] = {3, 4, 2};
-      mesh.push_back(MeshAxis{std::string(axis), kSizes[mesh.size() % 3]});
+      mesh.push_back(AxisSize{std::string(axis), kSizes[mesh.size() % 3]});
     }
   };
   add("dp");
@@ -450,8 +450,8 @@ inline std::string check_report(std::string_view input) {
       for (const MetaAxisPlacement& a : p.axes) add(a.axis);
     }
   }
-  for (const std::optional<std::vector<MeshAxis>>& m :
-       {std::optional<std::vector<MeshAxis>>{}, std::optional{mesh}}) {
+  for (const std::optional<std::vector<AxisSize>>& m :
+       {std::optional<std::vector<AxisSize>>{}, std::optional{mesh}}) {
     const Report report = build_report(*meta, model, m);
     if (!report.usage_errors.empty()) {
       return "a mesh of the meta's own axes is refused: " + report.usage_errors.front().message;
@@ -463,7 +463,7 @@ inline std::string check_report(std::string_view input) {
   ReportPlanOptions zero;
   zero.zero.stage = 3;
   zero.optimizer = Optimizer::kAdam;
-  std::vector<MeshAxis> fixed(mesh.begin() + 1, mesh.end());
+  std::vector<AxisSize> fixed(mesh.begin() + 1, mesh.end());
   zero.sweeps = {AxisSweep{"dp", {1, 2, 5}}};
   // A ZeRO that splits nothing (every parameter sharded on dp and cp) is a usage error
   // that says so; a folded mesh ep does not divide holds no ranks to compare.

@@ -31,15 +31,34 @@ TIMEOUT_SECONDS = 30
 ORACLE = Path(__file__).resolve().parent.parent / "oracle" / "freeze_oracle.py"
 
 
-def first_difference(actual: bytes, expected: bytes) -> str:
+def first_difference(actual: bytes, expected: bytes, what: str = "stdout") -> str:
     limit = min(len(actual), len(expected))
     offset = next((i for i in range(limit) if actual[i] != expected[i]), limit)
     line = expected.count(b"\n", 0, offset) + 1
     col = offset - (expected.rfind(b"\n", 0, offset) + 1) + 1
     got = actual[offset:offset + 24]
     want = expected[offset:offset + 24]
-    return (f"stdout differs at byte {offset} (expected line {line}, col {col}; "
+    return (f"{what} differs at byte {offset} (expected line {line}, col {col}; "
             f"{len(actual)} bytes vs {len(expected)} expected): got {got!r}, want {want!r}")
+
+
+def run_in(case: Path, argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes] | str:
+    """Runs `argv` inside the case folder with no stdin: (status, stdout, stderr), or why it
+    could not run."""
+    try:
+        # Own process group, so a timeout also ends any child still holding the pipes.
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, start_new_session=True,
+                                cwd=case)
+    except OSError as exc:
+        return f"cannot run {argv[0]}: {exc}"
+    try:
+        stdout, stderr = proc.communicate(timeout=TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return f"timed out after {TIMEOUT_SECONDS} s"
+    return proc.returncode, stdout, stderr
 
 
 def text_lines(path: Path) -> list[str]:
@@ -99,19 +118,10 @@ def run_case(case: Path, command: list[str], env: dict[str, str],
         argv += ["--base", "base.json"]
     if (case / "args").is_file():
         argv += (case / "args").read_text(encoding="utf-8").split()
-    try:
-        # Own process group, so a timeout also ends any child still holding the pipes.
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env, start_new_session=True,
-                                cwd=case)
-    except OSError as exc:
-        return f"cannot run {argv[0]}: {exc}"
-    try:
-        stdout, stderr_bytes = proc.communicate(timeout=TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return f"timed out after {TIMEOUT_SECONDS} s"
+    ran = run_in(case, argv, env)
+    if isinstance(ran, str):
+        return ran
+    returncode, stdout, stderr_bytes = ran
     stderr = stderr_bytes.decode("utf-8", errors="replace")
     first_stderr = stderr.strip().splitlines()[0] if stderr.strip() else "(empty stderr)"
 
@@ -119,14 +129,14 @@ def run_case(case: Path, command: list[str], env: dict[str, str],
         wanted = text_lines(expected_err)
         if not wanted:
             return "malformed case: expected.err is empty"
-        if proc.returncode != 1:
-            return f"exit code {proc.returncode}, expected 1 (stderr: {first_stderr})"
+        if returncode != 1:
+            return f"exit code {returncode}, expected 1 (stderr: {first_stderr})"
         if stdout:
             return f"stdout not empty on failure ({len(stdout)} bytes)"
         return check_error_lines(wanted, stderr, oracle)
 
-    if proc.returncode != 0:
-        return f"exit code {proc.returncode}, expected 0 (stderr: {first_stderr})"
+    if returncode != 0:
+        return f"exit code {returncode}, expected 0 (stderr: {first_stderr})"
     expected = expected_json.read_bytes()
     if stdout != expected:
         return first_difference(stdout, expected)

@@ -16,19 +16,13 @@
 
 namespace hpfreeze {
 
-struct MeshAxis {
-  std::string name;
-  std::uint64_t size = 1;
-  friend bool operator==(const MeshAxis& a, const MeshAxis& b) = default;
-};
-
 // Whether `name` is an axis name: [A-Za-z_][A-Za-z0-9_]*.
 bool is_axis_name(std::string_view name);
 
 // Parses the value of --mesh: `AXIS=N[,AXIS=N...]`, axis names [A-Za-z_][A-Za-z0-9_]*, each
 // at most once, sizes decimal integers >= 1 that fit in 63 bits. The error message (no file,
 // no pointer) says what is wrong and quotes the offending item; it is a usage error.
-Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text);
+Expected<std::vector<AxisSize>> parse_mesh_arg(std::string_view text);
 
 // Parses the value of --sweep: `AXIS=N1,N2,...`, the axis name [A-Za-z_][A-Za-z0-9_]*,
 // sizes decimal integers >= 1 below 2^63, none listed twice. A usage error on failure.

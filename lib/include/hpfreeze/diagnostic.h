@@ -34,6 +34,7 @@ struct Diagnostic {
 
 Diagnostic make_error(std::string file, std::string pointer, std::string message);
 Diagnostic make_warning(std::string file, std::string pointer, std::string message);
+Diagnostic make_note(std::string file, std::string pointer, std::string message);
 Diagnostic make_io_error(std::string file, std::string message);
 
 using Diagnostics = std::vector<Diagnostic>;

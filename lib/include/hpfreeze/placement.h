@@ -2,6 +2,7 @@
 // Placements: how one tensor dimension is laid out along one mesh axis (docs/formats.md,
 // "Typed values"; the string grammar in docs/cli.md, "hpfreeze parse").
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,6 +13,9 @@
 namespace hpfreeze {
 
 enum class PlacementKind : std::uint8_t { kShard, kStridedShard, kReplicate, kPartial };
+// The number of kinds above: the rows of every table indexed by kind (placement.cc's names),
+// and the bits freeze packs a kind into (freeze.cc).
+inline constexpr std::size_t kPlacementKinds = 4;
 
 struct Placement {
   // Members ordered largest first: 40 bytes rather than 48, and a plan holds one per
@@ -38,6 +42,13 @@ struct Placement {
   }
   // The dim as the canonical string carries it: -dim-1 when uneven.
   [[nodiscard]] std::int64_t encoded_dim() const { return uneven_shard ? ~dim : dim; }
+  // The chunks of the sharded dim per rank of the axis: torch.chunk cuts it into n x this
+  // many and deals them out (chunk_geometry.h). A StridedShard's split factor, else 1.
+  [[nodiscard]] std::uint64_t chunk_factor() const {
+    return kind == PlacementKind::kStridedShard && split_factor > 1
+               ? static_cast<std::uint64_t>(split_factor)
+               : 1;
+  }
 
   friend bool operator==(const Placement& a, const Placement& b);
 };

@@ -23,7 +23,8 @@
 
 namespace hpfreeze {
 
-// MeshAxis and parse_mesh_arg are capacity_args.h's, with the other command-line values.
+// A mesh is a list of AxisSize (capacity.h), as --mesh gives it (parse_mesh_arg,
+// capacity_args.h, with the other command-line values).
 
 // Element sizes and byte formatting are the capacity module's (dtype_element_size,
 // format_byte_size in capacity.h): one table and one formatter for every byte count.
@@ -78,7 +79,7 @@ struct Report {
   Report& operator=(const Report&) = delete;
   ~Report() = default;
 
-  std::vector<MeshAxis> mesh;  // sorted by axis name
+  std::vector<AxisSize> mesh;  // sorted by axis name
   MeshSource mesh_source = MeshSource::kNone;
   bool without_meta = false;  // no META: every parameter of the model is replicated
   ExpertLayout layout = ExpertLayout::kAxis;
@@ -140,11 +141,11 @@ struct ReportPlanOptions {
 // sweep is then required). `sorted_params`: put only that many params in order (a renderer
 // showing the top K needs no more); nullopt: all.
 Report build_report(const FrozenMeta* meta, const ModelTree& model,
-                    const std::optional<std::vector<MeshAxis>>& mesh,
+                    const std::optional<std::vector<AxisSize>>& mesh,
                     const ReportPlanOptions& plan = {},
                     std::optional<std::size_t> sorted_params = std::nullopt);
 inline Report build_report(const FrozenMeta& meta, const ModelTree& model,
-                           const std::optional<std::vector<MeshAxis>>& mesh,
+                           const std::optional<std::vector<AxisSize>>& mesh,
                            const ReportPlanOptions& plan = {},
                            std::optional<std::size_t> sorted_params = std::nullopt) {
   return build_report(&meta, model, mesh, plan, sorted_params);

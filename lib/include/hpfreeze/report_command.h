@@ -15,7 +15,7 @@ namespace hpfreeze {
 struct ReportRequest {
   std::string meta_path;   // "-" for stdin; empty: no META, every parameter replicated
   std::string model_path;  // "-" for stdin; empty: not given (an error that says why)
-  std::optional<std::vector<MeshAxis>> mesh;
+  std::optional<std::vector<AxisSize>> mesh;
   bool json = false;
   std::optional<std::size_t> top;  // text default 10; JSON default all
   ReportPlanOptions plan;

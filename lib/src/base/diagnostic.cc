@@ -105,6 +105,12 @@ Diagnostic make_warning(std::string file, std::string pointer, std::string messa
   return d;
 }
 
+Diagnostic make_note(std::string file, std::string pointer, std::string message) {
+  Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
+  d.severity = Severity::kNote;
+  return d;
+}
+
 Diagnostic make_io_error(std::string file, std::string message) {
   Diagnostic d = make_error(std::move(file), {}, std::move(message));
   d.error_class = ErrorClass::kIo;

@@ -212,10 +212,7 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
         ok = false;
         continue;
       }
-      const auto f =
-          static_cast<std::uint64_t>(placement.kind == PlacementKind::kStridedShard
-                                         ? std::max<std::int64_t>(1, placement.split_factor)
-                                         : 1);
+      const std::uint64_t f = placement.chunk_factor();
       const auto a = static_cast<std::uint32_t>(position(model.axis_order_, axis));
       expert = expert || a == ep_axis;
       steps.emplace_back(static_cast<std::size_t>(dim), Step{a, f, placement.uneven_shard});

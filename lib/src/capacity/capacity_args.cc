@@ -28,12 +28,12 @@ bool is_axis_name(std::string_view name) {
          std::all_of(name.begin(), name.end(), is_name_char);
 }
 
-Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
-  auto fail = [](std::string message) -> Expected<std::vector<MeshAxis>> {
+Expected<std::vector<AxisSize>> parse_mesh_arg(std::string_view text) {
+  auto fail = [](std::string message) -> Expected<std::vector<AxisSize>> {
     return make_error({}, {}, std::move(message));
   };
   if (text.empty()) return fail("expected AXIS=N[,AXIS=N...], got an empty value");
-  std::vector<MeshAxis> axes;
+  std::vector<AxisSize> axes;
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
@@ -70,10 +70,10 @@ Expected<std::vector<MeshAxis>> parse_mesh_arg(std::string_view text) {
     if (too_large) {
       return fail(quote_for_diagnostic(item) + ": the size is larger than 2^63-1");
     }
-    for (const MeshAxis& a : axes) {
-      if (a.name == name) return fail("axis " + quote_for_diagnostic(name) + " is given twice");
+    for (const AxisSize& a : axes) {
+      if (a.axis == name) return fail("axis " + quote_for_diagnostic(name) + " is given twice");
     }
-    axes.push_back(MeshAxis{std::string(name), value});
+    axes.push_back(AxisSize{std::string(name), value});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

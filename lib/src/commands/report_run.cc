@@ -31,7 +31,7 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
       return make_io_error({}, "--sweep: axis '" + sweep->axis + "' is swept twice");
     }
     if (request.mesh && std::any_of(request.mesh->begin(), request.mesh->end(),
-                                    [&](const MeshAxis& a) { return a.name == sweep->axis; })) {
+                                    [&](const AxisSize& a) { return a.axis == sweep->axis; })) {
       return make_io_error({}, "axis '" + sweep->axis +
                                    "' is in both --mesh and --sweep; give it in one of them");
     }

@@ -10,7 +10,6 @@
 #include <memory>
 #include <new>
 #include <optional>
-#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -20,7 +19,7 @@
 #include "hpfreeze/background_task.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
-#include "hpfreeze/suggest.h"
+#include "spec/placement_dump.h"
 
 namespace hpfreeze {
 namespace {
@@ -48,28 +47,6 @@ bool truthy(element e) {
       return false;
   }
   return false;
-}
-
-// The meta writes a Partial as P(op), which must read back as the same op (docs/formats.md,
-// "Typed values"): the canonical-string parser takes ASCII only and no newline.
-void check_reduce_op(std::string_view op, const Path& pointer) {
-  if (op.empty()) fail(pointer, "reduce_op must not be empty");
-  for (const char c : op) {
-    if (static_cast<unsigned char>(c) >= 0x80 || c == '\n') {
-      fail(pointer, "reduce_op " + quote_for_diagnostic(op) +
-                        " does not read back from P(...): it must be ASCII without a newline");
-    }
-  }
-}
-
-// An unknown $placement type, with the nearest known one when it is near enough
-// ("Replicat", "shard").
-[[noreturn]] void unknown_placement_type(std::string_view type, const Path& pointer) {
-  static const std::vector<std::string> kTypes{"Shard", "StridedShard", "Replicate", "Partial"};
-  const std::optional<std::string> near = nearest_ignoring_case(type, kTypes);
-  fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
-                    (near ? "; did you mean '" + *near + "'?" : std::string()) +
-                    " (expected Shard, StridedShard, Replicate or Partial)");
 }
 
 enum class Tag { kNone, kPlacement, kTarget, kCallable };
@@ -128,69 +105,7 @@ class Decoder {
 
   // `type_element` is the value of the object's one "$placement" key (find_tag).
   Placement placement_object(simdjson::dom::object o, element type_element, const Path& pointer) {
-    const std::string_view type = expect_string(type_element, Path(pointer, "$placement"));
-    static constexpr std::string_view kShardFields[] = {"dim", "uneven_shard"};
-    static constexpr std::string_view kStridedFields[] = {"dim", "split_factor", "uneven_shard"};
-    static constexpr std::string_view kPartialFields[] = {"reduce_op"};
-    Placement p;
-    std::span<const std::string_view> allowed;
-    if (is(type, "Shard")) {
-      p.kind = PlacementKind::kShard;
-      allowed = kShardFields;
-    } else if (is(type, "StridedShard")) {
-      p.kind = PlacementKind::kStridedShard;
-      allowed = kStridedFields;
-    } else if (is(type, "Replicate")) {
-      p.kind = PlacementKind::kReplicate;
-    } else if (is(type, "Partial")) {
-      p.kind = PlacementKind::kPartial;
-      allowed = kPartialFields;
-    } else if (is(type, "RaggedShard")) {
-      fail(pointer,
-           "placement type 'RaggedShard' has no canonical string form and cannot be frozen");
-    } else {
-      unknown_placement_type(type, pointer);
-    }
-    bool has_dim = false;
-    bool has_split = false;
-    unsigned seen = 0;
-    for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
-      const std::string_view key = key_it.key();
-      const element value = key_it.value();
-      if (is(key, "$placement")) {
-        see(seen, 1);
-        continue;
-      }
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        fail(Path(pointer, key),
-             "unknown field " + quote_for_diagnostic(key) + " for placement " + std::string(type));
-      }
-      const Path field_pointer(pointer, key);
-      if (is(key, "dim")) {
-        see(seen, 2);
-        p.dim = expect_int64(value, field_pointer, "dim");
-        has_dim = true;
-      } else if (is(key, "uneven_shard")) {
-        see(seen, 4);
-        if (!value.is_bool()) fail_type(field_pointer, "a boolean", value);
-        p.uneven_shard = bool_of(value);
-      } else if (is(key, "split_factor")) {
-        see(seen, 8);
-        p.split_factor = expect_int64(value, field_pointer, "split_factor");
-        if (p.split_factor < 1) {
-          fail(field_pointer, "split_factor must be >= 1, got " + std::to_string(p.split_factor));
-        }
-        has_split = true;
-      } else if (is(key, "reduce_op")) {
-        see(seen, 16);
-        p.reduce_op = expect_string(value, field_pointer);
-        check_reduce_op(p.reduce_op, field_pointer);
-      }
-    }
-    if (p.has_dim() && !has_dim) fail(pointer, "placement " + std::string(type) + " needs a dim");
-    if (p.kind == PlacementKind::kStridedShard && !has_split) {
-      fail(pointer, "placement StridedShard needs a split_factor");
-    }
+    Placement p = placement_from_dump(o, type_element, pointer);
     if (p.has_dim() && p.dim < 0) {
       if (negative_dims_->count++ == 0) negative_dims_->first_pointer = pointer.str();
     }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <bitset>
 #include <cstdint>
 #include <cstring>
@@ -65,8 +66,14 @@ class CanonicalStrings {
     std::string_view text;
   };
 
-  // Kind, unevenness, dim and split factor packed into one number; kNoKey for Partial and
-  // for numbers too large to pack.
+  // Kind, unevenness, dim and split factor packed into one number, each in bits of its own:
+  // the kind in as many as the kinds need (2 for four), then the uneven bit, dim +
+  // kFieldLimit in 29 bits, the split factor in 28. kNoKey for Partial and for numbers too
+  // large to pack.
+  static constexpr int kKindBits = std::bit_width(kPlacementKinds - 1);
+  static constexpr int kDimShift = kKindBits + 1;
+  static constexpr int kSplitShift = kDimShift + 29;
+  static_assert(kSplitShift + 28 <= 64, "a placement's value key no longer fits in 64 bits");
   static std::uint64_t value_key(const Placement& p) {
     if (p.kind == PlacementKind::kPartial) return kNoKey;
     if (p.kind == PlacementKind::kReplicate) return 0;
@@ -74,9 +81,9 @@ class CanonicalStrings {
         p.split_factor >= kFieldLimit) {
       return kNoKey;
     }
-    return static_cast<std::uint64_t>(p.kind) | (std::uint64_t{p.uneven_shard} << 2) |
-           (static_cast<std::uint64_t>(p.dim + kFieldLimit) << 3) |
-           (static_cast<std::uint64_t>(p.split_factor) << 32);
+    return static_cast<std::uint64_t>(p.kind) | (std::uint64_t{p.uneven_shard} << kKindBits) |
+           (static_cast<std::uint64_t>(p.dim + kFieldLimit) << kDimShift) |
+           (static_cast<std::uint64_t>(p.split_factor) << kSplitShift);
   }
 
   StringArena& arena_;

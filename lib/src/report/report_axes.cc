@@ -62,7 +62,7 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
 }
 
 Diagnostics unknown_axes(const std::vector<std::string>& known,
-                         const std::optional<std::vector<MeshAxis>>& mesh,
+                         const std::optional<std::vector<AxisSize>>& mesh,
                          const std::vector<AxisSweep>& sweeps) {
   Diagnostics out;
   auto check = [&](std::string_view flag, const std::string& axis) {
@@ -79,7 +79,7 @@ Diagnostics unknown_axes(const std::vector<std::string>& known,
     out.push_back(make_io_error({}, std::move(message)));
   };
   if (mesh) {
-    for (const MeshAxis& a : *mesh) check("--mesh", a.name);
+    for (const AxisSize& a : *mesh) check("--mesh", a.axis);
   }
   for (const AxisSweep& s : sweeps) check("--sweep", s.axis);
   return out;
@@ -87,7 +87,7 @@ Diagnostics unknown_axes(const std::vector<std::string>& known,
 
 Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_flag,
                             const std::vector<AxisSweep>& sweeps,
-                            const std::vector<MeshAxis>& from_parallel_dims,
+                            const std::vector<AxisSize>& from_parallel_dims,
                             const std::string& meta_file, bool& usage) {
   std::string flags = mesh_flag ? "--mesh" : "";
   if (!sweeps.empty()) flags += flags.empty() ? "--sweep" : " and --sweep";
@@ -97,37 +97,107 @@ Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_f
   // The sizes of a mesh too large, when parallel_dims gave some of them.
   if (problem == MeshesProblem::kTooManyDevices && !from_parallel_dims.empty()) {
     std::string sizes;
-    for (const MeshAxis& a : from_parallel_dims) {
-      sizes += (sizes.empty() ? "" : " ") + a.name + "=" + std::to_string(a.size);
+    for (const AxisSize& a : from_parallel_dims) {
+      sizes += (sizes.empty() ? "" : " ") + a.axis + "=" + std::to_string(a.size);
     }
     message += " (" + sizes + " from parallel_dims in " + meta_file + ")";
   }
   return make_io_error({}, std::move(message));
 }
 
-void sort_report(Report& report, std::optional<std::size_t> sorted_params) {
-  auto by_bytes = [](const auto& a, const auto& b) {
-    if (a.rank0_bytes != b.rank0_bytes) return a.rank0_bytes > b.rank0_bytes;
-    return a.fqn < b.fqn;
-  };
-  std::vector<ParamReport>& params = report.params;
-  if (sorted_params && *sorted_params < params.size()) {
-    // FQNs are unique here, so the first K are the same as after a full sort.
-    std::partial_sort(params.begin(), params.begin() + static_cast<std::ptrdiff_t>(*sorted_params),
-                      params.end(), by_bytes);
-  } else {
-    std::sort(params.begin(), params.end(), by_bytes);
+ReportMesh::ReportMesh(const FrozenMeta& meta, const ReportPlanOptions& plan)
+    : meta_(meta), plan_(plan) {
+  if (meta.mesh_dim_names) mesh_dim_names_ = *meta.mesh_dim_names;
+}
+
+void ReportMesh::choose_layout(Report& report) const {
+  if (plan_.expert_parallel) {
+    report.layout = *plan_.expert_parallel;
+    report.layout_source = LayoutSource::kFlag;
+    return;
   }
-  std::sort(report.boundaries.begin(), report.boundaries.end(), by_bytes);
-  std::sort(report.uncovered.begin(), report.uncovered.end(),
-            [](const UncoveredParam& a, const UncoveredParam& b) {
-              if (a.bytes != b.bytes) return a.bytes > b.bytes;
-              return a.fqn < b.fqn;
-            });
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const Diagnostic& a, const Diagnostic& b) {
-                     return static_cast<int>(a.severity) < static_cast<int>(b.severity);
-                   });
+  const bool named = std::find(mesh_dim_names_.begin(), mesh_dim_names_.end(), kExpertAxis) !=
+                     mesh_dim_names_.end();
+  report.layout = named ? ExpertLayout::kAxis : ExpertLayout::kFolded;
+}
+
+void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {
+  choose_layout(report);
+  ParallelDims dims = read_parallel_dims(meta_);
+  named_axes_ = std::move(dims.axes);  // known whichever source gives the sizes
+  if (mesh) {
+    report.mesh_source = MeshSource::kFlag;
+    for (const AxisSize& a : *mesh) sizes_[a.axis] = a.size;
+  } else {
+    if (dims.present) report.mesh_source = MeshSource::kParallelDims;
+    for (auto& [axis, size] : dims.sizes) sizes_[axis] = size;
+    for (Diagnostic& d : dims.findings) report.findings.push_back(std::move(d));
+    if (sizes_.empty() && plan_.sweeps.empty()) {
+      report.findings.push_back(make_warning(
+          meta_.file, dims.named ? "/parallel_dims" : "",
+          "no mesh sizes: the meta has no <axis>_size in parallel_dims and --mesh was not "
+          "given; every axis counts as size 1"));
+    }
+  }
+  // The caller refuses an axis both in --mesh and in --sweep.
+  for (const AxisSweep& s : plan_.sweeps) sizes_.erase(s.axis);
+  for (const auto& [name, size] : sizes_) report.mesh.push_back(AxisSize{name, size});
+}
+
+bool ReportMesh::known(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {
+  std::vector<std::string> named = std::move(named_axes_);
+  named.insert(named.end(), mesh_dim_names_.begin(), mesh_dim_names_.end());
+  for (const AxisInfo& a : axes_) named.emplace_back(a.name);
+  if (report.without_meta) named.emplace_back("dp");
+  report.usage_errors = unknown_axes(known_axes(std::move(named), plan_), mesh, plan_.sweeps);
+  if (report.usage_errors.empty()) {
+    report.usage_errors = sharded_replica_axes(axes_, plan_, meta_.file);
+  }
+  return report.usage_errors.empty();
+}
+
+bool ReportMesh::swept(std::string_view axis) const {
+  return std::any_of(plan_.sweeps.begin(), plan_.sweeps.end(),
+                     [axis](const AxisSweep& s) { return s.axis == axis; });
+}
+
+void ReportMesh::order(Report& report) {
+  std::vector<std::string>& axis_order = report.axis_order;
+  for (std::string_view n : mesh_dim_names_) {
+    if (std::find(axis_order.begin(), axis_order.end(), n) == axis_order.end()) {
+      axis_order.emplace_back(n);
+    }
+  }
+  const auto named_end = axis_order.end();  // the named axes, before `rest`
+  std::vector<std::string_view> rest;
+  for (const AxisInfo& a : axes_) {
+    if (std::find(axis_order.begin(), named_end, a.name) == named_end) rest.push_back(a.name);
+  }
+  std::sort(rest.begin(), rest.end());
+  for (std::string_view a : rest) axis_order.emplace_back(a);
+  for (AxisInfo& a : axes_) {
+    a.rank = static_cast<std::size_t>(std::find(axis_order.begin(), axis_order.end(), a.name) -
+                                      axis_order.begin());
+    auto it = sizes_.find(a.name);
+    a.size = it == sizes_.end() ? 1 : it->second;
+  }
+  const std::string_view origin =
+      report.mesh_source == MeshSource::kFlag ? "--mesh" : "parallel_dims";
+  for (const AxisInfo& axis : axes_) {
+    if (swept(axis.name)) continue;  // sized per mesh of the sweep
+    auto it = sizes_.find(axis.name);
+    const std::string quoted = quote_for_diagnostic(axis.name);
+    if (it == sizes_.end()) {
+      report.findings.push_back(make_note(meta_.file, axis.first_use,
+                                          "axis " + quoted + " is not in the mesh (" +
+                                              std::string(origin) +
+                                              "); its placements change nothing"));
+    } else if (it->second == 1) {
+      report.findings.push_back(
+          make_note(meta_.file, axis.first_use,
+                    "axis " + quoted + " has size 1; its placements change nothing"));
+    }
+  }
 }
 
 }  // namespace hpfreeze::report_detail

@@ -1,12 +1,13 @@
 #pragma once
-// Pieces of `report` kept apart from the builder (build_report.cc): the mesh side in
-// report_axes.cc (the sizes a meta's parallel_dims gives, the axes the inputs know, as
-// every --mesh and --sweep axis must be one, the error of sizes that make no mesh), and
-// the orders of a report's lists.
+// The mesh side of the report pass (build_report.cc): the layout, the axis sizes (--mesh or
+// the meta's parallel_dims), the axes the placements name and the order they apply in, the
+// axes the inputs know (every --mesh and --sweep axis must be one), and the error of sizes
+// that make no mesh.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "hpfreeze/diagnostic.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/report.h"
+#include "report/report_accounting.h"
 
 namespace hpfreeze::report_detail {
 
@@ -51,7 +53,7 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
 // One usage error per --mesh or --sweep axis not in `known` (sorted): it lists them and
 // suggests the nearest (equal ignoring case first, else by edit distance).
 Diagnostics unknown_axes(const std::vector<std::string>& known,
-                         const std::optional<std::vector<MeshAxis>>& mesh,
+                         const std::optional<std::vector<AxisSize>>& mesh,
                          const std::vector<AxisSweep>& sweeps);
 
 // Sizes that make no mesh (enumerate_meshes failed with `problem`): a usage error naming
@@ -59,12 +61,65 @@ Diagnostics unknown_axes(const std::vector<std::string>& known,
 // with parallel_dims alone, the meta's error at /parallel_dims. `usage` says which.
 Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_flag,
                             const std::vector<AxisSweep>& sweeps,
-                            const std::vector<MeshAxis>& from_parallel_dims,
+                            const std::vector<AxisSize>& from_parallel_dims,
                             const std::string& meta_file, bool& usage);
 
-// Puts the lists of a report in their documented order (report.h): params by
-// rank-0 bytes, then FQN (only the first `sorted_params` when given), boundaries the same,
-// uncovered params by bytes, then FQN, findings by severity (stable).
-void sort_report(Report& report, std::optional<std::size_t> sorted_params);
+// The mesh of one report, read in the builder's order: read(), then use() for each
+// placement of the param_plan, then known(), and order() when it holds.
+class ReportMesh {
+ public:
+  ReportMesh(const FrozenMeta& meta, const ReportPlanOptions& plan);
+
+  // The layout (folded unless mesh_dim_names names ep, or --expert-parallel says which)
+  // and the sizes: `mesh` (--mesh), else the meta's parallel_dims, whose findings go to
+  // `report`; a swept axis takes its sizes from --sweep and counts as size 1 here.
+  void read(const std::optional<std::vector<AxisSize>>& mesh, Report& report);
+
+  // The axis a placement names, nullptr before one names it. Meshes have a handful of axes.
+  [[nodiscard]] const AxisInfo* find(std::string_view name) const {
+    for (const AxisInfo& a : axes_) {
+      if (a.name == name) return &a;
+    }
+    return nullptr;
+  }
+
+  // A placement on `name`: `pointer()` gives its pointer, asked only for the axis's first
+  // placement; `shards` whether the placement has a dim.
+  template <class Pointer>
+  void use(std::string_view name, bool shards, Pointer pointer) {
+    for (AxisInfo& a : axes_) {
+      if (a.name == name) {
+        a.shards = a.shards || shards;
+        return;
+      }
+    }
+    axes_.push_back(AxisInfo{name, pointer()});
+    axes_.back().shards = shards;
+  }
+
+  // Every --mesh and --sweep axis is one the inputs know, and no --replica-axis is one the
+  // plan shards; false, with the usage errors in `report`, otherwise. Once only.
+  bool known(const std::optional<std::vector<AxisSize>>& mesh, Report& report);
+
+  // report.axis_order (mesh_dim_names first, in their order, then the other axes of a
+  // placement by name), each axis's rank and size, and a note on each axis that changes
+  // nothing (not in the mesh, or of size 1).
+  void order(Report& report);
+
+  [[nodiscard]] const AxisSizes& sizes() const { return sizes_; }
+  // Every axis a placement names, in first-use order.
+  [[nodiscard]] const std::vector<AxisInfo>& axes() const { return axes_; }
+
+ private:
+  void choose_layout(Report& report) const;
+  [[nodiscard]] bool swept(std::string_view axis) const;
+
+  const FrozenMeta& meta_;
+  const ReportPlanOptions& plan_;
+  std::vector<std::string_view> mesh_dim_names_;
+  std::vector<std::string> named_axes_;  // parallel_dims's <axis>_size axes
+  AxisSizes sizes_;
+  std::vector<AxisInfo> axes_;
+};
 
 }  // namespace hpfreeze::report_detail

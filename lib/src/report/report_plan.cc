@@ -8,12 +8,6 @@
 namespace hpfreeze::report_detail {
 namespace {
 
-Diagnostic make_note(std::string file, std::string pointer, std::string message) {
-  Diagnostic d = make_error(std::move(file), std::move(pointer), std::move(message));
-  d.severity = Severity::kNote;
-  return d;
-}
-
 const AxisInfo* find(const std::vector<AxisInfo>& axes, std::string_view name) {
   for (const AxisInfo& a : axes) {
     if (a.name == name) return &a;
@@ -82,7 +76,7 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
   CapacityRequest request;
   request.source = context.source;
   request.axis_order = report.axis_order;
-  for (const MeshAxis& a : report.mesh) request.fixed.push_back(AxisSize{a.name, a.size});
+  request.fixed = report.mesh;
   request.sweeps = plan.sweeps;
   request.optimizer = plan.optimizer;
   request.zero = plan.zero;
@@ -100,7 +94,7 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
     Diagnostic d = mesh_sizes_error(
         std::move(meshes.errors().front()), problem, report.mesh_source == MeshSource::kFlag,
         plan.sweeps,
-        report.mesh_source == MeshSource::kParallelDims ? report.mesh : std::vector<MeshAxis>{},
+        report.mesh_source == MeshSource::kParallelDims ? report.mesh : std::vector<AxisSize>{},
         context.meta_file, usage);
     (usage ? report.usage_errors : report.findings).push_back(std::move(d));
     return;

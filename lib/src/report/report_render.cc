@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <charconv>
-#include <span>
 
 #include "base/text_table.h"
 #include "capacity/capacity_json.h"
@@ -22,7 +21,7 @@ std::string zero_groups_text(const Report& r, const std::vector<std::string>& ax
   std::string names;
   for (const std::string& a : axes) {
     if (std::none_of(r.mesh.begin(), r.mesh.end(),
-                     [&a](const MeshAxis& m) { return m.name == a; })) {
+                     [&a](const AxisSize& m) { return m.axis == a; })) {
       continue;
     }
     if (names.find(a) == std::string::npos) names += (names.empty() ? "" : " x ") + a;
@@ -56,7 +55,7 @@ std::string mesh_line(const Report& r) {
     out += r.swept ? " none fixed" : " none, every axis counts as size 1";
   } else {
     Mesh fixed;  // spelled as the meshes table spells one
-    for (const MeshAxis& a : r.mesh) fixed.axes.push_back(AxisSize{a.name, a.size});
+    fixed.axes = r.mesh;
     out += " " + format_mesh(fixed);
     out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
   }
@@ -67,7 +66,7 @@ std::string mesh_line(const Report& r) {
     std::string swept;
     for (const AxisSize& a : r.capacity->meshes.front().mesh.axes) {
       const bool fixed = std::any_of(r.mesh.begin(), r.mesh.end(),
-                                     [&](const MeshAxis& m) { return m.name == a.axis; });
+                                     [&](const AxisSize& m) { return m.axis == a.axis; });
       if (!fixed) swept += (swept.empty() ? "" : ", ") + output_name(a.axis);
     }
     out += std::string("rank 0 below: ") +
@@ -83,16 +82,6 @@ std::string mesh_line(const Report& r) {
     out += '\n';
   }
   return out;
-}
-
-// "[4, 8]", as shape_text spells a shape.
-std::string dims_text(std::span<const std::uint64_t> dims) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i != 0) out += ", ";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
 }
 
 // "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
@@ -182,7 +171,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
       const ParamReport& p = r.params[i];
       const std::string placements = placements_text(p);
       rows.push_back({format_byte_size(p.rank0_bytes), output_name(p.dtype().value_or("-")),
-                      dims_text(p.shape()), dims_text(p.local_shape),
+                      shape_text(p.shape()), shape_text(p.local_shape),
                       placements.empty() ? "-" : placements, output_name(p.fqn)});
     }
     out += render_table(
@@ -198,7 +187,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
     for (std::size_t i = 0; i < nu; ++i) {
       const UncoveredParam& u = r.uncovered[i];
       rows.push_back({format_byte_size(u.bytes), output_name(u.dtype.value_or("-")),
-                      dims_text(u.shape), output_name(u.fqn)});
+                      shape_text(u.shape), output_name(u.fqn)});
     }
     out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
   }
@@ -222,8 +211,8 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   JsonStream w(out, JsonLayout::kIndented);
   w.start_object();
   w.key("mesh").start_object();
-  for (const MeshAxis& a : r.mesh) {
-    w.key(a.name).number(a.size);
+  for (const AxisSize& a : r.mesh) {
+    w.key(a.axis).number(a.size);
   }
   w.end_object();
   w.key("mesh_source").string(mesh_source_name(r.mesh_source));

@@ -1,10 +1,27 @@
 #include "hpfreeze/placement.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <limits>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "hpfreeze/suggest.h"
+#include "spec/placement_dump.h"
 
 namespace hpfreeze {
+namespace {
+
+// The dump's names of the kinds, in the order of the enum (placement.h).
+constexpr std::array<std::string_view, kPlacementKinds> kNames{"Shard", "StridedShard", "Replicate",
+                                                               "Partial"};
+static_assert(std::none_of(kNames.begin(), kNames.end(),
+                           [](std::string_view name) { return name.empty(); }),
+              "every placement kind has a name");
+
+}  // namespace
 
 Placement Placement::shard(std::int64_t dim, bool uneven) {
   Placement p;
@@ -47,9 +64,6 @@ bool operator==(const Placement& a, const Placement& b) {
 }
 
 std::string_view placement_type_name(PlacementKind kind) {
-  // In the order of the enum (placement.h).
-  static constexpr std::array<std::string_view, 4> kNames{"Shard", "StridedShard", "Replicate",
-                                                          "Partial"};
   return kNames[static_cast<std::size_t>(kind)];
 }
 
@@ -252,6 +266,105 @@ Json placement_to_dump(const Placement& p) {
       break;
   }
   return Json(std::move(out));
+}
+
+namespace {
+
+// The meta writes a Partial as P(op), which must read back as the same op (docs/formats.md,
+// "Typed values"): the canonical-string parser takes ASCII only and no newline.
+void check_reduce_op(std::string_view op, const dom_decode::Path& pointer) {
+  if (op.empty()) dom_decode::fail(pointer, "reduce_op must not be empty");
+  for (const char c : op) {
+    if (static_cast<unsigned char>(c) >= 0x80 || c == '\n') {
+      dom_decode::fail(pointer,
+                       "reduce_op " + quote_for_diagnostic(op) +
+                           " does not read back from P(...): it must be ASCII without a newline");
+    }
+  }
+}
+
+// An unknown $placement type, with the nearest known one when it is near enough
+// ("Replicat", "shard").
+[[noreturn]] void unknown_placement_type(std::string_view type, const dom_decode::Path& pointer) {
+  const std::vector<std::string> names(kNames.begin(), kNames.end());
+  const std::optional<std::string> near = nearest_ignoring_case(type, names);
+  std::string expected;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  dom_decode::fail(pointer, "unknown placement type " + quote_for_diagnostic(type) +
+                                (near ? "; did you mean '" + *near + "'?" : std::string()) +
+                                " (expected " + expected + ")");
+}
+
+}  // namespace
+
+Placement placement_from_dump(simdjson::dom::object o, simdjson::dom::element type_element,
+                              const dom_decode::Path& pointer) {
+  using namespace dom_decode;  // in this block only: a unity build shares the file's scopes
+  const std::string_view type = expect_string(type_element, Path(pointer, "$placement"));
+  static constexpr std::string_view kShardFields[] = {"dim", "uneven_shard"};
+  static constexpr std::string_view kStridedFields[] = {"dim", "split_factor", "uneven_shard"};
+  static constexpr std::string_view kPartialFields[] = {"reduce_op"};
+  Placement p;
+  std::span<const std::string_view> allowed;
+  if (is(type, "Shard")) {
+    p.kind = PlacementKind::kShard;
+    allowed = kShardFields;
+  } else if (is(type, "StridedShard")) {
+    p.kind = PlacementKind::kStridedShard;
+    allowed = kStridedFields;
+  } else if (is(type, "Replicate")) {
+    p.kind = PlacementKind::kReplicate;
+  } else if (is(type, "Partial")) {
+    p.kind = PlacementKind::kPartial;
+    allowed = kPartialFields;
+  } else if (is(type, "RaggedShard")) {
+    fail(pointer, "placement type 'RaggedShard' has no canonical string form and cannot be frozen");
+  } else {
+    unknown_placement_type(type, pointer);
+  }
+  bool has_dim = false;
+  bool has_split = false;
+  unsigned seen = 0;
+  for (auto key_it = o.begin(); key_it != o.end(); ++key_it) {
+    const std::string_view key = key_it.key();
+    const element value = key_it.value();
+    if (is(key, "$placement")) {
+      see(seen, 1);
+      continue;
+    }
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      fail(Path(pointer, key),
+           "unknown field " + quote_for_diagnostic(key) + " for placement " + std::string(type));
+    }
+    const Path field_pointer(pointer, key);
+    if (is(key, "dim")) {
+      see(seen, 2);
+      p.dim = expect_int64(value, field_pointer, "dim");
+      has_dim = true;
+    } else if (is(key, "uneven_shard")) {
+      see(seen, 4);
+      if (!value.is_bool()) fail_type(field_pointer, "a boolean", value);
+      p.uneven_shard = bool_of(value);
+    } else if (is(key, "split_factor")) {
+      see(seen, 8);
+      p.split_factor = expect_int64(value, field_pointer, "split_factor");
+      if (p.split_factor < 1) {
+        fail(field_pointer, "split_factor must be >= 1, got " + std::to_string(p.split_factor));
+      }
+      has_split = true;
+    } else if (is(key, "reduce_op")) {
+      see(seen, 16);
+      p.reduce_op = expect_string(value, field_pointer);
+      check_reduce_op(p.reduce_op, field_pointer);
+    }
+  }
+  if (p.has_dim() && !has_dim) fail(pointer, "placement " + std::string(type) + " needs a dim");
+  if (p.kind == PlacementKind::kStridedShard && !has_split) {
+    fail(pointer, "placement StridedShard needs a split_factor");
+  }
+  return p;
 }
 
 }  // namespace hpfreeze

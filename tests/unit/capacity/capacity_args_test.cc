@@ -16,12 +16,12 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(ParseMeshArg, AcceptsAxesInOrder) {
-  Expected<std::vector<MeshAxis>> m = parse_mesh_arg("tp=2,cp=2,ep=8");
+  Expected<std::vector<AxisSize>> m = parse_mesh_arg("tp=2,cp=2,ep=8");
   ASSERT_TRUE(m.ok());
-  EXPECT_THAT(*m, ElementsAre(MeshAxis{"tp", 2}, MeshAxis{"cp", 2}, MeshAxis{"ep", 8}));
+  EXPECT_THAT(*m, ElementsAre(AxisSize{"tp", 2}, AxisSize{"cp", 2}, AxisSize{"ep", 8}));
   m = parse_mesh_arg("dp_shard=08,_x1=9223372036854775807");
   ASSERT_TRUE(m.ok());
-  EXPECT_THAT(*m, ElementsAre(MeshAxis{"dp_shard", 8}, MeshAxis{"_x1", 9223372036854775807u}));
+  EXPECT_THAT(*m, ElementsAre(AxisSize{"dp_shard", 8}, AxisSize{"_x1", 9223372036854775807u}));
 }
 
 TEST(ParseMeshArg, RejectsBadSyntaxWithAClearMessage) {
@@ -49,7 +49,7 @@ TEST(ParseMeshArg, RejectsBadSyntaxWithAClearMessage) {
       {"tp=2,cp=2,tp=4", "axis 'tp' is given twice"},
   };
   for (const auto& [text, message] : cases) {
-    Expected<std::vector<MeshAxis>> m = parse_mesh_arg(text);
+    Expected<std::vector<AxisSize>> m = parse_mesh_arg(text);
     ASSERT_FALSE(m.ok()) << text;
     ASSERT_EQ(m.errors().size(), 1u);
     EXPECT_EQ(m.errors()[0].message, message) << text;

@@ -4,7 +4,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <deque>
 #include <random>
 #include <sstream>
 #include <string>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "hpfreeze/capacity_args.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
@@ -24,11 +24,7 @@ Placement placement(std::string_view text) {
 
 // CapacityParam views its strings and sizes: the tests keep everything they point at
 // until the binary exits.
-template <class T>
-const T& keep(T value) {
-  static std::deque<T> kept;
-  return kept.emplace_back(std::move(value));
-}
+using test_support::keep;
 
 CapacityParam param_of(std::string fqn, std::vector<std::uint64_t> shape, std::string dtype,
                        std::vector<std::pair<std::string, Placement>> placements,

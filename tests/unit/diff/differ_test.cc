@@ -1,14 +1,14 @@
 // diff_metas (lib/src/diff/differ.cc), its --ignore items (ignore.cc) and the renderings of
 // a difference (diff_render.cc), with exact output lines.
-#include "hpfreeze/diff.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "hpfreeze/diff.h"
 #include "hpfreeze/json_document.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
@@ -19,11 +19,7 @@ struct Pair {
   JsonDocument b;
 };
 
-JsonDocument parse(std::string text, std::string name) {
-  Expected<JsonDocument> doc = parse_json_document(std::move(name), std::move(text));
-  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().location_and_message());
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"meta.json"};
 
 // Most tests are about fields other than param_plan: a meta without one gets an empty one,
 // so that it decodes.

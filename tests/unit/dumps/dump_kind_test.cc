@@ -7,15 +7,12 @@
 #include <string>
 
 #include "hpfreeze/json_document.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-JsonDocument parse(std::string text) {
-  Expected<JsonDocument> doc = parse_json_document("in.json", std::move(text));
-  EXPECT_TRUE(doc.ok());
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"in.json"};
 
 DumpKind meta_reader(std::string text) { return meta_lookalike_kind(parse(std::move(text))); }
 DumpKind base_reader(std::string text) { return base_meta_lookalike_kind(parse(std::move(text))); }

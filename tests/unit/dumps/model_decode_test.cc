@@ -9,15 +9,12 @@
 
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-JsonDocument parse(std::string text) {
-  Expected<JsonDocument> doc = parse_json_document("model.json", std::move(text));
-  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().message);
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"model.json"};
 
 std::string model_error(std::string text) {
   JsonDocument doc = parse(std::move(text));

@@ -9,17 +9,15 @@
 #include <variant>
 
 #include "hpfreeze/concurrency.h"
+#include "hpfreeze/encode.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-JsonDocument parse(std::string text) {
-  Expected<JsonDocument> doc = parse_json_document("plan.json", std::move(text));
-  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().message);
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"plan.json"};
 
 std::string plan_error(std::string text) {
   JsonDocument doc = parse(std::move(text));
@@ -210,6 +208,24 @@ TEST(DecodePlan, ReduceOpMustReadBackFromItsCanonicalString) {
     ASSERT_TRUE(back.ok()) << axis.axis;
     EXPECT_EQ(to_canonical(*back), to_canonical(axis.placement));
   }
+}
+
+// The dump form reads back as what placement_to_dump wrote, for every kind.
+TEST(DecodePlan, DumpFormOfEveryKindReadsBack) {
+  const Placement placements[] = {Placement::shard(1), Placement::shard(0, true),
+                                  Placement::strided_shard(2, 4, true), Placement::replicate(),
+                                  Placement::partial("avg")};
+  std::set<PlacementKind> kinds;
+  for (const Placement& p : placements) {
+    kinds.insert(p.kind);
+    const std::string dump = encode_compact_json(placement_to_dump(p));
+    Decoded d = decoded(R"j({"modules": {"m": {"params": {"w": {"tp": )j" + dump + "}}}}}");
+    ASSERT_FALSE(d.plan.modules.empty()) << dump;
+    const std::span<AxisPlacement> axes = (*d.plan.modules[0].params).at(0).axes;
+    ASSERT_EQ(axes.size(), 1u) << dump;
+    EXPECT_EQ(axes[0].placement, p) << dump;
+  }
+  EXPECT_EQ(kinds.size(), kPlacementKinds);
 }
 
 // Null is absent for every optional top-level key and module-spec key.

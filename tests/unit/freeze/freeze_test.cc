@@ -15,15 +15,12 @@
 #include "hpfreeze/encode.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-JsonDocument parse(std::string text, std::string name = "plan.json") {
-  Expected<JsonDocument> doc = parse_json_document(std::move(name), std::move(text));
-  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().message);
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"plan.json"};
 
 constexpr const char* kModel = R"j({"modules": {"": "Net", "lin": "Linear", "b": "Block"},
   "parameters": {"lin.weight": {"shape": [8, 4]}, "b.w": {"shape": [2, 3, 4]}}})j";

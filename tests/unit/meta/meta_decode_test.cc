@@ -9,24 +9,17 @@
 
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-JsonDocument parse(std::string text) {
-  Expected<JsonDocument> doc = parse_json_document("meta.json", std::move(text));
-  EXPECT_TRUE(doc.ok());
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"meta.json"};
 
 std::vector<std::string> errors_of(std::string text) {
   JsonDocument doc = parse(std::move(text));
   Expected<FrozenMeta> meta = decode_meta(doc, "test");
-  std::vector<std::string> out;
-  if (!meta) {
-    for (const Diagnostic& d : meta.errors()) out.push_back(d.location_and_message());
-  }
-  return out;
+  return meta ? std::vector<std::string>{} : test_support::diagnostic_lines(meta.errors());
 }
 
 TEST(DecodeMeta, TypedModelOfAFrozenMeta) {

@@ -9,15 +9,12 @@
 
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/meta.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-JsonDocument parse(std::string text) {
-  Expected<JsonDocument> doc = parse_json_document("meta.json", std::move(text));
-  EXPECT_TRUE(doc.ok());
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"meta.json"};
 
 FrozenMeta decoded(const JsonDocument& doc, MetaDecodeOptions options = {}) {
   Expected<FrozenMeta> meta = decode_meta(doc, "test", options);

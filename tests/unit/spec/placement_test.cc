@@ -180,6 +180,30 @@ TEST(PlacementParse, ErrorMessages) {
             "invalid placement 'S(\\x00)': dim '\\x00' is not an integer");
 }
 
+// The chunking of a sharded dim, which capacity and report both lay out: n x factor
+// chunks of torch.chunk, the factor a StridedShard's alone.
+TEST(PlacementChunkFactor, StridedShardsAlone) {
+  EXPECT_EQ(Placement::shard(0).chunk_factor(), 1u);
+  EXPECT_EQ(Placement::shard(2, true).chunk_factor(), 1u);
+  EXPECT_EQ(Placement::strided_shard(0, 3).chunk_factor(), 3u);
+  EXPECT_EQ(Placement::strided_shard(1, 1, true).chunk_factor(), 1u);
+  EXPECT_EQ(Placement::replicate().chunk_factor(), 1u);
+  EXPECT_EQ(Placement::partial().chunk_factor(), 1u);
+  // A factor a dump cannot hold (the decoders refuse < 1) still chunks once.
+  Placement odd = Placement::strided_shard(0, 2);
+  odd.split_factor = 0;
+  EXPECT_EQ(odd.chunk_factor(), 1u);
+}
+
+// One name per kind, in the enum's order.
+TEST(PlacementKinds, EveryKindHasItsDumpName) {
+  const std::string_view names[] = {"Shard", "StridedShard", "Replicate", "Partial"};
+  ASSERT_EQ(std::size(names), kPlacementKinds);
+  for (std::size_t k = 0; k < kPlacementKinds; ++k) {
+    EXPECT_EQ(placement_type_name(static_cast<PlacementKind>(k)), names[k]);
+  }
+}
+
 TEST(PythonInt, Grammar) {
   std::int64_t v = 0;
   bool overflow = false;

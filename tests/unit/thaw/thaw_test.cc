@@ -15,26 +15,19 @@
 #include "hpfreeze/freeze.h"
 #include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-JsonDocument parse(std::string text, std::string name = "meta.json") {
-  Expected<JsonDocument> doc = parse_json_document(std::move(name), std::move(text));
-  EXPECT_TRUE(doc.ok()) << (doc ? "" : doc.errors().front().location_and_message());
-  return std::move(*doc);
-}
+constexpr test_support::DocumentParser parse{"meta.json"};
 
 std::string thawed_value(std::string text) {
   JsonDocument doc = parse(std::move(text));
   return encode_compact_json(thaw_value(json_from_dom(doc.root())));
 }
 
-std::vector<std::string> messages(const Diagnostics& diagnostics) {
-  std::vector<std::string> out;
-  for (const Diagnostic& d : diagnostics) out.push_back(d.location_and_message());
-  return out;
-}
+using test_support::diagnostic_lines;
 
 struct Outcome {
   std::string plan;   // compact JSON, or the errors one per line
@@ -59,7 +52,7 @@ Outcome thaw(std::string text, bool model = false) {
   if (!r) {
     for (const Diagnostic& d : r.errors()) out.plan += d.location_and_message() + "\n";
     if (!bytes) {
-      EXPECT_EQ(messages(bytes.errors()), messages(r.errors()));
+      EXPECT_EQ(diagnostic_lines(bytes.errors()), diagnostic_lines(r.errors()));
     }
     return out;
   }
@@ -67,7 +60,7 @@ Outcome thaw(std::string text, bool model = false) {
     EXPECT_EQ(bytes->plan, encode_plain_json(r->plan) + "\n");
     EXPECT_EQ(bytes->model, r->model ? std::optional(encode_plain_json(*r->model) + "\n")
                                      : std::nullopt);
-    EXPECT_EQ(messages(bytes->warnings), messages(r->warnings));
+    EXPECT_EQ(diagnostic_lines(bytes->warnings), diagnostic_lines(r->warnings));
   }
   out.plan = encode_compact_json(r->plan);
   if (r->model) out.model = encode_compact_json(*r->model);
@@ -457,7 +450,7 @@ TEST(ThawMeta, LargePlanWrittenInTwoHalvesHasTheTreesBytes) {
   Expected<ThawedBytes> one_thread = thaw_meta_to_bytes(*meta, options);
   ASSERT_TRUE(one_thread.ok());
   EXPECT_TRUE(one_thread->plan == expected);
-  EXPECT_EQ(messages(one_thread->warnings), messages(tree->warnings));
+  EXPECT_EQ(diagnostic_lines(one_thread->warnings), diagnostic_lines(tree->warnings));
   options.concurrency = Concurrency{2};
   for (int run = 0; run < 3; ++run) {
     Expected<ThawedBytes> two_threads = thaw_meta_to_bytes(*meta, options);
@@ -465,7 +458,7 @@ TEST(ThawMeta, LargePlanWrittenInTwoHalvesHasTheTreesBytes) {
     ASSERT_EQ(two_threads->plan.size(), expected.size());
     EXPECT_TRUE(two_threads->plan == expected) << "run " << run;
     EXPECT_EQ(two_threads->model, encode_plain_json(*tree->model) + "\n");
-    EXPECT_EQ(messages(two_threads->warnings), messages(tree->warnings));
+    EXPECT_EQ(diagnostic_lines(two_threads->warnings), diagnostic_lines(tree->warnings));
   }
 }
 

@@ -1,84 +1,27 @@
-// Tests of `hpfreeze report`: every expected number below is computed by hand from the
-// shapes in the test (the arithmetic is spelled out next to it).
-#include "hpfreeze/report_command.h"
-
+// The report pass (build_report, report.h) on inputs made in memory: every expected number
+// below is computed by hand from the shapes in the test (the arithmetic is spelled out next
+// to it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <deque>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include "hpfreeze/json_document.h"
+#include "hpfreeze/report.h"
+#include "report/report_of.h"
+#include "support/documents.h"
 
 namespace hpfreeze {
 namespace {
 
-using ::testing::Contains;
+using test_support::mesh;
+using test_support::model_json;
+using test_support::ModelParam;
+using test_support::plan_b;
+using test_support::report_of;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using ::testing::Property;
-
-struct ModelParam {
-  std::string fqn;
-  std::string shape;  // JSON array text
-  const char* dtype;  // nullptr: no dtype key
-};
-
-std::string model_json(const std::vector<ModelParam>& params) {
-  std::string out = R"j({"format": "hpfreeze.model/v1", "modules": {"": "M"}, "parameters": {)j";
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    if (i != 0) out += ", ";
-    out += "\"" + params[i].fqn + "\": {\"shape\": " + params[i].shape;
-    if (params[i].dtype != nullptr) out += ", \"dtype\": \"" + std::string(params[i].dtype) + "\"";
-    out += "}";
-  }
-  return out + "}}";
-}
-
-std::vector<MeshAxis> mesh(std::vector<MeshAxis> axes) { return axes; }
-
-// A Report views the decoded inputs it was built from: the tests keep every one of them
-// until the binary exits.
-template <class T>
-T& keep(T value) {
-  static std::deque<T> kept;
-  return kept.emplace_back(std::move(value));
-}
-
-Report report_of(const std::string& meta, const std::string& model,
-                 const std::optional<std::vector<MeshAxis>>& mesh_axes,
-                 std::optional<std::size_t> sorted_params = std::nullopt) {
-  Expected<JsonDocument> meta_doc = parse_json_document("meta.json", meta);
-  Expected<JsonDocument> model_doc = parse_json_document("model.json", model);
-  if (!meta_doc || !model_doc) {
-    ADD_FAILURE() << "test input is not JSON";
-    return Report{};
-  }
-  Expected<ModelTree> tree = decode_model_tree(keep(std::move(*model_doc)));
-  if (!tree) {
-    ADD_FAILURE() << tree.errors().front().message;
-    return Report{};
-  }
-  Expected<FrozenMeta> decoded = decode_meta(keep(std::move(*meta_doc)), "report");
-  if (!decoded) {
-    // What run_report prints instead of a report; here as findings, to compare them.
-    Report failed;
-    failed.findings = decoded.errors();
-    return failed;
-  }
-  return build_report(keep(std::move(*decoded)), keep(std::move(*tree)), mesh_axes, {},
-                      sorted_params);
-}
-
-// A meta whose param_plan has one boundary "b" with the given params object text.
-std::string plan_b(const std::string& params) {
-  return R"j({"param_plan": {"b": {"params": )j" + params + "}}}";
-}
 
 std::vector<std::string> findings(const Report& r) {
   std::vector<std::string> out;
@@ -167,7 +110,7 @@ TEST(BuildReport, ShardEven) {
   EXPECT_EQ(r.boundaries[0].fqn, "b");
   EXPECT_EQ(r.boundaries[0].rank0_bytes, 168u);
   EXPECT_EQ(r.boundaries[0].params, 2u);
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 4}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"tp", 4}));
   EXPECT_EQ(r.mesh_source, MeshSource::kFlag);
 }
 
@@ -371,7 +314,7 @@ TEST(BuildReport, AxesOutsideMeshDimNamesComeAfterThemByName) {
   EXPECT_THAT(r.axis_order, ElementsAre("tp", "cp", "ep"));
   EXPECT_EQ(placements_text(*param(r, "b.w")), "tp=S(1) cp=R ep=S(0)");
   EXPECT_EQ(local(r, "b.w"), (Shape{1, 2}));
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 2}, MeshAxis{"ep", 8}, MeshAxis{"tp", 2}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"cp", 2}, AxisSize{"ep", 8}, AxisSize{"tp", 2}));
 }
 
 TEST(BuildReport, AxesNotInTheMeshAndOfSizeOneChangeNothingWithOneNoteEach) {
@@ -564,7 +507,7 @@ TEST(BuildReport, MeshFromParallelDims) {
       R"j( "yp_size": 9223372036854775808, "zp_size": -9223372036854775808,)j"
       R"j( "sequence_parallel": true, "size": 4}, "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j",
       model_json({{"b.w", "[4]", "bfloat16"}}), std::nullopt);
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"cp", 1}, MeshAxis{"tp", 2}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"cp", 1}, AxisSize{"tp", 2}));
   EXPECT_EQ(r.mesh_source, MeshSource::kParallelDims);
   EXPECT_THAT(
       findings(r),
@@ -589,7 +532,7 @@ TEST(BuildReport, TheLargestAxisSizeFromParallelDims) {
   const Report r = report_of(
       R"j({"parallel_dims": {"tp_size": 9223372036854775807}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j",
       model_json({{"b.w", "[4]", "bfloat16"}}), std::nullopt);
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 9223372036854775807u}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"tp", 9223372036854775807u}));
   EXPECT_THAT(findings(r), IsEmpty());
 }
 
@@ -598,7 +541,7 @@ TEST(BuildReport, MeshFlagReplacesParallelDims) {
       R"j({"parallel_dims": {"tp_size": 2, "cp_size": "x"}, "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j",
       model_json({{"b.w", "[8]", "bfloat16"}}), mesh({{"tp", 8}}));
   EXPECT_THAT(findings(r), IsEmpty());
-  EXPECT_THAT(r.mesh, ElementsAre(MeshAxis{"tp", 8}));
+  EXPECT_THAT(r.mesh, ElementsAre(AxisSize{"tp", 8}));
   EXPECT_EQ(local(r, "b.w"), (Shape{1}));
 }
 
@@ -670,524 +613,6 @@ TEST(BuildReport, MetaWithoutParamPlan) {
               ElementsAre("error meta.json : missing param_plan: the meta plans no boundary"));
   EXPECT_EQ(findings(report_of(R"j({"param_plan": []})j", model, mesh({{"tp", 2}})))[0],
             "error meta.json /param_plan: expected an object, got an array");
-}
-
-// ---- rendering ----
-
-Report small_report() {
-  return report_of(
-      R"j({"mesh_dim_names": ["tp"], "param_plan": {"a": {"params": {"x": {"tp": "S(0)"}}},)j"
-      R"j( "b": {"params": {"w": {"tp": "S(0)"}, "r": {"tp": "R"}}}}})j",
-      model_json({{"b.w", "[4, 2]", "bfloat16"},
-                  {"b.r", "[2]", "float32"},
-                  {"a.x", "[2]", nullptr},
-                  {"c.u", "[3]", "int8"}}),
-      mesh({{"tp", 2}}));
-}
-
-TEST(RenderReport, Json) {
-  // b.w: [2, 2] x 2 = 8; b.r: 2 x 4 = 8 (replicated); a.x: [1] x 2 = 2; c.u uncovered: 3.
-  // Every rank holds the same: 8 + 8 + 2 + 3 = 21 on each of the 2 ranks. No answer while
-  // the uncovered trainable c.u is an error. mesh_dim_names does not name ep: folded.
-  const std::string out = render_report_json(small_report(), std::nullopt);
-  for (const char* piece : {
-           R"j({
-  "mesh": {
-    "tp": 2
-  },
-  "mesh_source": "--mesh",
-  "plan": "meta",
-  "placement_order": [
-    "tp"
-  ],
-  "counts": {
-    "planned_params": 3,
-    "replicated_params": 1,
-    "uncovered_params": 1,
-    "boundaries": 2
-  },
-  "rank0_bytes": 18,
-  "replicated_bytes": 8,
-  "unsharded_bytes": 28,
-  "uncovered_bytes": 3,
-  "boundaries": [
-    {
-      "fqn": "b",
-      "rank0_bytes": 16,
-      "params": 2
-    },
-    {
-      "fqn": "a",
-      "rank0_bytes": 2,
-      "params": 1
-    }
-  ],
-  "params": [
-    {
-      "fqn": "b.r",
-      "shape": [
-        2
-      ],
-      "dtype": "float32",
-      "local_shape": [
-        2
-      ],
-      "rank0_bytes": 8,
-      "full_bytes": 8,
-      "boundary": "b",
-      "placements": {
-        "tp": "R"
-      },
-      "replicated": true
-    },)j",
-           R"j(  "uncovered": [
-    {
-      "fqn": "c.u",
-      "shape": [
-        3
-      ],
-      "dtype": "int8",
-      "bytes": 3
-    }
-  ],
-  "optimizer": "none",
-  "budget_bytes": null,
-  "zero": {
-    "stage": 0,
-    "axes": [
-      "dp",
-      "cp"
-    ],
-    "expert_axis": null
-  },
-  "expert_parallel": {
-    "layout": "folded",
-    "from": "meta"
-  },
-  "swept": false,
-  "answer": null,
-  "meshes": [
-    {
-      "mesh": {
-        "tp": 2
-      },
-      "devices": 2,
-      "max_rank_bytes": 21,
-      "min_rank_bytes": 21,
-      "max_rank": {
-        "tp": 0
-      },
-      "min_rank": {
-        "tp": 0
-      },
-      "divisible": true,
-      "indivisible": null,
-      "fits": null,
-      "over_by_bytes": null
-    }
-  ],
-  "findings": [
-    {
-      "severity": "error",
-      "file": "model.json",
-      "pointer": "",
-      "message": "1 model parameter is not covered by any planned key (3 B at full size, 1 trainable); it stays whole on every rank"
-    },
-    {
-      "severity": "warning",
-      "file": "model.json",
-      "pointer": "/parameters/a.x",
-      "message": "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is 'a.x'"
-    }
-  ]
-}
-)j"}) {
-    EXPECT_NE(out.find(piece), std::string::npos) << piece << "\nnot in\n" << out;
-  }
-  EXPECT_TRUE(out.starts_with("{\n  \"mesh\": {"));
-}
-
-TEST(RenderReport, JsonTopCutsParamsOnly) {
-  const std::string out = render_report_json(small_report(), 1);
-  EXPECT_NE(out.find(R"j("fqn": "b.r")j"), std::string::npos);
-  EXPECT_EQ(out.find(R"j("fqn": "b.w")j"), std::string::npos);
-  EXPECT_NE(out.find(R"j("fqn": "a",)j"), std::string::npos);  // boundaries stay complete
-  EXPECT_NE(render_report_json(small_report(), 0).find("\"params\": []"), std::string::npos);
-}
-
-TEST(RenderReport, Text) {
-  EXPECT_EQ(render_report_text(small_report(), 10),
-            "mesh: tp=2 (from --mesh)\n"
-            "placement order: tp\n"
-            "\n"
-            "                                        PARAMS  BYTES  EXACT\n"
-            "rank 0, planned params                       3   18 B     18\n"
-            "  of which replicated                        1    8 B      8\n"
-            "planned params at full size                  3   28 B     28\n"
-            "uncovered params (whole on every rank)       1    3 B      3\n"
-            "rank 0 total                                 4   21 B     21\n"
-            "\n"
-            // The planner: 16 + 8 + 4 + 3 = 31 B whole; every rank of tp=2 holds 21 B.
-            "meshes (worst and best rank over all ranks; uncovered params included):\n"
-            "4 params, 31 B whole on one device, optimizer none, no budget\n"
-            "no answer: the inputs have 1 error (on stderr)\n"
-            "MESH  DEVICES  WORST RANK  BEST RANK  BAR                               VERDICT\n"
-            "tp=2        2        21 B       21 B  ################################  divides\n"
-            "BAR: the worst rank, full at 21 B\n"
-            "\n"
-            "boundaries (all 2, by rank-0 bytes):\n"
-            "  BYTES  PARAMS  BOUNDARY\n"
-            "   16 B       2  b\n"
-            "    2 B       1  a\n"
-            "\n"
-            "params (all 3, by rank-0 bytes):\n"
-            "  BYTES  DTYPE     SHAPE   LOCAL   PLACEMENTS  PARAM\n"
-            "    8 B  float32   [2]     [2]     tp=R        b.r\n"
-            "    8 B  bfloat16  [4, 2]  [2, 2]  tp=S(0)     b.w\n"
-            "    2 B  -         [2]     [1]     tp=S(0)     a.x\n"
-            "\n"
-            "uncovered params (all 1, by bytes):\n"
-            "  BYTES  DTYPE  SHAPE  PARAM\n"
-            "    3 B  int8   [3]    c.u\n"
-            "\n"
-            "findings: 1 error, 1 warning, 0 notes (on stderr)\n");
-}
-
-TEST(RenderReport, TextTopCutsListsAndCountsTheRest) {
-  const std::string out = render_report_text(small_report(), 1);
-  EXPECT_NE(out.find("boundaries (top 1 of 2, by rank-0 bytes):\n"
-                     "  BYTES  PARAMS  BOUNDARY\n"
-                     "   16 B       2  b\n"
-                     "  ... 1 more, 2 B\n"),
-            std::string::npos)
-      << out;
-  EXPECT_NE(out.find("params (top 1 of 3, by rank-0 bytes):\n"), std::string::npos);
-  EXPECT_EQ(out.find("b.w"), std::string::npos);
-  const std::string none = render_report_text(small_report(), 0);
-  EXPECT_EQ(none.find("boundaries"), std::string::npos);
-  EXPECT_EQ(none.find("\nparams ("), std::string::npos);
-  EXPECT_EQ(none.find("by bytes"), std::string::npos);  // the uncovered list
-}
-
-TEST(RenderReport, TextWithoutMeshAndRootBoundary) {
-  const Report r = report_of(R"j({"param_plan": {"": {"params": {"w": {}}}}})j",
-                             model_json({{"w", "[2]", "bfloat16"}}), std::nullopt);
-  const std::string out = render_report_text(r, 10);
-  EXPECT_EQ(out.substr(0, 40), "mesh: none, every axis counts as size 1\n");
-  EXPECT_NE(out.find("    4 B       1  (root)\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("    4 B  bfloat16  [2]    [2]    -           w\n"), std::string::npos) << out;
-}
-
-// ---- run_report ----
-
-class RunReportTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hpfreeze_report_test_" +
-            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const std::filesystem::path path = dir_ / name;
-    std::ofstream(path) << text;
-    return path.string();
-  }
-  std::filesystem::path dir_;
-};
-
-TEST_F(RunReportTest, ReadFailureIsAnIoError) {
-  ReportRequest request;
-  request.meta_path = (dir_ / "missing.json").string();
-  request.model_path = write("model.json", model_json({{"w", "[2]", "bfloat16"}}));
-  const CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
-  EXPECT_EQ(out.output, "");
-  ASSERT_EQ(out.diagnostics.size(), 1u);
-  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kIo);
-}
-
-TEST_F(RunReportTest, ModelWithoutParameters) {
-  ReportRequest request;
-  request.meta_path = write("meta.json", R"j({"param_plan": {}})j");
-  request.model_path = write("model.json", R"j({"modules": {"": "M"}})j");
-  const CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kRejected);
-  EXPECT_EQ(out.output, "");
-  ASSERT_EQ(out.diagnostics.size(), 1u);
-  EXPECT_EQ(
-      out.diagnostics[0].location_and_message(),
-      request.model_path + ": the model tree has no 'parameters'; a report needs their shapes");
-  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kRejected);
-}
-
-// The model is parsed without the duplicate-key walk (its decoder checks keys): a repeat
-// still gets the parse's diagnostic, alone or beside the other unreadable input.
-TEST_F(RunReportTest, RepeatedKeyInTheModel) {
-  const std::string model = R"j({"modules": {"": "M"}, "parameters": {)j"
-                            R"j("b.w": {"shape": [4]}, "b.w": {"shape": [2]}}})j";
-  const std::string repeated_field =
-      R"j({"modules": {"": "M"}, "parameters": {"b.w": {"shape": [4], "shape": [2]}}})j";
-  ReportRequest request;
-  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
-  request.model_path = write("model.json", model);
-  CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kRejected);
-  EXPECT_EQ(out.output, "");
-  ASSERT_EQ(out.diagnostics.size(), 1u);
-  EXPECT_EQ(out.diagnostics[0].location_and_message(),
-            request.model_path + ": /parameters/b.w: duplicate key 'b.w'");
-  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kRejected);
-
-  request.model_path = write("field.json", repeated_field);
-  out = run_report(request);
-  ASSERT_EQ(out.diagnostics.size(), 1u);
-  EXPECT_EQ(out.diagnostics[0].location_and_message(),
-            request.model_path + ": /parameters/b.w/shape: duplicate key 'shape'");
-
-  request.meta_path = (dir_ / "missing.json").string();
-  request.model_path = write("model.json", model);
-  out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
-  ASSERT_EQ(out.diagnostics.size(), 2u);
-  EXPECT_EQ(out.diagnostics[0].error_class, ErrorClass::kIo);
-  EXPECT_EQ(out.diagnostics[1].location_and_message(),
-            request.model_path + ": /parameters/b.w: duplicate key 'b.w'");
-}
-
-TEST_F(RunReportTest, ManyFindingsAreCutOnStderrButNotInJson) {
-  std::string params = "{";
-  std::vector<ModelParam> model;
-  for (int i = 0; i < 150; ++i) {
-    params += (i == 0 ? "\"p" : ", \"p") + std::to_string(i) + "\": {\"tp\": \"S(0)\"}";
-    model.push_back({"b.p" + std::to_string(i), "[3]", "bfloat16"});
-  }
-  params += "}";
-  ReportRequest request;
-  request.meta_path = write("meta.json", plan_b(params));
-  request.model_path = write("model.json", model_json(model));
-  request.mesh = mesh({{"tp", 2}});
-  request.json = true;
-  const CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kRejected);
-  ASSERT_EQ(out.diagnostics.size(), 102u);
-  EXPECT_EQ(out.diagnostics[100].message, "50 more findings not shown (--json lists them all)");
-  EXPECT_EQ(out.diagnostics[100].severity, Severity::kError);
-  // Then the summary of every finding, shown or not.
-  EXPECT_EQ(out.diagnostics[101].message, "report: 150 errors, 0 warnings, 0 notes");
-  EXPECT_EQ(out.diagnostics[101].severity, Severity::kNote);
-  std::size_t in_json = 0;
-  for (std::size_t at = 0;
-       (at = out.output.find("\"severity\": \"error\"", at)) != std::string::npos; ++at) {
-    ++in_json;
-  }
-  EXPECT_EQ(in_json, 150u);
-}
-
-TEST_F(RunReportTest, CleanReportDoesNotFail) {
-  ReportRequest request;
-  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
-  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
-  request.mesh = mesh({{"tp", 2}});
-  const CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kOk);
-  EXPECT_THAT(out.diagnostics, IsEmpty());
-  EXPECT_EQ(out.output.substr(0, 25), "mesh: tp=2 (from --mesh)\n");
-}
-
-// Sizes that make no mesh are the command line's problem when a flag gave one of them: a
-// usage error naming the flags (and the sizes parallel_dims gave), no report; with
-// parallel_dims alone, the meta's.
-TEST_F(RunReportTest, MeshesTheSizesCannotMake) {
-  constexpr std::uint64_t kBig = 9223372036854775807u;  // 2^63-1
-  const std::string plain = write(
-      "meta.json",
-      R"j({"mesh_dim_names": ["tp", "cp"], "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j");
-  const std::string dims = write(
-      "dims.json",
-      R"j({"mesh_dim_names": ["tp", "cp", "dp"], "parallel_dims": {"dp_size": 4, "tp_size": 9223372036854775807}, "param_plan": {"b": {"params": {"w": {"tp": "R"}}}}})j");
-  std::string many;
-  for (int i = 1; i <= 300; ++i) many += (i == 1 ? "" : ",") + std::to_string(i);
-  struct Case {
-    std::string meta;
-    std::optional<std::vector<MeshAxis>> mesh;
-    std::vector<AxisSweep> sweeps;
-    std::string error;
-  };
-  const Case cases[] = {
-      {plain,
-       std::nullopt,
-       {{"tp", {kBig, 2}}, {"cp", {4}}},
-       "--sweep: mesh tp=9223372036854775807 cp=4 has more than 2^64-1 devices"},
-      {plain,
-       mesh({{"tp", kBig}}),
-       {{"cp", {1, 3}}},
-       "--mesh and --sweep: mesh tp=9223372036854775807 cp=3 has more than 2^64-1 devices"},
-      {plain,
-       mesh({{"cp", 4}, {"tp", kBig}}),
-       {},
-       "--mesh: mesh tp=9223372036854775807 cp=4 has more than 2^64-1 devices"},
-      {dims,
-       std::nullopt,
-       {{"cp", {2}}},
-       "--sweep: mesh tp=9223372036854775807 cp=2 dp=4 has more than 2^64-1 devices (dp=4 "
-       "tp=9223372036854775807 from parallel_dims in " +
-           dims + ")"},
-      {plain,
-       std::nullopt,
-       {*parse_sweep_arg("a=" + many), *parse_sweep_arg("b=" + many)},
-       "--sweep: the sweeps make more than 65536 meshes"},
-  };
-  for (const Case& c : cases) {
-    ReportRequest request;
-    request.meta_path = c.meta;
-    request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
-    request.mesh = c.mesh;
-    request.plan.sweeps = c.sweeps;
-    request.plan.replica_axes = {"a", "b"};
-    const CommandResult out = run_report(request);
-    EXPECT_EQ(out.outcome(), Outcome::kTrouble) << c.error;
-    EXPECT_EQ(out.output, "");
-    ASSERT_EQ(out.diagnostics.size(), 1u) << c.error;
-    EXPECT_EQ(out.diagnostics[0].location_and_message(), c.error);
-  }
-  ReportRequest request;
-  request.meta_path = dims;
-  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
-  const CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kRejected);
-  EXPECT_NE(out.output, "");
-  ASSERT_FALSE(out.diagnostics.empty());
-  EXPECT_EQ(
-      out.diagnostics[0].location_and_message(),
-      dims + ": /parallel_dims: mesh tp=9223372036854775807 dp=4 has more than 2^64-1 devices");
-}
-
-// No usable mesh is an error that says why (the report is still printed): the closest mesh
-// and by how much, or the first mesh's first parameter that does not divide.
-TEST_F(RunReportTest, NoUsableMeshSaysWhyInOneErrorLine) {
-  ReportRequest request;
-  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
-  request.model_path = write("model.json", model_json({{"b.w", "[6]", "bfloat16"}}));
-  request.mesh = mesh({{"tp", 2}});
-  request.plan.budget = 5;  // bytes: rank 0 holds 3 elements, 6 bytes
-  CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kRejected);
-  EXPECT_NE(out.output, "");
-  EXPECT_THAT(
-      out.diagnostics,
-      Contains(Property(&Diagnostic::location_and_message,
-                        request.meta_path + ": no mesh fits the 5 B budget; closest: "
-                                            "tp=2 (2 devices, worst rank 6 B, over by 1 B)")));
-  // A sweep none of whose meshes divides: the first mesh's first offender. tp=4: 6 by 4.
-  request.mesh.reset();
-  request.plan.budget.reset();
-  request.plan.sweeps = {{"tp", {4, 5}}};
-  out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kRejected);
-  EXPECT_THAT(out.diagnostics,
-              Contains(Property(&Diagnostic::location_and_message,
-                                request.meta_path + ": no mesh divides; the first, tp=4, fails on "
-                                                    "b.w dim 0 (size 6) by tp=4")));
-}
-
-// ---- known axes ----
-
-// Every --mesh and --sweep axis must be one the inputs know; an unknown one is a usage
-// error listing them and suggesting the nearest (equal ignoring case first), and it wins
-// over the findings (here a dim that does not divide and an uncovered parameter).
-TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
-  ReportRequest request;
-  request.meta_path =
-      write("meta.json",
-            R"j({"mesh_dim_names": ["tp", "ep"], "parallel_dims": {"cp_size": 1, "ep_size": 2},)j"
-            R"j( "param_plan": {"b": {"params": {"w": {"tp": "S(0)"}}}}})j");
-  request.model_path =
-      write("model.json", model_json({{"b.w", "[5]", "bfloat16"}, {"c.u", "[3]", "int8"}}));
-  const std::string known =
-      " (the inputs know cp, dp, ep, tp; --replica-axis NAME adds an axis that only holds "
-      "replicas)";
-  request.mesh = mesh({{"TP", 4}, {"EP", 8}});
-  CommandResult out = run_report(request);
-  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
-  EXPECT_EQ(out.output, "");
-  std::vector<std::string> lines;
-  for (const Diagnostic& d : out.diagnostics) lines.push_back(d.location_and_message());
-  EXPECT_THAT(lines, ElementsAre("--mesh: unknown axis 'TP'; did you mean 'tp'?" + known,
-                                 "--mesh: unknown axis 'EP'; did you mean 'ep'?" + known));
-  // A typo by edit distance in a sweep; a name near nothing gets no suggestion.
-  request.mesh = mesh({{"ep", 8}});
-  request.plan.sweeps = {{"tq", {1, 2}}, {"pipeline", {2}}};
-  out = run_report(request);
-  lines.clear();
-  for (const Diagnostic& d : out.diagnostics) lines.push_back(d.location_and_message());
-  EXPECT_THAT(lines, ElementsAre("--sweep: unknown axis 'tq'; did you mean 'tp'?" + known,
-                                 "--sweep: unknown axis 'pipeline'" + known));
-  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis.
-  request.plan.sweeps = {{"pp", {1, 4}}};
-  request.plan.replica_axes = {"pp"};
-  request.plan.zero.axes = {"fsdp"};
-  request.mesh = mesh({{"cp", 1}, {"fsdp", 2}, {"tp", 1}});
-  out = run_report(request);
-  EXPECT_NE(out.outcome(), Outcome::kTrouble);
-  EXPECT_NE(out.output, "");
-}
-
-// One verdict per mesh: a dim the planner calls divisible is no finding (a zero-sized
-// parameter, a composed uneven shard), and one it does not is, at the size it names; the
-// exit status is the same from --mesh and from a sweep of that one mesh.
-TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
-  struct Case {
-    std::string params;
-    std::string shape;
-    std::vector<MeshAxis> mesh;
-    bool divides;
-  };
-  const Case cases[] = {
-      // [0, 7] S(1) on tp=2: holds nothing, divides.
-      {R"j({"w": {"tp": "S(1)"}})j", "[0, 7]", {{"tp", 2}}, true},
-      // [10] uneven on ep=4 (3, 3, 3, 1), then S(0) on tp=3: rank 0's 3 divides, ep 3's 1
-      // does not.
-      {R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}})j", "[10]", {{"ep", 4}, {"tp", 3}}, false},
-      // [6] uneven SS with a split factor that does not divide it: uneven, divides.
-      {R"j({"w": {"tp": "SS(-1,4)"}})j", "[6]", {{"tp", 2}}, true},
-  };
-  for (const Case& c : cases) {
-    const std::string meta =
-        write("meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j" +
-                               c.params + "}}}");
-    ReportRequest request;
-    request.meta_path = meta;
-    request.model_path = write("model.json", model_json({{"b.w", c.shape, "bfloat16"}}));
-    request.mesh = c.mesh;
-    const CommandResult from_mesh = run_report(request);
-    request.mesh.reset();
-    request.plan.sweeps.clear();
-    for (const MeshAxis& a : c.mesh) request.plan.sweeps.push_back({a.name, {a.size}});
-    const CommandResult from_sweep = run_report(request);
-    EXPECT_EQ(from_mesh.outcome(), c.divides ? Outcome::kOk : Outcome::kRejected) << c.params;
-    EXPECT_EQ(from_sweep.outcome(), from_mesh.outcome()) << c.params;
-    bool divisibility_finding = false;
-    for (const Diagnostic& d : from_mesh.diagnostics) {
-      divisibility_finding =
-          divisibility_finding || d.message.find("divisible") != std::string::npos;
-    }
-    EXPECT_EQ(divisibility_finding, !c.divides) << c.params;
-  }
-  // The composed case names the size the planner names: ep rank 3's 1 element.
-  ReportRequest request;
-  request.meta_path =
-      write("meta.json", R"j({"mesh_dim_names": ["ep", "tp"], "param_plan": {"b": {"params": )j"
-                         R"j({"w": {"ep": "S(-1)", "tp": "S(0)"}}}}})j");
-  request.model_path = write("model.json", model_json({{"b.w", "[10]", "bfloat16"}}));
-  request.mesh = mesh({{"ep", 4}, {"tp", 3}});
-  EXPECT_THAT(run_report(request).diagnostics,
-              Contains(::testing::Field(&Diagnostic::message,
-                                        std::string("parameter 'b.w' dim 0 (local size 1 of 10) "
-                                                    "is not divisible by 3: S(0) on axis 'tp' "
-                                                    "of size 3"))));
 }
 
 }  // namespace
