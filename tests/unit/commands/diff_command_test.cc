@@ -1,12 +1,12 @@
-// run_diff on files (lib/src/commands/diff_run.cc): outputs, outcomes and errors.
+// run_diff on files (lib/src/commands/diff_command.cc): outputs, outcomes and errors.
+#include "hpfreeze/diff_command.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include "hpfreeze/diff_command.h"
 
 namespace hpfreeze {
 namespace {
