@@ -20,10 +20,7 @@ Runner declare_check(CLI::App& app) {
       ->type_name("")
       ->required();
   app.add_option("--model", flags->model,
-                 "The model to check the meta against: a model tree dump (hpfreeze.model/v1), "
-                 "a checkpoint's model.safetensors, or a sharded one's "
-                 "model.safetensors.index.json (headers only); '-' for stdin (a dump or an "
-                 "index)")
+                 "The model to check the meta against: " + std::string(kModelFormats))
       ->type_name(kFile);
   app.add_flag("--allow-uncovered", flags->allow_uncovered,
                "A trainable model parameter no plan entry covers is a warning, not an error "

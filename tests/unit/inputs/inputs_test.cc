@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <future>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -210,6 +211,15 @@ TEST_P(LoadInputs, WithFindingsOnlyTheReadErrors) {
                         {"--model", "missing.json", InputKind::kModel}},
                        o)),
             Lines{"missing.json" + kMissing});
+  // Every I/O error, a checkpoint's too (a directory given as --model).
+  fs.add_dir("ckpt");
+  EXPECT_EQ(lines(load({{"META", "missing.json", InputKind::kMetaKeepGoing},
+                        {"--model", "ckpt", InputKind::kModel}},
+                       o)),
+            (Lines{"missing.json" + kMissing,
+                   "ckpt: is a directory; --model takes a file: a model tree dump, a "
+                   "checkpoint's model.safetensors or a sharded one's "
+                   "model.safetensors.index.json"}));
   fs.add_file("dup_model.json", std::string(kDupModel));
   EXPECT_EQ(lines(load({{"META", "broken.json", InputKind::kMetaKeepGoing},
                         {"--model", "dup_model.json", InputKind::kModel}},
@@ -368,6 +378,41 @@ TEST_P(LoadInputs, AKeepGoingMetaKeepsItsFindings) {
   ASSERT_TRUE(loaded);
   EXPECT_FALSE(loaded.inputs[0].has_value());
   ASSERT_EQ(loaded.inputs[0].findings.size(), 1U);
+}
+
+// ---------------------------------------------------------------------------------------
+// Several independent metas (check PATH...): each loaded by a call of its own, the same
+// whether in turn or from several threads at once, each with the path it came from
+
+TEST_P(LoadInputs, SeveralMetasEachOnItsOwnFromSeveralThreads) {
+  std::vector<std::string> paths;
+  for (int i = 0; i < 8; ++i) {
+    paths.push_back("m" + std::to_string(i) + ".json");
+    fs.add_file(paths.back(), i % 3 == 1 ? std::string(kBroken) : std::string(kMeta));
+  }
+  paths.push_back("missing.json");
+  LoadOptions o = options("check");
+  o.check_paths = false;  // checked once, for every path, before
+  const auto load_one = [&o](const std::string& path) {
+    LoadedInputs loaded =
+        load_inputs(std::vector<InputSpec>{{"META", path, InputKind::kMetaKeepGoing}}, o);
+    Lines out{loaded.inputs[0].path};
+    for (const Diagnostic& d : loaded.errors) out.push_back(d.location_and_message());
+    if (loaded.inputs[0].has_value()) {
+      out.push_back(std::to_string(loaded.inputs[0].meta().boundaries.size()) + " boundary");
+    }
+    return out;
+  };
+  std::vector<Lines> in_turn;
+  for (const std::string& path : paths) in_turn.push_back(load_one(path));
+  EXPECT_EQ(in_turn[0], (Lines{"m0.json", "1 boundary"}));
+  EXPECT_EQ(in_turn[1], (Lines{"m1.json", "m1.json" + kBrokenError}));
+  EXPECT_EQ(in_turn.back(), (Lines{"missing.json", "missing.json" + kMissing}));
+  std::vector<std::future<Lines>> at_once;
+  for (const std::string& path : paths) {
+    at_once.push_back(std::async(std::launch::async, load_one, path));
+  }
+  for (std::size_t i = 0; i < paths.size(); ++i) EXPECT_EQ(at_once[i].get(), in_turn[i]);
 }
 
 }  // namespace
