@@ -33,8 +33,8 @@ struct ParseOptions {
   bool check_duplicate_keys = true;
   // Memory to take the parser and the tape from, instead of fresh memory (ParseScratch).
   ParseScratch* scratch = nullptr;
-  // Names what a text that is no JSON is instead (dump_kind.h's not_json_kind: a
-  // safetensors file): its message, when it has one, replaces the syntax error.
+  // Names what a text that is no JSON is instead (the loader asks dump_kind.h's
+  // not_json_kind): its message, when it has one, replaces the syntax error.
   std::optional<std::string> (*not_json)(std::string_view bytes) = nullptr;
 };
 

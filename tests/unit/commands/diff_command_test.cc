@@ -14,7 +14,7 @@ namespace {
 class RunDiff : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "diff_run_test_" +
+    dir_ = ::testing::TempDir() + "diff_command_test_" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
   std::string path(const std::string& name) const { return dir_ + "_" + name + ".json"; }
