@@ -14,7 +14,7 @@ namespace hpfreeze {
 namespace {
 
 // One input while it loads.
-struct Slot {
+struct LoadingInput {
   const InputSpec* spec = nullptr;
   LoadedInput* in = nullptr;
   std::optional<Expected<InputFile>> text;  // read, not parsed yet
@@ -41,17 +41,17 @@ class Loader {
       : options_(options), fs_(options.files != nullptr ? *options.files : real_file_system()) {
     slots_.resize(specs.size());
     for (std::size_t i = 0; i < specs.size(); ++i) {
-      Slot& slot = slots_[i];
+      LoadingInput& slot = slots_[i];
       slot.spec = &specs[i];
       slot.in = &out.inputs[i];
       slot.in->path = specs[i].path;
       slot.json = !specs[i].path.empty() || specs[i].text;
     }
     // A model first: its decoded form is the smaller, so the other parses sit on less.
-    for (Slot& slot : slots_) {
+    for (LoadingInput& slot : slots_) {
       if (slot.kind() == InputKind::kModel) order_.push_back(&slot);
     }
-    for (Slot& slot : slots_) {
+    for (LoadingInput& slot : slots_) {
       if (slot.kind() != InputKind::kModel) order_.push_back(&slot);
     }
   }
@@ -61,35 +61,35 @@ class Loader {
   Diagnostics errors() const;
 
  private:
-  void read(Slot& slot, std::string buffer);
-  void parse(Slot& slot, TextAfterParse text = TextAfterParse::kToScratch);
-  void decode(Slot& slot);
-  void decode_model(Slot& slot);
-  void decode_base(Slot& slot);
-  void fail(Slot& slot, Diagnostics errors);
+  void read(LoadingInput& slot, std::string buffer);
+  void parse(LoadingInput& slot, TextAfterParse text = TextAfterParse::kToScratch);
+  void decode(LoadingInput& slot);
+  void decode_model(LoadingInput& slot);
+  void decode_base(LoadingInput& slot);
+  void fail(LoadingInput& slot, Diagnostics errors);
   void load_one_after_another();
   void load_read_ahead();
   void prepare_scratch();
-  [[nodiscard]] Slot* slot_of(InputKind kind);
-  [[nodiscard]] Diagnostics errors_alone(const Slot& slot) const;
-  [[nodiscard]] Diagnostics decode_errors_of(const Slot& slot) const;
-  [[nodiscard]] std::optional<Diagnostic> kind_error(const Slot& slot) const;
-  [[nodiscard]] std::optional<Diagnostic> unreported_repeat(const Slot& slot) const;
-  [[nodiscard]] bool is_last_parse(const Slot& slot) const {
+  [[nodiscard]] LoadingInput* slot_of(InputKind kind);
+  [[nodiscard]] Diagnostics errors_alone(const LoadingInput& slot) const;
+  [[nodiscard]] Diagnostics decode_errors_of(const LoadingInput& slot) const;
+  [[nodiscard]] std::optional<Diagnostic> kind_error(const LoadingInput& slot) const;
+  [[nodiscard]] std::optional<Diagnostic> unreported_repeat(const LoadingInput& slot) const;
+  [[nodiscard]] bool is_last_parse(const LoadingInput& slot) const {
     return std::none_of(std::find(order_.begin(), order_.end(), &slot) + 1, order_.end(),
-                        [](const Slot* s) { return s->json; });
+                        [](const LoadingInput* s) { return s->json; });
   }
 
   const LoadOptions& options_;
   FileSystem& fs_;
-  std::vector<Slot> slots_;   // spec order
-  std::vector<Slot*> order_;  // load order
+  std::vector<LoadingInput> slots_;   // spec order
+  std::vector<LoadingInput*> order_;  // load order
   ParseScratch scratch_;
 };
 
 Diagnostics Loader::path_errors() const {
   std::vector<InputPath> inputs;
-  for (const Slot& slot : slots_) {
+  for (const LoadingInput& slot : slots_) {
     if (slot.json && !slot.spec->text) {
       inputs.push_back({slot.spec->flag, slot.spec->path, options_.replaceable_by});
     }
@@ -98,7 +98,7 @@ Diagnostics Loader::path_errors() const {
   return check_distinct_paths(fs_, options_.outputs, inputs);
 }
 
-void Loader::read(Slot& slot, std::string buffer) {
+void Loader::read(LoadingInput& slot, std::string buffer) {
   if (slot.spec->text) {
     slot.in->stage.name = slot.spec->path;
     slot.in->stage.bytes = slot.spec->text->size();
@@ -109,7 +109,7 @@ void Loader::read(Slot& slot, std::string buffer) {
   slot.text = read_stage(fs_, slot.spec->path, slot.in->stage, std::move(buffer));
 }
 
-void Loader::parse(Slot& slot, TextAfterParse text) {
+void Loader::parse(LoadingInput& slot, TextAfterParse text) {
   // The dumps' decoders check their keys as they walk (load_steps.h); check's first input
   // (its model) is parsed with the check, so that its name index is built after the last
   // parse (Schedule::kReadAheadBesideFirst).
@@ -129,7 +129,7 @@ void Loader::parse(Slot& slot, TextAfterParse text) {
   slot.in->document.emplace(std::move(*document));
 }
 
-void Loader::fail(Slot& slot, Diagnostics errors) {
+void Loader::fail(LoadingInput& slot, Diagnostics errors) {
   slot.decode_failed = true;
   // An I/O error is a read error wherever it arises (a shard an index names).
   Diagnostics& to =
@@ -138,7 +138,7 @@ void Loader::fail(Slot& slot, Diagnostics errors) {
 }
 
 // Decodes a loaded input and releases its tree down to the strings the value views.
-void Loader::decode(Slot& slot) {
+void Loader::decode(LoadingInput& slot) {
   LoadedInput& in = *slot.in;
   if (slot.kind() == InputKind::kBaseMeta) return decode_base(slot);
   if (!in.document) {
@@ -179,11 +179,11 @@ void Loader::decode(Slot& slot) {
   document.release_tree(scratch_);
 }
 
-void Loader::decode_model(Slot& slot) {
+void Loader::decode_model(LoadingInput& slot) {
   LoadedInput& in = *slot.in;
   if (in.document) {
     JsonDocument& document = *in.document;
-    Slot* plan = slot_of(InputKind::kPlanDump);
+    LoadingInput* plan = slot_of(InputKind::kPlanDump);
     const BesideModelDecode* pass = options_.beside_model_decode;
     const PlanDump* decoded_plan =
         plan != nullptr && plan->in->has_value() ? &plan->in->plan() : nullptr;
@@ -216,10 +216,11 @@ void Loader::decode_model(Slot& slot) {
   }
 }
 
-void Loader::decode_base(Slot& slot) {
+void Loader::decode_base(LoadingInput& slot) {
   LoadedInput& in = *slot.in;
   // The plan's own meta is checked even when --base replaces it (docs/decisions.md).
-  if (Slot* plan = slot_of(InputKind::kPlanDump); plan != nullptr && plan->in->has_value()) {
+  if (LoadingInput* plan = slot_of(InputKind::kPlanDump);
+      plan != nullptr && plan->in->has_value()) {
     const PlanDump& dump = plan->in->plan();
     if (dump.meta) {
       Expected<Json> checked = decode_base_meta(*dump.meta, dump.file, "/meta");
@@ -235,8 +236,8 @@ void Loader::decode_base(Slot& slot) {
   in.value = std::move(*checked);
 }
 
-Slot* Loader::slot_of(InputKind kind) {
-  for (Slot& slot : slots_) {
+LoadingInput* Loader::slot_of(InputKind kind) {
+  for (LoadingInput& slot : slots_) {
     if (slot.kind() == kind) return &slot;
   }
   return nullptr;
@@ -247,7 +248,7 @@ void Loader::prepare_scratch() {
   // smaller than the dumps), so that a larger second one needs no fresh memory.
   std::size_t largest = 0;
   std::size_t parses = 0;
-  for (const Slot& slot : slots_) {
+  for (const LoadingInput& slot : slots_) {
     if (!slot.json) continue;
     ++parses;
     if (slot.kind() != InputKind::kBaseMeta && !slot.spec->text) {
@@ -261,7 +262,7 @@ void Loader::prepare_scratch() {
 }
 
 // A checkpoint file given as --model is read, header only, before any JSON.
-void read_checkpoint(FileSystem& fs, Slot& slot) {
+void read_checkpoint(FileSystem& fs, LoadingInput& slot) {
   std::optional<Expected<ModelTree>> checkpoint = read_checkpoint_file(fs, slot.spec->path);
   if (!checkpoint) return;
   slot.json = false;
@@ -277,12 +278,12 @@ void read_checkpoint(FileSystem& fs, Slot& slot) {
 }
 
 void Loader::load_one_after_another() {
-  for (Slot* slot : order_) {
+  for (LoadingInput* slot : order_) {
     if (slot->kind() == InputKind::kModel && !slot->spec->text) read_checkpoint(fs_, *slot);
   }
   prepare_scratch();
   for (std::size_t k = 0; k < order_.size(); ++k) {
-    Slot& slot = *order_[k];
+    LoadingInput& slot = *order_[k];
     if (slot.json) {
       if (!slot.text) read(slot, scratch_.take_text());
       parse(slot);
@@ -290,9 +291,9 @@ void Loader::load_one_after_another() {
     // The next input's read beside this decode, into the text this parse handed back;
     // after it when the decode has second-CPU work of its own (freeze's, beside the model).
     auto next = std::find_if(order_.begin() + static_cast<std::ptrdiff_t>(k) + 1, order_.end(),
-                             [](const Slot* s) { return s->json; });
+                             [](const LoadingInput* s) { return s->json; });
     const bool busy = slot.kind() == InputKind::kModelDump && options_.beside_model_decode;
-    Slot* ahead = next != order_.end() && !busy && slot.loaded() ? *next : nullptr;
+    LoadingInput* ahead = next != order_.end() && !busy && slot.loaded() ? *next : nullptr;
     auto read_ahead = [this, ahead,
                        buffer = ahead ? scratch_.take_text() : std::string()]() mutable {
       read(*ahead, std::move(buffer));
@@ -305,7 +306,7 @@ void Loader::load_one_after_another() {
 }
 
 void Loader::load_read_ahead() {
-  Slot& first = *order_.front();
+  LoadingInput& first = *order_.front();
   const auto read_rest = [this] {
     for (std::size_t k = 1; k < order_.size(); ++k) {
       if (order_[k]->json) read(*order_[k], {});
@@ -320,7 +321,7 @@ void Loader::load_read_ahead() {
   if (first.loaded()) decode(first);
   if (rest) rest->wait();
   for (std::size_t k = 1; k < order_.size(); ++k) {
-    Slot& slot = *order_[k];
+    LoadingInput& slot = *order_[k];
     if (slot.json) parse(slot);
     if (slot.loaded()) decode(slot);
   }
@@ -336,13 +337,13 @@ void Loader::load() {
 }
 
 // A repeated key of a document whose parse left it to a decoder that did not report it.
-std::optional<Diagnostic> Loader::unreported_repeat(const Slot& slot) const {
+std::optional<Diagnostic> Loader::unreported_repeat(const LoadingInput& slot) const {
   if (!slot.keys_left_to_decoder || !slot.in->document) return std::nullopt;
   return repeated_key(*slot.in->document);
 }
 
 // The wrong-kind or swapped-inputs line of a dump that did not decode.
-std::optional<Diagnostic> Loader::kind_error(const Slot& slot) const {
+std::optional<Diagnostic> Loader::kind_error(const LoadingInput& slot) const {
   const bool plan = slot.kind() == InputKind::kPlanDump;
   if ((!plan && slot.kind() != InputKind::kModelDump) || !slot.in->document) return std::nullopt;
   const JsonDocument& rejected = *slot.in->document;
@@ -350,15 +351,15 @@ std::optional<Diagnostic> Loader::kind_error(const Slot& slot) const {
   const DumpKind wanted = plan ? DumpKind::kPlan : DumpKind::kModel;
   // freeze's other dump, whose tree is released when it decoded: then it is the kind its
   // flag asks for, which is not `wanted`.
-  const Slot* other = nullptr;
-  for (const Slot& s : slots_) {
+  const LoadingInput* other = nullptr;
+  for (const LoadingInput& s : slots_) {
     if (s.kind() == (plan ? InputKind::kModelDump : InputKind::kPlanDump)) other = &s;
   }
   if (kind != DumpKind::kMeta && kind != DumpKind::kUnknown && kind != wanted && other != nullptr &&
       other->in->document && !other->in->document->tree_released() &&
       guess_dump_kind(*other->in->document) == wanted) {
-    const Slot& plan_slot = plan ? slot : *other;
-    const Slot& model_slot = plan ? *other : slot;
+    const LoadingInput& plan_slot = plan ? slot : *other;
+    const LoadingInput& model_slot = plan ? *other : slot;
     return make_error(rejected.name(), {},
                       plan_slot.spec->flag + " and " + model_slot.spec->flag + " look swapped: " +
                           plan_slot.spec->flag + " " + plan_slot.in->document->name() +
@@ -371,13 +372,13 @@ std::optional<Diagnostic> Loader::kind_error(const Slot& slot) const {
 }
 
 // A failed decode as it is reported: the wrong-kind line, else the decoder's errors.
-Diagnostics Loader::decode_errors_of(const Slot& slot) const {
+Diagnostics Loader::decode_errors_of(const LoadingInput& slot) const {
   if (std::optional<Diagnostic> wrong = kind_error(slot)) return {std::move(*wrong)};
   return slot.decode_errors;
 }
 
 // An input's errors as if it were the only one.
-Diagnostics Loader::errors_alone(const Slot& slot) const {
+Diagnostics Loader::errors_alone(const LoadingInput& slot) const {
   if (!slot.load_errors.empty()) return slot.load_errors;
   if (!slot.decode_failed) return {};
   if (std::optional<Diagnostic> repeat = unreported_repeat(slot)) return {std::move(*repeat)};
@@ -395,13 +396,14 @@ Diagnostics Loader::errors() const {
                        return s.kind() == slots_.front().kind();
                      });
   if (peers) {
-    for (const Slot& slot : slots_) add(errors_alone(slot));
+    for (const LoadingInput& slot : slots_) add(errors_alone(slot));
     return errors;
   }
   // Every read and parse error, in command-line order, and beside them the repeated key of
   // a parsed input whose decoder left it unreported, as its checked parse would have.
-  if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.loaded(); })) {
-    for (const Slot& slot : slots_) {
+  if (std::any_of(slots_.begin(), slots_.end(),
+                  [](const LoadingInput& s) { return !s.loaded(); })) {
+    for (const LoadingInput& slot : slots_) {
       if (!slot.loaded()) {
         add(slot.load_errors);
       } else if (std::optional<Diagnostic> repeat = unreported_repeat(slot)) {
@@ -410,7 +412,7 @@ Diagnostics Loader::errors() const {
     }
     // A run whose decode errors are findings (check) lists only the I/O errors when there
     // are any: nothing was checked.
-    const bool findings = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) {
+    const bool findings = std::any_of(slots_.begin(), slots_.end(), [](const LoadingInput& s) {
       return s.kind() == InputKind::kMetaKeepGoing;
     });
     const auto io = [](const Diagnostic& d) { return d.error_class == ErrorClass::kIo; };
@@ -420,13 +422,13 @@ Diagnostics Loader::errors() const {
     return errors;
   }
   // Then the first repeated key a decoder left unreported, in command-line order.
-  for (const Slot& slot : slots_) {
+  for (const LoadingInput& slot : slots_) {
     if (!slot.decode_failed) continue;
     if (std::optional<Diagnostic> repeat = unreported_repeat(slot)) return {std::move(*repeat)};
   }
   // Then the first input, in load order, that did not decode: its wrong-kind line, else
   // its errors.
-  for (const Slot* slot : order_) {
+  for (const LoadingInput* slot : order_) {
     if (slot->decode_failed) return decode_errors_of(*slot);
   }
   return errors;
