@@ -49,6 +49,11 @@ Runner declare_report(CLI::App& app);
 // Placeholders of option values in --help (and so in the man pages and completion, which
 // read it: completion offers file names only after a FILE).
 inline constexpr const char* kFile = "FILE";
+// What --model of report and check takes (the loader's one dispatch,
+// lib/src/inputs/model_input.cc): one text for both helps and so for the man pages.
+inline constexpr std::string_view kModelFormats =
+    "a model tree dump (hpfreeze.model/v1), a checkpoint's model.safetensors, or a sharded "
+    "one's model.safetensors.index.json (headers only); '-' for stdin (a dump or an index)";
 
 // The end of a command's --help: what each exit status means for it, and one example.
 inline constexpr std::string_view kTroubleMeaning =

@@ -20,10 +20,7 @@ Runner declare_check(CLI::App& app) {
       ->type_name("")
       ->required();
   app.add_option("--model", flags->model,
-                 "The model to check the meta against: a model tree dump (hpfreeze.model/v1), "
-                 "a checkpoint's model.safetensors, or a sharded one's "
-                 "model.safetensors.index.json (headers only); '-' for stdin (a dump or an "
-                 "index)")
+                 "The model to check the meta against: " + std::string(kModelFormats))
       ->type_name(kFile);
   app.add_flag("--allow-uncovered", flags->allow_uncovered,
                "A trainable model parameter no plan entry covers is a warning, not an error "
@@ -39,20 +36,13 @@ Runner declare_check(CLI::App& app) {
     if (app.count("--model") > 0) request.model_path = flags->model;
     request.allow_uncovered = flags->allow_uncovered;
     request.concurrency = Concurrency::of_this_process();
-    CommandResult result = run_check(request);
+    request.json = flags->json;
+    SeverityCounts counts;
+    CommandResult result = run_check(request, &counts);
     const Outcome outcome = result.outcome();
-    if (outcome == kExitTrouble) return finish(result);
-    // -v: one line counting the findings (docs/cli.md, "check").
-    std::size_t counts[3] = {0, 0, 0};
-    for (const Diagnostic& d : result.diagnostics) ++counts[static_cast<int>(d.severity)];
-    if (flags->json) {
-      // --json: the findings go to stdout as JSON Lines instead of to stderr.
-      result.output = render_findings_json_lines(result.diagnostics);
-      result.diagnostics.clear();
-    }
     if (finish(result) == kExitTrouble) return kExitTrouble;
-    log_debug("check: {}, {}, {}", plural(counts[0], "error"), plural(counts[1], "warning"),
-                  plural(counts[2], "note"));
+    // -v: one line counting the findings (docs/cli.md, "check").
+    log_debug("check: {}", counts.text());
     return outcome;
   };
 }

@@ -30,9 +30,7 @@ Runner declare_report(CLI::App& app) {
                  "(then --mesh or --sweep is required)")
       ->type_name("");
   app.add_option("--model", flags->request.model_path,
-                 "Parameter shapes: a model tree dump (hpfreeze.model/v1), a checkpoint's "
-                 "model.safetensors, or a sharded one's model.safetensors.index.json (headers "
-                 "only); '-' for stdin (a dump or an index)")
+                 "Parameter shapes: " + std::string(kModelFormats))
       ->type_name(kFile);
   // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).
   const CLI::Validator mesh_syntax(

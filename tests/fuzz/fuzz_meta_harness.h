@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "fuzz_harness.h"
-#include "hpfreeze/check_command.h"
+#include "hpfreeze/check.h"
 #include "hpfreeze/diff_command.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/expand_command.h"
@@ -34,6 +34,7 @@
 #include "hpfreeze/plan.h"
 #include "hpfreeze/report_command.h"
 #include "hpfreeze/thaw_command.h"
+#include "json/diagnostic_json.h"
 
 namespace hpfreeze::fuzz {
 
@@ -192,8 +193,15 @@ inline std::string check_check(std::string_view input) {
   if (!bytes) return {};
   Expected<JsonDocument> doc = parse_json_document("meta.json", *bytes);
   if (!doc) return check_diagnostics(doc.errors(), "meta.json");
+  // As check's loader decodes its META: on past the decode errors, which are findings.
+  Diagnostics decoded_findings;
+  const std::optional<FrozenMeta> meta = decode_meta_keep_going(
+      *doc, "check", decoded_findings, MetaDecodeOptions::decoded_params_only());
+  if (!meta) return check_findings(decoded_findings);
   for (const ModelTree* m : {static_cast<const ModelTree*>(nullptr), &model}) {
-    if (std::string r = check_findings(check_meta(*doc, m)); !r.empty()) return r;
+    if (std::string r = check_findings(check_meta(*meta, decoded_findings, m)); !r.empty()) {
+      return r;
+    }
   }
   return {};
 }

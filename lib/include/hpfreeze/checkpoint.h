@@ -1,8 +1,9 @@
 #pragma once
 // Parameter shapes from a real checkpoint (docs/formats.md, "Checkpoints"): a safetensors
-// file, or a sharded checkpoint's index (`*.safetensors.index.json`) and the shards its
-// weight_map names. Only the headers are read, never the tensor data. The result is a
-// ModelTree with parameters and no modules (`checkpoint` set), for `report` and `check`.
+// file, or a sharded checkpoint's index (`*.safetensors.index.json`, dumps/checkpoint_index.h)
+// and the shards its weight_map names. Only the headers are read, never the tensor data,
+// and by the loader (lib/src/inputs/model_input.cc): these are the decoders. The result is
+// a ModelTree with parameters and no modules (`checkpoint` set), for `report` and `check`.
 
 #include <cstdint>
 #include <optional>
@@ -10,7 +11,6 @@
 #include <string_view>
 
 #include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json_document.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
@@ -24,18 +24,12 @@ std::optional<std::string_view> safetensors_dtype(std::string_view code);
 Expected<ModelTree> decode_safetensors_header(const std::string& name, std::string header,
                                               std::uint64_t file_size);
 
-// Reads the header of the safetensors file at `path` (a regular file; "-" is never one):
-// nullopt when the file does not start like one (no NUL byte in its first 8 bytes: JSON
-// text has none, and every header length below 2^56 has one), so the caller reads it as
-// JSON. Read failures are I/O errors; a corrupt header is an error naming the byte.
-std::optional<Expected<ModelTree>> read_safetensors(const std::string& path);
-
-// The parameters of the sharded checkpoint `index` (parsed; `path` locates it, so that
-// the shards are found relative to its directory), every shard's header read.
-Expected<ModelTree> decode_checkpoint_index(const JsonDocument& index, const std::string& path);
-
-// --model of `report` and `check`: a sharded checkpoint's index (recognised by its
-// `weight_map`, see dump_kind.h), else a model tree dump.
-Expected<ModelTree> decode_model_input(const JsonDocument& document, const std::string& path);
+// The header length a safetensors file's first bytes give (`head`: its first 8 bytes, or
+// the whole file when shorter), checked against the file's size: errors for a file of fewer
+// than 8 bytes, a length past the end, and a header of 4 GiB or more (kIo: too large to
+// read, as read_input says of an input). The reading of files is the loader's
+// (lib/src/inputs/model_input.cc).
+Expected<std::uint64_t> safetensors_header_length(const std::string& name, std::string_view head,
+                                                  std::uint64_t file_size);
 
 }  // namespace hpfreeze

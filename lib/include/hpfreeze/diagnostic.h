@@ -83,6 +83,16 @@ std::string shape_text(std::span<const std::uint64_t> shape);
 // "1 placement", "3 placements".
 std::string plural(std::size_t count, std::string_view noun);
 
+// How many diagnostics of each severity, for the summaries of report and check.
+struct SeverityCounts {
+  std::size_t errors = 0;
+  std::size_t warnings = 0;
+  std::size_t notes = 0;
+  // "1 error, 0 warnings, 2 notes".
+  [[nodiscard]] std::string text() const;
+};
+SeverityCounts count_severities(const Diagnostics& diagnostics);
+
 // Names and pointers in a diagnostic longer than this many bytes are shortened.
 inline constexpr std::size_t kMaxDiagnosticText = 160;
 

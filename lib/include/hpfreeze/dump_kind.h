@@ -5,9 +5,12 @@
 // rule is here, and every wrong-kind message comes from wrong_kind_error:
 // - the plan and model readers (freeze --plan and --model, expand): guess_dump_kind;
 // - freeze --base: base_meta_lookalike_kind;
-// - the meta readers (decode_meta: check, thaw, report, diff): meta_lookalike_kind.
+// - the meta readers (decode_meta: check, thaw, report, diff): meta_lookalike_kind;
+// - --model of report and check, by its first bytes: looks_like_safetensors;
+// - every JSON reader given a file that is no JSON: not_json_kind.
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "hpfreeze/diagnostic.h"
@@ -41,6 +44,17 @@ DumpKind base_meta_lookalike_kind(const JsonDocument& document);
 // "a plan dump (hpfreeze.plan/v1)", "a model tree dump (hpfreeze.model/v1)",
 // "a codegen_meta.json", "a sharded checkpoint's index", "a safetensors checkpoint".
 std::string_view dump_kind_name(DumpKind kind);
+
+// Whether the first bytes of a file (up to 8) are a safetensors file's header length: a
+// NUL byte among them, which no JSON text holds and every header length below 2^56 has.
+bool looks_like_safetensors(std::string_view first_bytes);
+
+// What a text that did not parse as JSON is instead, as the message that replaces its
+// syntax error (ParseOptions::not_json): for a whole safetensors file (its header length,
+// a header that fits in the bytes and starts as an object) "this looks like a safetensors
+// checkpoint, not JSON (report and check read one as --model FILE, by path)". nullopt for
+// anything else, a stream cut at its first NUL included: it keeps its syntax error.
+std::optional<std::string> not_json_kind(std::string_view bytes);
 
 // "this looks like KIND; WHO wants WANTED" (no pointer) when `kind` is known and not
 // `wanted`; `who` is the flag or command that read the document.

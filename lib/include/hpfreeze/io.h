@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -168,6 +169,22 @@ struct OutputTarget {
   int descriptor = -1;  // kDescriptor only
 };
 
+// A regular file read at offsets, never whole (a checkpoint's headers):
+// FileSystem::open_regular.
+class RegularFile {
+ public:
+  RegularFile() = default;
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+  virtual ~RegularFile() = default;
+  // The size when it was opened.
+  [[nodiscard]] virtual std::uint64_t size() const = 0;
+  // Reads `n` bytes from `offset` into `out` (its size becomes n, with `spare` more bytes of
+  // capacity): 0, or the errno of the failed read (EIO when the file ended before).
+  virtual int read_at(std::uint64_t offset, std::uint64_t n, std::string& out,
+                      std::size_t spare = 0) = 0;
+};
+
 // A temporary file being written beside a target.
 struct TempFile {
   int handle = -1;   // open for writing until closed
@@ -175,8 +192,9 @@ struct TempFile {
   int unnamed = -1;  // a descriptor kept for an unnamed (O_TMPFILE) file, else -1
 };
 
-// The disk operations the writer needs. Every int result is 0 on success or an errno
-// value. Handles and dir descriptors are owned by the file system until released.
+// The disk operations the loader (reading) and the writer need. Every int result is 0 on
+// success or an errno value. Handles and dir descriptors are owned by the file system until
+// released.
 class FileSystem {
  public:
   FileSystem() = default;
@@ -184,6 +202,20 @@ class FileSystem {
   FileSystem& operator=(const FileSystem&) = delete;
   virtual ~FileSystem() = default;
 
+  // --- reading: the loader's side (lib/src/inputs) ---
+  // A whole input into memory, "-" being stdin, with read_input's rules and errors (below).
+  virtual Expected<InputFile> read_input(const std::string& path, std::string buffer) = 0;
+  // regular_file_size's answer (below): a hint, 0 for anything but a regular file.
+  virtual std::size_t regular_file_size(const std::string& path) = 0;
+  // What `path` leads to (links followed), found without opening it; kMissing also when it
+  // cannot be looked at. "-" is kOther.
+  virtual FileKind kind_of(const std::string& path) = 0;
+  // Opens a regular file for reads at offsets. Anything else is refused without waiting (a
+  // FIFO is never opened): "is not a regular file"; an open that fails: "cannot open: <OS
+  // error>". Errors are kIo and name the path.
+  virtual Expected<std::unique_ptr<RegularFile>> open_regular(const std::string& path) = 0;
+
+  // --- writing ---
   // Finds what path leads to (see the file comment); a missing final entry is not an
   // error. EISDIR: the name can only be a directory ("x/", "."); EAGAIN: a link changed
   // between the kernel's resolution and ours; EXDEV: a descriptor of another process.
@@ -236,6 +268,10 @@ class RealFileSystem final : public FileSystem {
   // O_TMPFILE: for tests of that path on any disk.
   enum class TempFiles { kUnnamedWherePossible, kNamed };
   explicit RealFileSystem(TempFiles temp_files = TempFiles::kUnnamedWherePossible);
+  Expected<InputFile> read_input(const std::string& path, std::string buffer) override;
+  std::size_t regular_file_size(const std::string& path) override;
+  FileKind kind_of(const std::string& path) override;
+  Expected<std::unique_ptr<RegularFile>> open_regular(const std::string& path) override;
   int resolve_output(const std::string& path, OutputTarget* out) override;
   int resolve_descriptor(int fd, OutputTarget* out) override;
   void release(OutputTarget& target) override;
@@ -298,13 +334,15 @@ struct InputPath {
 // output that replaces its file atomically may replace an input (may_be_replaced_by); one
 // written in place (stdout, a descriptor, a FIFO) never may. Two inputs may be one file,
 // except one that can be read only once (a pipe, FIFO or socket: "--plan - --model
-// /dev/stdin"): that is a usage error too, "PATH: A and B name the same pipe or socket, which can be
-// read only once". Call it before reading any input.
+// /dev/stdin"): that is a usage error too, "PATH: A and B name the same pipe or socket, which can
+// be read only once". Call it before reading any input.
 Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> outputs,
                                  std::span<const InputPath> inputs);
 
-// check_distinct_paths on the real disk for a command whose only output is stdout (check,
-// diff, expand, parse, report): its inputs may not be the file stdout writes into.
+// check_distinct_paths for a command whose only output is stdout (check, diff, expand,
+// parse, report): its inputs may not be the file stdout writes into.
+Diagnostics check_stdout_apart(FileSystem& fs, std::span<const InputPath> inputs);
+// The same on the real disk.
 Diagnostics check_stdout_apart(std::span<const InputPath> inputs);
 
 // Writes every output or none: all temporary files are written first; then they are

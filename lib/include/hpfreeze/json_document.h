@@ -33,6 +33,9 @@ struct ParseOptions {
   bool check_duplicate_keys = true;
   // Memory to take the parser and the tape from, instead of fresh memory (ParseScratch).
   ParseScratch* scratch = nullptr;
+  // Names what a text that is no JSON is instead (the loader asks dump_kind.h's
+  // not_json_kind): its message, when it has one, replaces the syntax error.
+  std::optional<std::string> (*not_json)(std::string_view bytes) = nullptr;
 };
 
 // Memory that one step of a command hands on to the next instead of back to the system:
@@ -146,12 +149,6 @@ class JsonDocument {
 // simdjson::SIMDJSON_PADDING spare capacity to avoid a copy.
 Expected<JsonDocument> parse_json_document(std::string display_name, std::string bytes,
                                            ParseOptions options = {});
-
-// Whether the first bytes of a file (up to 8) are a safetensors file's header length: a
-// NUL byte among them, which no JSON text holds and every header length below 2^56 has.
-// The parser uses it to name a whole checkpoint given as JSON; the checkpoint reader to
-// recognise one.
-bool looks_like_safetensors(std::string_view first_bytes);
 
 // The first key, in document order, that repeats an earlier key of its object: the same
 // diagnostic parse_json_document gives with the check on. For documents parsed without

@@ -54,6 +54,21 @@ std::string plural(std::size_t count, std::string_view noun) {
   return std::to_string(count) + " " + std::string(noun) + (count == 1 ? "" : "s");
 }
 
+std::string SeverityCounts::text() const {
+  return plural(errors, "error") + ", " + plural(warnings, "warning") + ", " +
+         plural(notes, "note");
+}
+
+SeverityCounts count_severities(const Diagnostics& diagnostics) {
+  SeverityCounts counts;
+  for (const Diagnostic& d : diagnostics) {
+    ++(d.severity == Severity::kError     ? counts.errors
+       : d.severity == Severity::kWarning ? counts.warnings
+                                          : counts.notes);
+  }
+  return counts;
+}
+
 std::string shorten_for_diagnostic(std::string_view text, std::size_t limit) {
   if (text.size() <= limit) return std::string(text);
   // Two thirds of the room for the head (where names differ least often), the rest for

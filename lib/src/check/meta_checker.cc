@@ -1,5 +1,3 @@
-#include "check/meta_checker.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "base/name_index.h"
+#include "hpfreeze/check.h"
 #include "hpfreeze/json.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/placement.h"
@@ -434,24 +433,15 @@ class MetaChecker {
 
 }  // namespace
 
-// check_meta, which frees the structure of `releasable` (the document `meta`, when the
-// caller owns it) once the meta is decoded: the decoded meta views only its strings.
-Diagnostics check_document(const JsonDocument& meta, JsonDocument* releasable,
-                           const ModelTree* model, bool allow_uncovered) {
-  Diagnostics findings;
-  // check lists every finding in one run, so it goes on past the decoding errors.
-  // The checks read the decoded params only: the tree does not hold them too.
-  std::optional<FrozenMeta> decoded =
-      decode_meta_keep_going(meta, "check", findings, MetaDecodeOptions::decoded_params_only());
-  if (releasable != nullptr) releasable->release_tree();
-  if (decoded) {
-    for (Diagnostics more : {MetaChecker::check_schema(*decoded),
-                             MetaChecker(*decoded, model, allow_uncovered).run()}) {
-      findings.insert(findings.end(), std::make_move_iterator(more.begin()),
-                      std::make_move_iterator(more.end()));
-    }
+Diagnostics check_meta(const FrozenMeta& meta, Diagnostics decode_findings, const ModelTree* model,
+                       bool allow_uncovered) {
+  Diagnostics findings = std::move(decode_findings);
+  for (Diagnostics more :
+       {MetaChecker::check_schema(meta), MetaChecker(meta, model, allow_uncovered).run()}) {
+    findings.insert(findings.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
   }
-  const std::string& meta_file = meta.name();
+  const std::string& meta_file = meta.file;
   std::stable_sort(findings.begin(), findings.end(),
                    [&meta_file](const Diagnostic& a, const Diagnostic& b) {
                      const bool a_model = a.file != meta_file;
@@ -461,10 +451,6 @@ Diagnostics check_document(const JsonDocument& meta, JsonDocument* releasable,
                      return a.message < b.message;
                    });
   return findings;
-}
-
-Diagnostics check_meta(const JsonDocument& meta, const ModelTree* model, bool allow_uncovered) {
-  return check_document(meta, nullptr, model, allow_uncovered);
 }
 
 }  // namespace hpfreeze

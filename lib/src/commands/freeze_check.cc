@@ -11,9 +11,7 @@
 #include "hpfreeze/diff.h"
 #include "hpfreeze/freeze_command.h"
 #include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
-#include "io/inputs.h"
+#include "inputs/inputs.h"
 
 namespace hpfreeze {
 namespace {
@@ -22,54 +20,49 @@ Diagnostic differs(const std::string& path, std::string message) {
   return make_error(path, {}, std::move(message));
 }
 
-// The file's meta, or why the file is no meta diff could compare (its first error).
-Expected<FrozenMeta> decode_for_diff(const JsonDocument& document) {
-  MetaDecodeOptions no_params;
-  no_params.keep_params = false;
-  return decode_meta(document, "freeze --check", no_params);
+// The meta `text` holds (the file at `path` when it is none), loaded as diff loads a meta.
+LoadedInputs load_for_diff(const std::string& path,
+                           std::optional<std::string_view> text = std::nullopt) {
+  const InputSpec meta{"-o", path, InputKind::kMeta, text};
+  LoadOptions load;
+  load.command = "freeze --check";
+  load.meta = MetaReading::kValuesOnly;
+  load.check_paths = false;  // nothing is written
+  return load_inputs(std::span(&meta, 1), load);
 }
 
 // The error for a file that differs: what diff finds between the file (old) and the new
-// meta, at most kMaxCheckDifferences lines of it and a line counting the rest. Both are
-// parsed by the loader's parse stage (io/inputs.h) with a closed scratch: one parse each,
-// its text given back as soon as it is parsed.
-Diagnostic difference_error(const std::string& path, InputFile existing,
-                            const std::string& rendered) {
-  ParseScratch scratch;
-  scratch.close();
-  LoadStage stage;  // --check's stage is timed as a whole (FreezeStages::check_ms)
-  Expected<JsonDocument> old_doc = parse_stage(std::move(existing), stage, scratch, true);
-  std::optional<Expected<FrozenMeta>> old_meta;
-  if (old_doc) old_meta = decode_for_diff(*old_doc);
-  if (!old_doc || !*old_meta) {
-    const Diagnostic& why = old_doc ? old_meta->errors().front() : old_doc.errors().front();
+// meta, at most kMaxCheckDifferences lines of it and a line counting the rest; or the file's
+// read errors.
+Diagnostics difference_error(const std::string& path, const std::string& rendered) {
+  LoadedInputs old_meta = load_for_diff(path);
+  if (!old_meta && !old_meta.inputs[0].stage.read) return std::move(old_meta.errors);
+  if (!old_meta) {
     Diagnostic d = differs(path,
                            "differs from what freeze would write, and is no meta to compare "
                            "it with");
-    d.detail.push_back(why.location_and_message());
-    return d;
+    d.detail.push_back(old_meta.errors.front().location_and_message());
+    return {d};
   }
-  Expected<JsonDocument> new_doc =
-      parse_stage(InputFile{"<freeze>", "<freeze>", rendered}, stage, scratch, true);
-  Expected<FrozenMeta> new_meta =
-      new_doc ? decode_for_diff(*new_doc) : Expected<FrozenMeta>(new_doc.errors());
+  LoadedInputs new_meta = load_for_diff("<freeze>", rendered);
   if (!new_meta) {
     // freeze's own output always decodes; were it not to, the bytes still differ.
-    return differs(path, "differs from what freeze would write");
+    return {differs(path, "differs from what freeze would write")};
   }
   std::size_t count = 0;
   std::vector<std::string> lines;
-  diff_metas(**old_meta, *new_meta, DiffOptions{}, [&](const MetaDifference& difference) {
-    if (++count > kMaxCheckDifferences) return;
-    std::string line;
-    append_diff_text(line, difference);
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    lines.push_back(std::move(line));
-  });
+  diff_metas(old_meta.inputs[0].meta(), new_meta.inputs[0].meta(), DiffOptions{},
+             [&](const MetaDifference& difference) {
+               if (++count > kMaxCheckDifferences) return;
+               std::string line;
+               append_diff_text(line, difference);
+               if (!line.empty() && line.back() == '\n') line.pop_back();
+               lines.push_back(std::move(line));
+             });
   if (count == 0) {
-    return differs(path,
-                   "differs from what freeze would write in its bytes only (key order, spacing): "
-                   "diff finds no difference");
+    return {differs(path,
+                    "differs from what freeze would write in its bytes only (key order, "
+                    "spacing): diff finds no difference")};
   }
   Diagnostic d =
       differs(path, "differs from what freeze would write: " + plural(count, "difference") +
@@ -78,7 +71,7 @@ Diagnostic difference_error(const std::string& path, InputFile existing,
   if (count > kMaxCheckDifferences) {
     d.detail.push_back("... and " + std::to_string(count - kMaxCheckDifferences) + " more");
   }
-  return d;
+  return {d};
 }
 
 // Whether the file at `path` holds exactly `bytes`, read in pieces and no further than the
@@ -99,35 +92,73 @@ Expected<bool> same_bytes(const std::string& path, std::string_view bytes) {
   }
 }
 
+// The usage errors of --check, found before anything is read.
+Diagnostics usage_errors(const FreezeRequest& request) {
+  Diagnostics errors;
+  if (request.output_path == "-") {
+    errors.push_back(make_io_error(
+        {}, "--check needs -o FILE: it compares FILE with what freeze would write there"));
+  }
+  if (request.depfile_path) {
+    errors.push_back(
+        make_io_error(*request.depfile_path, "--check writes nothing: leave out --depfile"));
+  }
+  return errors;
+}
+
+// What is at `path` to compare with: a regular file (or a link to one: nullopt), or nothing
+// (the difference that says so). Anything else is an error: a FIFO or a terminal could block.
+Expected<std::optional<Diagnostic>> file_to_compare(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err != ENOENT) return make_io_error(path, "cannot check: " + describe_errno(err));
+    return std::optional<Diagnostic>(differs(path, "does not exist; freeze would write it"));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return make_io_error(path, S_ISDIR(st.st_mode)
+                                   ? "is a directory"
+                                   : "is not a regular file: --check compares with a file");
+  }
+  return std::optional<Diagnostic>();
+}
+
+// Whether the file at `path` holds `bytes`; when it does not, the difference goes to `out`;
+// nullopt, with the errors in `out`, when it could not be read. Compared in pieces first: a
+// committed meta of any size costs one piece of memory when it matches; only a file that
+// differs is read whole, to list the differences.
+std::optional<bool> compare_with_file(const std::string& path, const std::string& bytes,
+                                      Diagnostics& out) {
+  Expected<bool> same = same_bytes(path, bytes);
+  if (!same) {
+    out.insert(out.end(), same.errors().begin(), same.errors().end());
+    return std::nullopt;
+  }
+  if (*same) return true;
+  const std::size_t on_disk = regular_file_size(path);
+  if (on_disk >= kMaxInputSize) {
+    out.push_back(differs(path, "differs from what freeze would write (" + plural(on_disk, "byte") +
+                                    " where freeze writes " + plural(bytes.size(), "byte") +
+                                    "); too large to list the differences: diff reads files "
+                                    "below 4 GiB"));
+    return false;
+  }
+  Diagnostics differences = difference_error(path, bytes);
+  const bool read = differences.front().error_class != ErrorClass::kIo;
+  out.insert(out.end(), differences.begin(), differences.end());
+  if (!read) return std::nullopt;
+  return false;
+}
+
 }  // namespace
 
 CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stages) {
   CommandResult result;
-  // Usage errors first, before any input is read.
-  if (request.output_path == "-") {
-    result.diagnostics.push_back(make_io_error(
-        {}, "--check needs -o FILE: it compares FILE with what freeze would write there"));
-  }
-  if (request.depfile_path) {
-    result.diagnostics.push_back(
-        make_io_error(*request.depfile_path, "--check writes nothing: leave out --depfile"));
-  }
+  result.diagnostics = usage_errors(request);
   if (!result.diagnostics.empty()) return result;
-  const std::string& path = request.output_path;
-  // Only a regular file (or a link to one) is read: a FIFO or a terminal could block.
-  struct stat st {};
-  std::optional<Diagnostic> missing;
-  if (::stat(path.c_str(), &st) != 0) {
-    const int err = errno;
-    if (err != ENOENT) {
-      result.diagnostics.push_back(make_io_error(path, "cannot check: " + describe_errno(err)));
-      return result;
-    }
-    missing = differs(path, "does not exist; freeze would write it");
-  } else if (!S_ISREG(st.st_mode)) {
-    result.diagnostics.push_back(make_io_error(
-        path, S_ISDIR(st.st_mode) ? "is a directory"
-                                  : "is not a regular file: --check compares with a file"));
+  Expected<std::optional<Diagnostic>> missing = file_to_compare(request.output_path);
+  if (!missing) {
+    result.diagnostics = std::move(missing.errors());
     return result;
   }
   Expected<RenderedMeta> rendered = render_meta(request, stages);
@@ -137,39 +168,16 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
   }
   result.diagnostics = std::move(rendered->warnings);
   const StageClock::time_point start = StageClock::now();
-  bool matched = false;
-  if (missing) {
-    result.diagnostics.push_back(std::move(*missing));
+  std::optional<bool> matched = false;
+  if (*missing) {
+    result.diagnostics.push_back(std::move(**missing));
   } else {
-    // Compared in pieces first: a committed meta of any size costs one piece of memory
-    // when it matches; only a file that differs is read whole, to list the differences.
-    Expected<bool> same = same_bytes(path, rendered->bytes);
-    if (!same) {
-      result.diagnostics.insert(result.diagnostics.end(), same.errors().begin(),
-                                same.errors().end());
-      return result;
-    }
-    matched = *same;
-    const std::size_t on_disk = matched ? 0 : regular_file_size(path);
-    if (!matched && on_disk >= kMaxInputSize) {
-      result.diagnostics.push_back(
-          differs(path, "differs from what freeze would write (" + plural(on_disk, "byte") +
-                            " where freeze writes " + plural(rendered->bytes.size(), "byte") +
-                            "); too large to list the differences: diff reads files below 4 GiB"));
-    } else if (!matched) {
-      LoadStage stage;
-      Expected<InputFile> existing = read_stage(path, stage, std::string());
-      if (!existing) {
-        result.diagnostics.insert(result.diagnostics.end(), existing.errors().begin(),
-                                  existing.errors().end());
-        return result;
-      }
-      result.diagnostics.push_back(difference_error(path, std::move(*existing), rendered->bytes));
-    }
+    matched = compare_with_file(request.output_path, rendered->bytes, result.diagnostics);
   }
+  if (!matched) return result;  // the file could not be read
   if (stages != nullptr) {
     stages->checked = true;
-    stages->check_matched = matched;
+    stages->check_matched = *matched;
     stages->check_ms = ms_since(start);
   }
   return result;

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/check_command.h"
 #include "hpfreeze/io.h"
+#include "json/diagnostic_json.h"
 #include "json/json_pointer_locator.h"
 
 namespace hpfreeze {
@@ -37,26 +37,41 @@ void append_github_escaped(std::string& out, std::string_view text, bool propert
   }
 }
 
-// How each level is named in each format, one row per MessageLevel in its order: the text
-// word and its colour (spdlog's ansicolor_sink colours, which text mode has always used),
-// the workflow command, and check --json's severity.
+// How each level is named in the text and github formats, one row per MessageLevel in its
+// order: the text word and its colour (spdlog's ansicolor_sink colours, which text mode has
+// always used), and the workflow command.
 struct LevelNames {
   std::string_view text;
   std::string_view color;
   std::string_view github;
-  std::string_view json;
 };
 constexpr LevelNames kLevelNames[] = {
-    {"error", "\033[31m\033[1m", "error", "error"},        // kError
-    {"warning", "\033[33m\033[1m", "warning", "warning"},  // kWarning
-    {"note", "\033[32m", "notice", "note"},                // kNote
-    {"debug", "\033[36m", "debug", "info"},                // kDebug
-    {"trace", "\033[37m", "debug", "info"},                // kTrace
+    {"error", "\033[31m\033[1m", "error"},      // kError
+    {"warning", "\033[33m\033[1m", "warning"},  // kWarning
+    {"note", "\033[32m", "notice"},             // kNote
+    {"debug", "\033[36m", "debug"},             // kDebug
+    {"trace", "\033[37m", "debug"},             // kTrace
 };
 static_assert(std::size(kLevelNames) == static_cast<std::size_t>(MessageLevel::kTrace) + 1);
 
 const LevelNames& names_of(MessageLevel level) {
   return kLevelNames[static_cast<std::size_t>(level)];
+}
+
+// The json format's "severity": check --json's names, "info" below a note.
+std::string_view json_severity(MessageLevel level) {
+  switch (level) {
+    case MessageLevel::kError:
+      return severity_name(Severity::kError);
+    case MessageLevel::kWarning:
+      return severity_name(Severity::kWarning);
+    case MessageLevel::kNote:
+      return severity_name(Severity::kNote);
+    case MessageLevel::kDebug:
+    case MessageLevel::kTrace:
+      break;
+  }
+  return "info";
 }
 
 std::string format_text(MessageLevel level, const Diagnostic& d, bool color) {
@@ -176,7 +191,7 @@ std::string format_message(MessageFormat format, MessageLevel level, const Diagn
       break;
   }
   std::string out;
-  append_finding_json_line(out, d, names_of(level).json);
+  append_finding_json_line(out, d, json_severity(level));
   return out;
 }
 

@@ -6,10 +6,8 @@
 
 #include "hpfreeze/command_result.h"
 #include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
 #include "hpfreeze/thaw.h"
-#include "io/inputs.h"
+#include "inputs/inputs.h"
 
 namespace hpfreeze {
 namespace {
@@ -17,20 +15,16 @@ namespace {
 // The meta at `path` read, decoded and thawed into bytes; the document and the meta are
 // gone when it returns, so that only the bytes are held while they are written.
 Expected<ThawedBytes> read_and_thaw(const ThawRequest& request) {
-  // One input: nothing to hand on (io/inputs.h).
-  ParseScratch scratch;
-  scratch.close();
-  LoadStage stage;
-  Expected<JsonDocument> doc = load_document(request.meta_path, stage, scratch, true);
-  if (!doc) return std::move(doc.errors());
-  // thaw rebuilds the params from the decoded ones: the tree does not hold them.
-  Expected<FrozenMeta> meta = decode_meta(*doc, "thaw", MetaDecodeOptions::decoded_params_only());
-  if (!meta) return std::move(meta.errors());
-  doc->release_tree();  // the meta views only the document's strings
+  const InputSpec meta{"the input meta", request.meta_path, InputKind::kMeta};
+  LoadOptions load;
+  load.command = "thaw";
+  load.check_paths = false;  // outputs against the input: checked when writing
+  LoadedInputs loaded = load_inputs(std::span(&meta, 1), load);
+  if (!loaded) return std::move(loaded.errors);
   ThawOptions options;
   options.model = request.model_path.has_value();
   options.concurrency = request.concurrency;
-  return thaw_meta_to_bytes(*meta, options);
+  return thaw_meta_to_bytes(loaded.inputs[0].meta(), options);
 }
 
 // The only place thaw writes: both outputs are rendered before either is written, then

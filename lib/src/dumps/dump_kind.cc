@@ -1,8 +1,22 @@
 #include "hpfreeze/dump_kind.h"
 
+#include <cstdint>
 #include <string>
 
 namespace hpfreeze {
+
+bool looks_like_safetensors(std::string_view first_bytes) {
+  return first_bytes.substr(0, 8).find('\0') != std::string_view::npos;
+}
+
+std::optional<std::string> not_json_kind(std::string_view bytes) {
+  if (bytes.size() < 9 || !looks_like_safetensors(bytes) || bytes[8] != '{') return std::nullopt;
+  std::uint64_t length = 0;
+  for (std::size_t i = 8; i-- > 0;) length = length << 8 | static_cast<unsigned char>(bytes[i]);
+  if (length > bytes.size() - 8) return std::nullopt;
+  return "this looks like a safetensors checkpoint, not JSON (report and check read one as "
+         "--model FILE, by path)";
+}
 
 DumpKind tagged_dump_kind(const JsonDocument& document) {
   std::string_view format;

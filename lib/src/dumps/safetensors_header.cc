@@ -1,6 +1,7 @@
 // The safetensors header decoder (safetensors_header.h): one header's JSON text into the
 // tensors of a checkpoint, with every rule of docs/formats.md "Checkpoints" and errors that
-// name the byte. Reading files and the sharded index: checkpoint_decode.cc.
+// name the byte. The header length and the sharded index: checkpoint_decode.cc; reading
+// the files: the loader (lib/src/inputs/model_input.cc).
 #include "dumps/safetensors_header.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "dumps/dom_decode.h"
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/checkpoint.h"
+#include "hpfreeze/dump_kind.h"
 #include "hpfreeze/io.h"
 #include "hpfreeze/json_document.h"
 
@@ -147,6 +149,7 @@ std::optional<Diagnostic> append_safetensors_header(ModelTree& model, const std:
   // Repeated keys are found below, where the byte of each entry is known.
   ParseOptions options;
   options.check_duplicate_keys = false;
+  options.not_json = not_json_kind;
   Expected<JsonDocument> parsed = parse_json_document(name, std::move(header), options);
   if (!parsed) {
     Diagnostic d = parsed.errors().front();

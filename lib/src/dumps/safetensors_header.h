@@ -1,6 +1,7 @@
 #pragma once
-// The safetensors header decoder, shared by the checkpoint readers of dumps/ (internal to
-// lib/): safetensors_header.cc decodes, checkpoint_decode.cc reads the files and the index.
+// The safetensors header decoder (internal to lib/): safetensors_header.cc decodes one
+// header, checkpoint_decode.cc its length and the sharded index; the loader
+// (lib/src/inputs/model_input.cc) reads the files.
 
 #include <cstdint>
 #include <optional>

@@ -263,9 +263,10 @@ Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> out
       const auto seen = std::find_if(streams.begin(), streams.end(),
                                      [&id](const auto& s) { return s.first == id; });
       if (seen != streams.end()) {
-        errors.push_back(make_io_error(in.path == "-" ? "<stdin>" : in.path,
-                                       seen->second->flag + " and " + in.flag +
-                                           " name the same pipe or socket, which can be read only once"));
+        errors.push_back(
+            make_io_error(in.path == "-" ? "<stdin>" : in.path,
+                          seen->second->flag + " and " + in.flag +
+                              " name the same pipe or socket, which can be read only once"));
       } else {
         streams.emplace_back(id, &in);
       }
@@ -286,9 +287,13 @@ Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> out
   return errors;
 }
 
-Diagnostics check_stdout_apart(std::span<const InputPath> inputs) {
+Diagnostics check_stdout_apart(FileSystem& fs, std::span<const InputPath> inputs) {
   const OutputFile stdout_output{"", "-", {}, {}};
-  return check_distinct_paths(real_file_system(), std::span(&stdout_output, 1), inputs);
+  return check_distinct_paths(fs, std::span(&stdout_output, 1), inputs);
+}
+
+Diagnostics check_stdout_apart(std::span<const InputPath> inputs) {
+  return check_stdout_apart(real_file_system(), inputs);
 }
 
 Expected<std::vector<WriteOutcome>> write_outputs(FileSystem& fs,

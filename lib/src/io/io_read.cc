@@ -1,11 +1,12 @@
-// Reading inputs: read_input, the stdin guards and rule, chunked stdin and files read in
-// pieces (io.h).
+// Reading inputs: read_input, the stdin guards and rule, chunked stdin, files read in
+// pieces, and the read side of RealFileSystem (io.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <utility>
 
 #include "base/huge_pages.h"
@@ -201,6 +202,76 @@ Expected<std::string_view> FilePieces::next() {
     if (n >= 0) return std::string_view(buffer_.data(), static_cast<std::size_t>(n));
     if (errno != EINTR) return io_error(name_, "read failed", errno);
   }
+}
+
+namespace {
+
+class PosixRegularFile final : public RegularFile {
+ public:
+  explicit PosixRegularFile(int fd) : fd_(fd) {}
+  PosixRegularFile(const PosixRegularFile&) = delete;
+  PosixRegularFile& operator=(const PosixRegularFile&) = delete;
+  ~PosixRegularFile() override { ::close(fd_); }
+
+  [[nodiscard]] std::uint64_t size() const override { return size_; }
+  void set_size(std::uint64_t size) { size_ = size; }
+
+  int read_at(std::uint64_t offset, std::uint64_t n, std::string& out, std::size_t spare) override {
+    out.clear();
+    out.reserve(static_cast<std::size_t>(n) + spare);
+    out.resize(static_cast<std::size_t>(n));
+    std::uint64_t done = 0;
+    while (done < n) {
+      const ssize_t got =
+          ::pread(fd_, out.data() + done, n - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return errno;
+      if (got == 0) return EIO;  // shrank under us
+      done += static_cast<std::uint64_t>(got);
+    }
+    return 0;
+  }
+
+ private:
+  int fd_;
+  std::uint64_t size_ = 0;
+};
+
+}  // namespace
+
+Expected<InputFile> RealFileSystem::read_input(const std::string& path, std::string buffer) {
+  return hpfreeze::read_input(path, std::move(buffer));
+}
+
+std::size_t RealFileSystem::regular_file_size(const std::string& path) {
+  return hpfreeze::regular_file_size(path);
+}
+
+FileKind RealFileSystem::kind_of(const std::string& path) {
+  struct stat st {};
+  if (path == "-") return FileKind::kOther;
+  if (::stat(path.c_str(), &st) != 0) return FileKind::kMissing;
+  if (S_ISREG(st.st_mode)) return FileKind::kRegular;
+  return S_ISDIR(st.st_mode) ? FileKind::kDirectory : FileKind::kOther;
+}
+
+Expected<std::unique_ptr<RegularFile>> RealFileSystem::open_regular(const std::string& path) {
+  // Opening a FIFO or a device waits for a writer, and closing it again throws away what
+  // the writer sent: stat() opens nothing, and O_NONBLOCK keeps a FIFO that replaced the
+  // file in between from blocking the open.
+  if (struct stat named{}; ::stat(path.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) {
+    return make_io_error(path, "is not a regular file");
+  }
+  const int fd =
+      posix::openat_retrying(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return make_io_error(path, "cannot open: " + describe_errno(errno));
+  auto file = std::make_unique<PosixRegularFile>(fd);  // closes fd from here on
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return make_io_error(path, "is not a regular file");
+  }
+  file->set_size(static_cast<std::uint64_t>(st.st_size));
+  return std::unique_ptr<RegularFile>(std::move(file));
 }
 
 Expected<std::string> read_stdin_chunk(std::size_t max_bytes) {

@@ -15,10 +15,6 @@
 
 namespace hpfreeze {
 
-bool looks_like_safetensors(std::string_view first_bytes) {
-  return first_bytes.substr(0, 8).find('\0') != std::string_view::npos;
-}
-
 namespace {
 
 using simdjson::dom::element;
@@ -295,20 +291,10 @@ struct ParseMemory {
   std::size_t expected_input = 0;
 };
 
-// A whole safetensors file given to a JSON reader: its 8-byte header length, a header that
-// fits in the bytes and starts as an object. Only a whole file: a stream is read up to its
-// first control byte, and a JSON text with a NUL keeps its syntax error.
-bool is_safetensors_file(std::string_view bytes) {
-  if (bytes.size() < 9 || !looks_like_safetensors(bytes) || bytes[8] != '{') return false;
-  std::uint64_t length = 0;
-  for (std::size_t i = 8; i-- > 0;) length = length << 8 | static_cast<unsigned char>(bytes[i]);
-  return length <= bytes.size() - 8;
-}
-
 // The parsed document, or the errors; `bytes` gets its padding here.
 Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& display_name,
                                                                    std::string& bytes,
-                                                                   bool check_keys,
+                                                                   const ParseOptions& options,
                                                                    ParseMemory& memory) {
   const std::size_t size = bytes.size();
   if (size > simdjson::SIMDJSON_MAXSIZE_BYTES) {
@@ -387,14 +373,14 @@ Expected<std::unique_ptr<simdjson::dom::document>> parse_unguarded(std::string& 
   }
   if (error) {
     if (error == simdjson::MEMALLOC) return out_of_memory(std::move(display_name), size);
-    if (is_safetensors_file(bytes)) {
-      return make_error(display_name, "",
-                        "this looks like a safetensors checkpoint, not JSON (report and check "
-                        "read one as --model FILE, by path)");
+    if (options.not_json != nullptr) {
+      if (std::optional<std::string> what = options.not_json(bytes)) {
+        return make_error(display_name, "", std::move(*what));
+      }
     }
     return locate_syntax_error(display_name, bytes, simdjson::error_message(error));
   }
-  if (!check_keys) {
+  if (!options.check_duplicate_keys) {
     if (at_depth_limit && too_deep(*doc)) {
       return locate_syntax_error(display_name, bytes, "nesting too deep");
     }
@@ -424,7 +410,7 @@ Expected<JsonDocument> parse_json_document(std::string display_name, std::string
       memory.expected_input = scratch->expected_input_;
     }
     Expected<std::unique_ptr<simdjson::dom::document>> document =
-        parse_unguarded(display_name, bytes, options.check_duplicate_keys, memory);
+        parse_unguarded(display_name, bytes, options, memory);
     if (scratch != nullptr) {
       scratch->parser_ = std::move(memory.parser);
       scratch->tape_ = std::move(memory.tape);

@@ -7,6 +7,7 @@
 #include "hpfreeze/capacity.h"
 #include "hpfreeze/encode.h"
 #include "hpfreeze/report.h"
+#include "json/diagnostic_json.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
 
@@ -192,11 +193,8 @@ std::string render_report_text(const Report& r, std::size_t top) {
     out += render_table({Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft}, rows, "  ");
   }
 
-  std::size_t counts[3] = {0, 0, 0};
-  for (const Diagnostic& d : r.findings) ++counts[static_cast<int>(d.severity)];
   if (!r.findings.empty()) {
-    out += "\nfindings: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
-           ", " + plural(counts[2], "note") + " (on stderr)\n";
+    out += "\nfindings: " + count_severities(r.findings).text() + " (on stderr)\n";
   }
   return out;
 }
@@ -285,16 +283,9 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   w.key("meshes");
   write_capacity_meshes(w, cap);
   w.key("findings").start_array();
+  // As check --json writes them, without the detail lines and text positions.
   for (const Diagnostic& d : r.findings) {
-    w.start_object();
-    w.key("severity");
-    w.string(d.severity == Severity::kError     ? "error"
-             : d.severity == Severity::kWarning ? "warning"
-                                                : "note");
-    w.key("file").string(d.file);
-    w.key("pointer").string(d.pointer);
-    w.key("message").string(d.message);
-    w.end_object();
+    write_finding(w, d, severity_name(d.severity), FindingFields::kMessageOnly);
   }
   w.end_array();
   w.end_object();

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/check_command.h"  // severity_name
 #include "hpfreeze/diagnostic.h"
+#include "json/diagnostic_json.h"  // severity_name
 
 namespace hpfreeze::check_test {
 

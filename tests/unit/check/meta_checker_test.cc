@@ -1,14 +1,15 @@
 // check_meta, the meta checker's pass (lib/src/check/meta_checker.cc), with exact findings.
-#include "hpfreeze/check.h"
-
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "check/findings_lines.h"
+#include "hpfreeze/check.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
 
 namespace hpfreeze {
@@ -30,7 +31,12 @@ Lines check(std::string_view meta, std::optional<std::string_view> model = std::
     tree = decode_model_tree(**model_doc);
     if (!*tree) return {"test model does not decode: " + render(tree->errors().front())};
   }
-  return render_all(check_meta(*meta_doc, tree ? &tree->value() : nullptr));
+  // As check's loader decodes META: on past the decoding errors, which are findings too.
+  Diagnostics findings;
+  std::optional<FrozenMeta> decoded = decode_meta_keep_going(
+      *meta_doc, "check", findings, MetaDecodeOptions::decoded_params_only());
+  if (!decoded) return render_all(findings);
+  return render_all(check_meta(*decoded, std::move(findings), tree ? &tree->value() : nullptr));
 }
 
 // A meta with no findings; tests add one top-level key to it.

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/check_command.h"  // severity_name
 #include "hpfreeze/concurrency.h"
+#include "json/diagnostic_json.h"  // severity_name
 
 namespace hpfreeze {
 namespace {

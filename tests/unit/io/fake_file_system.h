@@ -1,12 +1,16 @@
 #pragma once
 // The in-memory FileSystem of the write tests (io_fake_write_test.cc,
-// io_fake_outputs_test.cc): it logs every call and fails any step on demand.
+// io_fake_outputs_test.cc) and of the loader's (inputs/inputs_test.cc): it logs every call
+// and fails any step on demand.
 
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,7 +32,7 @@ class FakeFileSystem final : public FileSystem {
     std::uint32_t uid = 0, gid = 0;
     int write_error = 0;  // what opening it for writing fails with
     std::uint64_t inode = 0;
-    int version = 0;  // bumped on every change, so "untouched" is checkable
+    int version = 0;         // bumped on every change, so "untouched" is checkable
     bool read_once = false;  // a FIFO: what one reader takes, another never sees
   };
 
@@ -91,6 +95,50 @@ class FakeFileSystem final : public FileSystem {
       }
     }
     return out;
+  }
+
+  // --- the read side (the loader) ---------------------------------------------------
+  // What "-" reads; nullopt: stdin is closed.
+  std::optional<std::string> stdin_text;
+  int fail_read = 0;  // every read of an input fails with this errno
+
+  // The loader reads an input on a second thread beside another (check's META).
+  Expected<InputFile> read_input(const std::string& path, std::string buffer) override {
+    const std::lock_guard<std::mutex> lock(read_mutex_);
+    log.push_back("load " + path);
+    InputFile input{path, path == "-" ? "<stdin>" : path, std::move(buffer)};
+    const std::string& name = input.display_name;
+    const std::string* text = path == "-" && stdin_text ? &*stdin_text : nullptr;
+    if (path == "-" && !stdin_text)
+      return make_io_error(name, "cannot read: standard input is closed");
+    if (path != "-") {
+      const Node* node = follow(path);
+      if (node == nullptr) return make_io_error(name, "cannot open: " + describe_errno(ENOENT));
+      if (node->kind == FileKind::kDirectory) return make_io_error(name, "is a directory");
+      text = &node->bytes;
+    }
+    if (fail_read != 0) return make_io_error(name, "read failed: " + describe_errno(fail_read));
+    input.bytes.clear();
+    input.bytes.reserve(text->size() + kInputPadding);
+    input.bytes.assign(*text);
+    return input;
+  }
+  std::size_t regular_file_size(const std::string& path) override {
+    const Node* node = path == "-" ? nullptr : follow(path);
+    return node != nullptr && node->kind == FileKind::kRegular ? node->bytes.size() : 0;
+  }
+  FileKind kind_of(const std::string& path) override {
+    if (path == "-") return FileKind::kOther;
+    const Node* node = follow(path);
+    return node == nullptr ? FileKind::kMissing : node->kind;
+  }
+  Expected<std::unique_ptr<RegularFile>> open_regular(const std::string& path) override {
+    const std::lock_guard<std::mutex> lock(read_mutex_);
+    log.push_back("open regular " + path);
+    const Node* node = follow(path);
+    if (node == nullptr) return make_io_error(path, "cannot open: " + describe_errno(ENOENT));
+    if (node->kind != FileKind::kRegular) return make_io_error(path, "is not a regular file");
+    return std::unique_ptr<RegularFile>(std::make_unique<FakeRegularFile>(node->bytes, fail_read));
   }
 
   int resolve_output(const std::string& path, OutputTarget* out) override {
@@ -257,6 +305,39 @@ class FakeFileSystem final : public FileSystem {
   std::string stdout_bytes;
 
  private:
+  class FakeRegularFile final : public RegularFile {
+   public:
+    FakeRegularFile(std::string bytes, int fail) : bytes_(std::move(bytes)), fail_(fail) {}
+    [[nodiscard]] std::uint64_t size() const override { return bytes_.size(); }
+    int read_at(std::uint64_t offset, std::uint64_t n, std::string& out,
+                std::size_t spare) override {
+      if (fail_ != 0) return fail_;
+      if (offset + n > bytes_.size()) return EIO;
+      out.clear();
+      out.reserve(static_cast<std::size_t>(n) + spare);
+      out.assign(bytes_, static_cast<std::size_t>(offset), static_cast<std::size_t>(n));
+      return 0;
+    }
+
+   private:
+    std::string bytes_;
+    int fail_;
+  };
+
+  // The node `p` leads to, links followed; nullptr for nothing there.
+  const Node* follow(std::string p) const {
+    for (int hops = 0; hops < 40; ++hops) {
+      auto it = nodes.find(key(p));
+      if (it == nodes.end()) return nullptr;
+      if (!it->second.symlink) return &it->second;
+      const std::size_t slash = p.rfind('/');
+      const std::string& link = it->second.link;
+      p = link.front() == '/' || slash == std::string::npos ? link
+                                                            : p.substr(0, slash) + "/" + link;
+    }
+    return nullptr;
+  }
+
   std::string entry(const OutputTarget& target, const std::string& name) const {
     const std::string& dir = dirs_.at(target.dir);
     return key(dir == "." ? name : dir + "/" + name);
@@ -268,6 +349,7 @@ class FakeFileSystem final : public FileSystem {
     nodes[to] = std::move(moved);
   }
 
+  std::mutex read_mutex_;
   int temp_counter_ = 0;
   int next_handle_ = 100;
   std::uint64_t inode_counter_ = 0;

@@ -1,14 +1,16 @@
-#include "io/inputs.h"
+#include "inputs/load_steps.h"
 
 #include <utility>
 
 #include "base/stage_clock.h"
+#include "hpfreeze/dump_kind.h"
 
 namespace hpfreeze {
 
-Expected<InputFile> read_stage(const std::string& path, LoadStage& stage, std::string buffer) {
+Expected<InputFile> read_stage(FileSystem& fs, const std::string& path, LoadStage& stage,
+                               std::string buffer) {
   const StageClock::time_point start = StageClock::now();
-  Expected<InputFile> input = read_input(path, std::move(buffer));
+  Expected<InputFile> input = fs.read_input(path, std::move(buffer));
   stage.read_ms = ms_since(start);
   if (!input) {
     stage.name = path == "-" ? "<stdin>" : path;
@@ -26,6 +28,7 @@ Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
   if (!input) return std::move(input.errors());
   const StageClock::time_point start = StageClock::now();
   options.scratch = &scratch;
+  options.not_json = not_json_kind;
   Expected<JsonDocument> document =
       parse_json_document(input->display_name, std::move(input->bytes), options);
   if (last) scratch.close();
@@ -39,20 +42,10 @@ Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
   return document;
 }
 
-Expected<JsonDocument> load_document(const std::string& path, LoadStage& stage,
-                                     ParseScratch& scratch, bool last, ParseOptions options) {
-  return parse_stage(read_stage(path, stage, scratch.take_text()), stage, scratch, last, options);
-}
-
 ParseOptions decoder_checks_keys() {
   ParseOptions options;
   options.check_duplicate_keys = false;
   return options;
-}
-
-std::optional<Diagnostic> repeated_key(const Expected<JsonDocument>& document) {
-  if (!document) return std::nullopt;
-  return repeated_key(*document);
 }
 
 std::optional<Diagnostic> repeated_key(const JsonDocument& document) {

@@ -1,8 +1,9 @@
-// run_check on files and the findings' JSON Lines (lib/src/check/check_command.cc).
+// run_check on files (lib/src/commands/check_command.cc): findings, read errors, --json.
 #include "hpfreeze/check_command.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -23,26 +24,6 @@ using check_test::render_all;
 
 std::string testdata(std::string_view name) {
   return std::string(HPFREEZE_TESTDATA_DIR) + "/" + std::string(name);
-}
-
-// ---------------------------------------------------------------------------------------
-// JSON Lines
-
-TEST(RenderFindings, OneCompactObjectPerLine) {
-  Diagnostic syntax = make_error("m.json", "", "bad");
-  syntax.line = 3;
-  syntax.column = 7;
-  Diagnostic note = make_error("m.json", "/a~1b", "it's \"q\"\n\xc3\xa9");
-  note.severity = Severity::kNote;
-  const Diagnostic warning = make_warning("m.json", "/w", "w");
-  EXPECT_EQ(
-      render_findings_json_lines({syntax, note, warning}),
-      "{\"severity\":\"error\",\"file\":\"m.json\",\"pointer\":\"\",\"message\":\"bad\","
-      "\"line\":3,\"column\":7}\n"
-      "{\"severity\":\"note\",\"file\":\"m.json\",\"pointer\":\"/a~1b\",\"message\":"
-      "\"it's \\\"q\\\"\\n\\u00e9\"}\n"
-      "{\"severity\":\"warning\",\"file\":\"m.json\",\"pointer\":\"/w\",\"message\":\"w\"}\n");
-  EXPECT_EQ(render_findings_json_lines({}), "");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -154,6 +135,35 @@ TEST(RunCheck, StdinForBothInputsIsRefusedBeforeAnythingIsRead) {
       run_check({testdata("check/no_such_file.json"), std::string("-"), false, kTwoCpus});
   ASSERT_EQ(one.diagnostics.size(), 1U);
   EXPECT_NE(one.diagnostics.front().message.find("cannot open"), std::string::npos);
+}
+
+// --json: the findings on stdout as JSON Lines (json/diagnostic_json.h), nothing on
+// stderr, and the outcome of the findings; read errors stay diagnostics.
+TEST(RunCheck, JsonPutsTheFindingsOnStdout) {
+  const std::string meta = testdata("check/syntax_error.json");
+  CheckRequest request{meta, std::nullopt, false, kTwoCpus};
+  request.json = true;
+  SeverityCounts counts;
+  CommandResult r = run_check(request, &counts);
+  EXPECT_EQ(r.output, "{\"severity\":\"error\",\"file\":\"" + meta +
+                          "\",\"pointer\":\"\",\"message\":\"expected a value\",\"line\":3,"
+                          "\"column\":1}\n");
+  EXPECT_EQ(r.diagnostics.size(), 0U);
+  EXPECT_EQ(r.outcome(), Outcome::kRejected);
+  EXPECT_EQ(counts.text(), "1 error, 0 warnings, 0 notes");
+
+  request.meta_path = testdata("check/warnings_meta.json");
+  r = run_check(request, &counts);
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 3);
+  EXPECT_EQ(r.outcome(), Outcome::kOk);
+  EXPECT_EQ(counts.text(), "0 errors, 2 warnings, 1 note");
+
+  request.meta_path = testdata("check/no_such_file.json");
+  r = run_check(request, &counts);
+  EXPECT_EQ(r.output, "");
+  EXPECT_EQ(render_all(r.diagnostics),
+            Lines{"error: " + request.meta_path + ": cannot open: No such file or directory"});
+  EXPECT_EQ(r.outcome(), Outcome::kTrouble);
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
-// run_diff on files (lib/src/commands/diff_run.cc): outputs, outcomes and errors.
+// run_diff on files (lib/src/commands/diff_command.cc): outputs, outcomes and errors.
+#include "hpfreeze/diff_command.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -6,15 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/diff_command.h"
-
 namespace hpfreeze {
 namespace {
 
 class RunDiff : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "diff_run_test_" +
+    dir_ = ::testing::TempDir() + "diff_command_test_" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
   std::string path(const std::string& name) const { return dir_ + "_" + name + ".json"; }

@@ -1,0 +1,133 @@
+// run_report: the two inputs loaded (inputs/inputs.h), then the report pass (report.h),
+// rendered, and its findings for stderr. The pass is report/build_report.cc, the rendering
+// report/report_render.cc.
+#include "hpfreeze/report_command.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/command_result.h"
+#include "hpfreeze/dump_kind.h"
+#include "inputs/inputs.h"
+
+namespace hpfreeze {
+namespace {
+
+constexpr std::size_t kDefaultTextTop = 10;
+
+// The usage errors of the request itself, the first one only: an axis swept twice or in
+// both --mesh and --sweep (for each sweep in turn), then both inputs on stdin.
+std::optional<Diagnostic> request_error(const ReportRequest& request) {
+  const std::vector<AxisSweep>& sweeps = request.plan.sweeps;
+  for (auto sweep = sweeps.begin(); sweep != sweeps.end(); ++sweep) {
+    if (std::any_of(sweeps.begin(), sweep,
+                    [&](const AxisSweep& earlier) { return earlier.axis == sweep->axis; })) {
+      return make_io_error({}, "--sweep: axis '" + sweep->axis + "' is swept twice");
+    }
+    if (request.mesh && std::any_of(request.mesh->begin(), request.mesh->end(),
+                                    [&](const AxisSize& a) { return a.axis == sweep->axis; })) {
+      return make_io_error(
+          {}, "axis '" + sweep->axis + "' is in both --mesh and --sweep; give it in one of them");
+    }
+  }
+  if (request.meta_path.empty() && !request.mesh && sweeps.empty()) {
+    return make_io_error({},
+                         "without META every parameter is replicated, and --mesh or --sweep "
+                         "must give the data-parallel sizes (as --sweep dp=1,2,4,8)");
+  }
+  return stdin_twice_error({&request.meta_path, &request.model_path}, "META and --model");
+}
+
+// META without --model: a model (a dump or a checkpoint) given where the meta goes is said
+// to be one; else --model is missing.
+Diagnostic model_missing(const std::string& meta_path) {
+  const DumpKind kind = model_kind_at(meta_path);
+  if (kind == DumpKind::kUnknown) {
+    return make_io_error({}, "--model is required (see 'hpfreeze report --help')");
+  }
+  return make_io_error({}, "META " + meta_path + " is " + std::string(dump_kind_name(kind)) +
+                               ", not a codegen_meta.json: give it as --model " + meta_path +
+                               " (without META, report counts every parameter replicated and "
+                               "needs --mesh or --sweep)");
+}
+
+// The findings for stderr: at most kMaxReportedErrors, then a line counting the rest (the
+// full list is in --json), then the summary.
+Diagnostics findings_for_stderr(Diagnostics findings) {
+  std::size_t counts[3] = {0, 0, 0};
+  for (const Diagnostic& d : findings) ++counts[static_cast<int>(d.severity)];
+  const bool summarize = !findings.empty();
+  if (findings.size() > kMaxReportedErrors) {
+    const std::size_t rest = findings.size() - kMaxReportedErrors;
+    Diagnostic more = findings[kMaxReportedErrors];
+    more.file.clear();
+    more.pointer.clear();
+    more.message = std::to_string(rest) + " more finding" + (rest == 1 ? "" : "s") +
+                   " not shown (--json lists them all)";
+    findings.resize(kMaxReportedErrors);
+    findings.push_back(std::move(more));
+  }
+  if (summarize) {
+    Diagnostic& summary = findings.emplace_back(
+        make_warning({}, {},
+                     "report: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
+                         ", " + plural(counts[2], "note")));
+    summary.severity = Severity::kNote;
+  }
+  return findings;
+}
+
+// The table, or with `json` the JSON object. -q: the text leaves out its findings line,
+// which counts findings -q does not show.
+std::string render_report(const ReportRequest& request, Report& report) {
+  if (request.json) return render_report_json(report, request.top);
+  Diagnostics findings;
+  if (request.quiet) findings.swap(report.findings);
+  std::string out = render_report_text(report, request.top.value_or(kDefaultTextTop));
+  if (request.quiet) findings.swap(report.findings);
+  return out;
+}
+
+}  // namespace
+
+CommandResult run_report(const ReportRequest& request) {
+  CommandResult result;
+  if (std::optional<Diagnostic> error = request_error(request)) {
+    result.diagnostics.push_back(std::move(*error));
+    return result;
+  }
+  if (request.model_path.empty()) {
+    result.diagnostics.push_back(model_missing(request.meta_path));
+    return result;
+  }
+  const bool with_meta = !request.meta_path.empty();
+  std::vector<InputSpec> inputs;
+  if (with_meta) inputs.push_back({"META", request.meta_path, InputKind::kMeta});
+  inputs.push_back({"--model", request.model_path, InputKind::kModel});
+  LoadOptions load;
+  load.command = "report";
+  load.parameters_needed_by = "a report";
+  LoadedInputs loaded = load_inputs(inputs, load);
+  result.diagnostics = std::move(loaded.errors);
+  if (!result.diagnostics.empty()) return result;
+  // The text shows the top `top` params, --json all of them unless --top is given.
+  const std::optional<std::size_t> shown =
+      request.json ? request.top : request.top.value_or(kDefaultTextTop);
+  Report report = build_report(with_meta ? &loaded.inputs.front().meta() : nullptr,
+                               loaded.inputs.back().model(), request.mesh, request.plan, shown);
+  // A command-line mistake the inputs reveal leaves no report to print.
+  if (!report.usage_errors.empty()) {
+    result.diagnostics = std::move(report.usage_errors);
+    return result;
+  }
+  result.output = render_report(request, report);
+  // An error finding fails the run, no usable mesh among them (it says why).
+  result.negative = report.capacity && capacity_exit_code(*report.capacity) != 0;
+  result.diagnostics = findings_for_stderr(std::move(report.findings));
+  return result;
+}
+
+}  // namespace hpfreeze
