@@ -124,7 +124,7 @@ class BundleChecker {
     std::string message = output_name(path) + ": hash drift (recorded sha256 " +
                           std::string(*output.sha256) + ", actual " + digest->sha256;
     if (output.lines) {
-      message += "; recorded " + std::to_string(*output.lines) + " lines, actual ";
+      message += "; recorded " + plural(*output.lines, "line") + ", actual ";
       message += digest->lines ? std::to_string(*digest->lines) : std::string("not UTF-8");
     }
     error(pointer, message + ")").annotate_file = path;

@@ -461,7 +461,7 @@ TEST_F(BundleCheck, ModelNameThatNamesNoFile) {
   EXPECT_EQ(lines[0], error("/model_name", "expected a string or null, got an integer"));
   EXPECT_EQ(lines[1].substr(0, lines[1].find(" (recorded")),
             error("/outputs/init", path("__init__.py") + ": hash drift"));
-  EXPECT_NE(lines[1].find("actual " + init_after.substr(0, 64) + "; recorded 1 line"),
+  EXPECT_NE(lines[1].find("actual " + init_after.substr(0, 64) + "; recorded 1 line, actual 1)"),
             std::string::npos)
       << lines[1];
   // With no roles recorded, the missing ones have no file name to show.
@@ -506,6 +506,34 @@ TEST_F(BundleCheck, BareMetaPathNamesFilesBare) {
             "open: No such file or directory (recorded sha256 " +
                 kEmptySha256 + ")");
   EXPECT_EQ(findings[3].annotate_file, "no_such_file_here.py");
+}
+
+// The example of docs/cli.md ("Bundles"), made and checked from the bundle's parent
+// directory, so the paths are relative as the user gives them.
+TEST_F(BundleCheck, TheDocumentedExample) {
+  std::filesystem::create_directory(path("gen"));
+  spit(path("gen/modeling_M_gen_npu.py"), "import torch\n");
+  spit(path("gen/modeling_M_gen_npu.py.diff"), "");
+  spit(path("gen/__init__.py"), "");
+  const std::vector<std::string> recorded =
+      split_lines(run_python(kUpstreamRecord, {path("gen"), R"("M")", "record"}));
+  ASSERT_EQ(recorded.size(), 1u);
+  spit(path("gen/modeling_M_gen_npu.py"), "import torch\n# edited\n");
+  const JsonDocument& doc = keep(test_support::parse_document(
+      R"j({"param_plan": {}, "model_name": "M", "outputs": )j" + recorded[0] + "}",
+      "gen/codegen_meta.json"));
+  Expected<FrozenMeta> meta = decode_meta(doc, "check");
+  ASSERT_TRUE(meta.ok());
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  const Diagnostics findings = check_bundle(*meta, bundle_prefix("gen/codegen_meta.json"));
+  std::filesystem::current_path(cwd);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].annotate_file, "gen/modeling_M_gen_npu.py");
+  const std::string line = "hpfreeze: error: " + findings[0].location_and_message() + "\n";
+  const std::string docs =
+      io_testing::slurp(std::string(HPFREEZE_TESTDATA_DIR) + "/../docs/cli.md");
+  EXPECT_NE(docs.find("\n" + line), std::string::npos) << line;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // them, with exact text.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -40,6 +42,15 @@ TEST(SkippedOverrides, UpstreamEntries) {
                    "match ['model.layers.*.mlp']: no_match",
                    "warning: meta.json: /skipped_overrides/1: plan_overrides entry skipped: "
                    "match ['a', 'b.*']: no_match"}));
+}
+
+// docs/cli.md ("skipped_overrides") shows this line.
+TEST(SkippedOverrides, TheDocumentedExample) {
+  const Lines lines = check_skipped(R"([{"match": ["model.layers.*.mlp"], "reason": "no_match"}])");
+  ASSERT_EQ(lines.size(), 1u);
+  std::ifstream in(std::string(HPFREEZE_TESTDATA_DIR) + "/../docs/cli.md", std::ios::binary);
+  const std::string docs{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_NE(docs.find("\nhpfreeze: " + lines[0] + "\n"), std::string::npos) << lines[0];
 }
 
 TEST(SkippedOverrides, MatchAsOneString) {
