@@ -4,6 +4,7 @@
 #include "hpfreeze/dump_kind.h"
 #include "hpfreeze/meta.h"
 #include "hpfreeze/plan.h"
+#include "meta/bundle_members.h"
 #include "meta/identity.h"
 
 namespace hpfreeze {
@@ -110,6 +111,7 @@ class MetaDecoder {
         // copies them from a base unjudged.
         if (m.key == "covered") meta_.covered = decode_covered(m.value);
         if (m.key == "parallel_dims") meta_.parallel_dims = decode_parallel_dims(m.value);
+        decode_bundle_member(m, meta_.bundle, meta_.skipped_overrides);
         meta_.identity.push_back(&m);
       }
     }
