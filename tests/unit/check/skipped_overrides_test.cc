@@ -5,12 +5,14 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "check/findings_lines.h"
 #include "hpfreeze/check.h"
 #include "hpfreeze/json_document.h"
+#include "hpfreeze/meta.h"
 
 namespace hpfreeze {
 namespace {
@@ -19,6 +21,16 @@ using check_test::Lines;
 using check_test::render;
 using check_test::render_all;
 
+// check's findings about a parsed meta, decoded as check's loader decodes META: on past the
+// decoding errors, which are findings too.
+Lines check_document(const JsonDocument& doc) {
+  Diagnostics findings;
+  std::optional<FrozenMeta> decoded = decode_meta_keep_going(
+      doc, "check", findings, MetaDecodeOptions::decoded_params_only());
+  if (!decoded) return render_all(findings);
+  return render_all(check_meta(*decoded, std::move(findings), nullptr));
+}
+
 // check_meta's findings about a clean meta (meta.json) with `skipped_overrides` added.
 Lines check_skipped(std::string_view skipped) {
   const std::string text =
@@ -26,7 +38,7 @@ Lines check_skipped(std::string_view skipped) {
       std::string(skipped) + "}";
   Expected<JsonDocument> doc = parse_json_document("meta.json", text);
   if (!doc) return {"test input does not parse: " + render(doc.errors().front())};
-  return render_all(check_meta(*doc, nullptr));
+  return check_document(*doc);
 }
 
 TEST(SkippedOverrides, NoneToReport) {
@@ -138,7 +150,7 @@ TEST(SkippedOverrides, SortedAmongOtherFindings) {
           "param_plan": {"lin": {"params": {"weight": {"tp": "S( 0 )"}}}},
           "frozen_sharded_params": ["lin.weight"], "yaml_path": 1})j");
   ASSERT_TRUE(doc.ok());
-  EXPECT_EQ(render_all(check_meta(*doc, nullptr)),
+  EXPECT_EQ(check_document(*doc),
             (Lines{"warning: meta.json: /param_plan/lin/params/weight/tp: placement 'S( 0 )' is "
                    "not canonical (canonical form: 'S(0)')",
                    "warning: meta.json: /skipped_overrides/0: plan_overrides entry skipped: match "
