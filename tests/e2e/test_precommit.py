@@ -177,7 +177,6 @@ class BundleHookDefinition(unittest.TestCase):
 class BundleHook(PreCommitHook):
     """hpfreeze-check-bundle run by pre-commit on a project holding a generated bundle."""
 
-    @unittest.skip("check --bundle lands with the command wiring")
     def test_the_hook(self):
         config = os.path.join(self.project, ".pre-commit-config.yaml")
         with open(config, encoding="utf-8") as f:
