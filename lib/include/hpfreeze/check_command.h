@@ -35,7 +35,7 @@ struct CheckRequest {
 
 // What a run of check found, for the front end's -v line.
 struct CheckTally {
-  SeverityCounts counts;  // the findings of every meta, by severity
+  SeverityCounts counts;    // the findings of every meta, by severity
   std::size_t metas = 0;    // the metas checked (not the walk's errors)
   bool summarized = false;  // a closing note counts them (more than one meta or error)
 };

@@ -127,8 +127,8 @@ CommandResult run_check(const CheckRequest& request, CheckTally* tally) {
     return result;
   }
   const std::vector<MetaSource> sources = find_metas(request.paths);
-  const auto metas = static_cast<std::size_t>(std::count_if(
-      sources.begin(), sources.end(), [](const MetaSource& s) { return !s.error; }));
+  const auto metas = static_cast<std::size_t>(
+      std::count_if(sources.begin(), sources.end(), [](const MetaSource& s) { return !s.error; }));
   if (request.model_path && metas > 1) {
     result.diagnostics.push_back(make_io_error(
         {}, "--model checks one meta against a model, and this run has " + plural(metas, "meta")));
@@ -147,8 +147,8 @@ CommandResult run_check(const CheckRequest& request, CheckTally* tally) {
   const bool summarized = sources.size() > 1;
   if (summarized) {
     // The closing line of a run of several (docs/cli.md, "Several metas"), shown as notes are.
-    result.diagnostics.push_back(make_note({}, {}, "check: " + counts.text() + " in " +
-                                                       plural(metas, "meta")));
+    result.diagnostics.push_back(
+        make_note({}, {}, "check: " + counts.text() + " in " + plural(metas, "meta")));
   }
   if (tally != nullptr) *tally = {counts, metas, summarized};
   return result;

@@ -30,7 +30,8 @@ std::string testdata(std::string_view name) {
 // run_check on files
 
 TEST(RunCheck, CleanFilesHaveNoFindings) {
-  const CommandResult r = run_check({{testdata("check/clean_meta.json")}, testdata("check/clean_model.json"), false, kTwoCpus});
+  const CommandResult r = run_check(
+      {{testdata("check/clean_meta.json")}, testdata("check/clean_model.json"), false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics), Lines{});
   EXPECT_EQ(r.outcome(), Outcome::kOk);
 }

@@ -29,9 +29,8 @@ class CheckTree : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::path(::testing::TempDir()) /
-            ("check_tree_test_" + std::string(::testing::UnitTest::GetInstance()
-                                                  ->current_test_info()
-                                                  ->name()));
+            ("check_tree_test_" +
+             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
@@ -106,10 +105,10 @@ TEST_F(CheckTree, TheWorstMetaDecidesTheOutcome) {
   const std::string missing = dir("nothing_here.json");
   const std::string bad = write("b/codegen_meta.json", kEmptyPlan);
   const CommandResult r = run_check({{dir("a"), missing, bad}, std::nullopt, false, kTwoCpus});
-  EXPECT_EQ(render_all(r.diagnostics),
-            (Lines{"error: " + missing + ": cannot open: No such file or directory",
-                   empty_plan_error(bad),
-                   "note: check: 2 errors, 0 warnings, 0 notes in 3 metas"}));
+  EXPECT_EQ(
+      render_all(r.diagnostics),
+      (Lines{"error: " + missing + ": cannot open: No such file or directory",
+             empty_plan_error(bad), "note: check: 2 errors, 0 warnings, 0 notes in 3 metas"}));
   EXPECT_EQ(r.outcome(), Outcome::kTrouble);
 }
 
@@ -156,8 +155,9 @@ TEST_F(CheckTree, BundleFindingsSitAmongTheMetasOwn) {
   const CommandResult r = run_check(request);
   const std::string g = dir("g") + "/";
   EXPECT_EQ(render_all(r.diagnostics),
-            (Lines{"error: " + meta + ": /mesh_dim_names: expected null or an array of strings, "
-                                      "got an integer",
+            (Lines{"error: " + meta +
+                       ": /mesh_dim_names: expected null or an array of strings, "
+                       "got an integer",
                    "error: " + meta + ": /outputs: missing diff output hash (" + g +
                        "modeling_model_gen_npu.py.diff)",
                    "error: " + meta + ": /outputs: missing modeling output hash (" + g +
