@@ -24,9 +24,8 @@ Runner declare_check(CLI::App& app) {
                  ".codegen_tmp_*/.codegen_old_* skipped); '-' for stdin (alone)")
       ->type_name("")
       ->required();
-  app.add_option(
-         "--model", flags->model,
-         "The model to check the meta against (one meta only): " + std::string(kModelFormats))
+  app.add_option("--model", flags->model,
+                 "The model to check the meta against: " + std::string(kModelFormats))
       ->type_name(kFile);
   app.add_flag("--allow-uncovered", flags->allow_uncovered,
                "A trainable model parameter no plan entry covers is a warning, not an error "
