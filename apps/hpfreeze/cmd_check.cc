@@ -1,6 +1,7 @@
-// `hpfreeze check META [--model MODEL] [--json]`
+// `hpfreeze check PATH... [--model MODEL] [--bundle] [--json]`
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "hpfreeze/check_command.h"
@@ -10,13 +11,17 @@ namespace hpfreeze::cli {
 
 Runner declare_check(CLI::App& app) {
   struct Flags {
-    std::string meta;
+    std::vector<std::string> paths;
     std::string model;
     bool json = false;
     bool allow_uncovered = false;
+    bool bundle = false;
   };
   auto flags = std::make_shared<Flags>();
-  app.add_option("META", flags->meta, "codegen_meta.json to check; '-' for stdin")
+  app.add_option("PATH", flags->paths,
+                 "codegen_meta.json to check, or a directory to check every codegen_meta.json "
+                 "below (depth first, in byte order; .git, venv, .venv, __pycache__ and "
+                 ".codegen_tmp_*/.codegen_old_* skipped); '-' for stdin (alone)")
       ->type_name("")
       ->required();
   app.add_option("--model", flags->model,
@@ -25,6 +30,9 @@ Runner declare_check(CLI::App& app) {
   app.add_flag("--allow-uncovered", flags->allow_uncovered,
                "A trainable model parameter no plan entry covers is a warning, not an error "
                "(as report --allow-uncovered)");
+  app.add_flag("--bundle", flags->bundle,
+               "Also verify each meta's generated bundle: every file its outputs record, in "
+               "the meta's directory, must still have its recorded sha256 (META must be a path)");
   app.add_flag("--json", flags->json,
                "Print findings as JSON Lines on stdout instead of diagnostics on stderr");
   app.footer(help_footer("no error finding (warnings and notes, if any, are printed)",
@@ -32,17 +40,19 @@ Runner declare_check(CLI::App& app) {
                          "hpfreeze check codegen_meta.json --model model.json"));
   return [flags, &app]() -> Outcome {
     CheckRequest request;
-    request.meta_path = flags->meta;
+    request.paths = flags->paths;
     if (app.count("--model") > 0) request.model_path = flags->model;
     request.allow_uncovered = flags->allow_uncovered;
     request.concurrency = Concurrency::of_this_process();
     request.json = flags->json;
-    SeverityCounts counts;
-    CommandResult result = run_check(request, &counts);
+    request.bundle = flags->bundle;
+    CheckTally tally;
+    CommandResult result = run_check(request, &tally);
     const Outcome outcome = result.outcome();
     if (finish(result) == kExitTrouble) return kExitTrouble;
-    // -v: one line counting the findings (docs/cli.md, "check").
-    log_debug("check: {}", counts.text());
+    // -v: one line counting the findings of one meta (docs/cli.md, "check"); a run of
+    // several has its closing note instead.
+    if (!tally.summarized) log_debug("check: {}", tally.counts.text());
     return outcome;
   };
 }

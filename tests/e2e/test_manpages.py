@@ -62,7 +62,8 @@ def expected_tag(e, positional):
         tag = e.names[0]
     else:
         tag = ", ".join(e.names) + (f" {e.value}" if e.value else "")
-    return tag + (" (required)" if e.required else "") + (" ..." if e.repeated else "")
+    # In --help's order: CLI11 writes "PATH ... REQUIRED" for a required repeated positional.
+    return tag + (" ..." if e.repeated else "") + (" (required)" if e.required else "")
 
 
 def pages_of(binary):

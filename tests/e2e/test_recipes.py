@@ -295,7 +295,6 @@ class CiBundleRecipe(Project):
         self.assertEqual(ci_step("Generated bundles hold what their meta records"),
                          "hpfreeze check . --bundle --message-format github\n")
 
-    @unittest.skip("check --bundle lands with the command wiring")
     def test_bundle_step(self):
         script = ci_step("Generated bundles hold what their meta records")
         modeling = write_bundle(os.path.join(self.dir, "generated"))

@@ -1,48 +1,156 @@
-// run_check: META and --model loaded (inputs/inputs.h), the meta checker (check.h) run on
-// them, its findings as diagnostics or, with --json, JSON Lines.
+// run_check: the metas found (io/meta_tree.h), each loaded (inputs/inputs.h) and checked
+// (check.h, and with --bundle check/bundle_check.h) as if it were alone, on up to the
+// request's CPUs; their findings as diagnostics or, with --json, JSON Lines, in walk order.
 #include "hpfreeze/check_command.h"
 
+#include <algorithm>
+#include <atomic>
+#include <iterator>
+#include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
+#include "check/bundle_check.h"
+#include "hpfreeze/background_task.h"
 #include "hpfreeze/check.h"
 #include "inputs/inputs.h"
+#include "io/meta_tree.h"
 #include "json/diagnostic_json.h"
 
 namespace hpfreeze {
 
-CommandResult run_check(const CheckRequest& request, SeverityCounts* counts) {
-  CommandResult result;
-  if (std::optional<Diagnostic> twice = stdin_twice_error(
-          {&request.meta_path, request.model_path ? &*request.model_path : nullptr},
-          "META and --model")) {
-    result.diagnostics.push_back(std::move(*twice));
-    return result;
+namespace {
+
+// The usage errors found before anything is read, the first one only.
+std::optional<Diagnostic> request_error(const CheckRequest& request) {
+  const std::vector<std::string>& paths = request.paths;
+  if (paths.empty()) return make_io_error({}, "no META given");
+  const bool on_stdin = std::find(paths.begin(), paths.end(), "-") != paths.end();
+  if (on_stdin && paths.size() > 1) {
+    return make_io_error({}, "META '-' (stdin) must be the only META");
   }
+  if (on_stdin && request.bundle) {
+    return make_io_error({}, "--bundle needs META as a path: a meta on stdin has no bundle");
+  }
+  return stdin_twice_error({&paths.front(), request.model_path ? &*request.model_path : nullptr},
+                           "META and --model");
+}
+
+// What one meta of the run gave: its findings, or its read errors.
+struct MetaOutcome {
+  Diagnostics diagnostics;
+  SeverityCounts counts;   // of the findings, also when they went to `json_lines`
+  std::string json_lines;  // with --json, the findings when nothing failed to read
+  bool rejected = false;   // with --json, an error among those findings
+};
+
+// Loads and checks the meta at `path` as if it were the run's only one.
+Diagnostics check_one(const CheckRequest& request, const std::string& path,
+                      Concurrency concurrency) {
   // Every decode error of the meta is a finding: check lists them all in one run.
-  std::vector<InputSpec> inputs{{"META", request.meta_path, InputKind::kMetaKeepGoing}};
+  std::vector<InputSpec> inputs{{"META", path, InputKind::kMetaKeepGoing}};
   if (request.model_path) inputs.push_back({"--model", *request.model_path, InputKind::kModel});
   LoadOptions load;
   load.command = "check";
-  load.concurrency = request.concurrency;
+  load.concurrency = concurrency;
   load.schedule = Schedule::kReadAheadBesideFirst;
   LoadedInputs loaded = load_inputs(inputs, load);
-  result.diagnostics = std::move(loaded.errors);
-  if (result.diagnostics.empty()) {
-    LoadedInput& meta = loaded.inputs.front();
-    const ModelTree* model = request.model_path ? &loaded.inputs.back().model() : nullptr;
-    result.diagnostics = meta.has_value() ? check_meta(meta.meta(), std::move(meta.findings), model,
-                                                       request.allow_uncovered)
-                                          : std::move(meta.findings);
+  if (!loaded.errors.empty()) return std::move(loaded.errors);
+  LoadedInput& meta = loaded.inputs.front();
+  if (!meta.has_value()) return std::move(meta.findings);
+  Diagnostics findings = std::move(meta.findings);
+  if (request.bundle) {
+    // Among the meta's own findings before check_meta sorts them: check's one order.
+    Diagnostics bundle = check_bundle(meta.meta(), bundle_prefix(path));
+    std::move(bundle.begin(), bundle.end(), std::back_inserter(findings));
   }
-  if (counts != nullptr) *counts = count_severities(result.diagnostics);
-  if (request.json && result.outcome() != Outcome::kTrouble) {
+  const ModelTree* model = request.model_path ? &loaded.inputs.back().model() : nullptr;
+  return check_meta(meta.meta(), std::move(findings), model, request.allow_uncovered);
+}
+
+MetaOutcome check_source(const CheckRequest& request, const MetaSource& source,
+                         Concurrency concurrency) {
+  MetaOutcome out;
+  if (source.error) {
+    out.diagnostics.push_back(*source.error);
+    out.counts.errors = 1;
+    return out;
+  }
+  out.diagnostics = check_one(request, source.path, concurrency);
+  out.counts = count_severities(out.diagnostics);
+  const bool read_failed =
+      std::any_of(out.diagnostics.begin(), out.diagnostics.end(),
+                  [](const Diagnostic& d) { return d.error_class == ErrorClass::kIo; });
+  if (request.json && !read_failed) {
     // The findings go to stdout as JSON Lines instead of to stderr; an error among them
     // still rejects the meta.
-    result.output = render_findings_json_lines(result.diagnostics);
-    result.negative = result.failed();
-    result.diagnostics.clear();
+    out.json_lines = render_findings_json_lines(out.diagnostics);
+    out.rejected = std::any_of(out.diagnostics.begin(), out.diagnostics.end(),
+                               [](const Diagnostic& d) { return d.severity == Severity::kError; });
+    out.diagnostics.clear();
   }
+  return out;
+}
+
+// Each source checked, on up to `request.concurrency.cpus` threads (one meta at a time on
+// each: loaded, checked, released), the outcomes in the order of `sources`.
+std::vector<MetaOutcome> check_sources(const CheckRequest& request,
+                                       const std::vector<MetaSource>& sources) {
+  std::vector<MetaOutcome> outcomes(sources.size());
+  // One meta alone keeps today's overlap of its read with the model's; several use the CPUs
+  // for the metas themselves.
+  const Concurrency each = sources.size() == 1 ? request.concurrency : Concurrency{};
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < sources.size(); i = next++) {
+      outcomes[i] = check_source(request, sources[i], each);
+    }
+  };
+  using Helper = BackgroundTask<decltype(work)>;
+  const std::size_t threads = std::min(request.concurrency.cpus, sources.size());
+  std::vector<std::unique_ptr<Helper>> helpers;
+  for (std::size_t t = 1; t < threads; ++t) {
+    helpers.push_back(std::make_unique<Helper>(request.concurrency, work));
+  }
+  work();
+  for (const std::unique_ptr<Helper>& helper : helpers) helper->wait();
+  return outcomes;
+}
+
+}  // namespace
+
+CommandResult run_check(const CheckRequest& request, CheckTally* tally) {
+  CommandResult result;
+  if (std::optional<Diagnostic> error = request_error(request)) {
+    result.diagnostics.push_back(std::move(*error));
+    return result;
+  }
+  const std::vector<MetaSource> sources = find_metas(request.paths);
+  const auto metas = static_cast<std::size_t>(
+      std::count_if(sources.begin(), sources.end(), [](const MetaSource& s) { return !s.error; }));
+  if (request.model_path && metas > 1) {
+    result.diagnostics.push_back(make_io_error(
+        {}, "--model checks one meta against a model, and this run has " + plural(metas, "meta")));
+    return result;
+  }
+  SeverityCounts counts;
+  for (MetaOutcome& outcome : check_sources(request, sources)) {
+    counts.errors += outcome.counts.errors;
+    counts.warnings += outcome.counts.warnings;
+    counts.notes += outcome.counts.notes;
+    std::move(outcome.diagnostics.begin(), outcome.diagnostics.end(),
+              std::back_inserter(result.diagnostics));
+    result.output += outcome.json_lines;
+    result.negative = result.negative || outcome.rejected;
+  }
+  const bool summarized = sources.size() > 1;
+  if (summarized) {
+    // The closing line of a run of several (docs/cli.md, "Several metas"), shown as notes are.
+    result.diagnostics.push_back(
+        make_note({}, {}, "check: " + counts.text() + " in " + plural(metas, "meta")));
+  }
+  if (tally != nullptr) *tally = {counts, metas, summarized};
   return result;
 }
 

@@ -102,8 +102,12 @@ std::string format_github(MessageLevel level, const Diagnostic& d) {
     separator = ",";
   };
   // Stdin is no file of the repository: its name and position start the message instead.
-  const bool in_file = !d.file.empty() && d.file != "<stdin>";
+  // So do a meta's, when the annotation goes on the generated file a finding is about
+  // (check --bundle): the line and column are the meta's, no properties of that file.
+  const bool elsewhere = !d.annotate_file.empty();
+  const bool in_file = !elsewhere && !d.file.empty() && d.file != "<stdin>";
   std::string message;
+  if (elsewhere) property("file", d.annotate_file);
   if (in_file) {
     property("file", d.file);
     if (d.line != 0) {

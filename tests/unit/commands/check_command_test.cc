@@ -31,14 +31,14 @@ std::string testdata(std::string_view name) {
 
 TEST(RunCheck, CleanFilesHaveNoFindings) {
   const CommandResult r = run_check(
-      {testdata("check/clean_meta.json"), testdata("check/clean_model.json"), false, kTwoCpus});
+      {{testdata("check/clean_meta.json")}, testdata("check/clean_model.json"), false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics), Lines{});
   EXPECT_EQ(r.outcome(), Outcome::kOk);
 }
 
 TEST(RunCheck, WarningsAndNotesAreNotErrors) {
   const std::string meta = testdata("check/warnings_meta.json");
-  const CommandResult r = run_check({meta, std::nullopt, false, kTwoCpus});
+  const CommandResult r = run_check({{meta}, std::nullopt, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             (Lines{"note: " + meta +
                        ": /param_plan/head/out_dst/output/cp: axis 'cp' is not in mesh_dim_names "
@@ -56,7 +56,7 @@ TEST(RunCheck, WarningsAndNotesAreNotErrors) {
 TEST(RunCheck, ErrorsInMetaAndModel) {
   const std::string meta = testdata("check/errors_meta.json");
   const std::string model = testdata("check/errors_model.json");
-  const CommandResult r = run_check({meta, model, false, kTwoCpus});
+  const CommandResult r = run_check({{meta}, model, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             (Lines{"error: " + meta +
                        ": /frozen_sharded_params: missing 'lin.bias', which param_plan shards "
@@ -80,14 +80,14 @@ TEST(RunCheck, ErrorsInMetaAndModel) {
 
 TEST(RunCheck, SyntaxErrorIsAFindingWithAPosition) {
   const std::string meta = testdata("check/syntax_error.json");
-  const CommandResult r = run_check({meta, std::nullopt, false, kTwoCpus});
+  const CommandResult r = run_check({{meta}, std::nullopt, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics), Lines{"error: " + meta + ":3:1: expected a value"});
   EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
 TEST(RunCheck, ModelDecodeErrorIsAFinding) {
   const std::string model = testdata("check/bad_model.json");
-  const CommandResult r = run_check({testdata("check/clean_meta.json"), model, false, kTwoCpus});
+  const CommandResult r = run_check({{testdata("check/clean_meta.json")}, model, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             Lines{"error: " + model + ": /extra: unknown top-level key 'extra'"});
 }
@@ -100,7 +100,7 @@ TEST(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
   const std::string model = ::testing::TempDir() + "check_command_test_repeated_model.json";
   std::ofstream(model, std::ios::binary)
       << R"j({"modules": {"": "Net"}, "parameters": {}, "zz": 1, "zz": 2})j";
-  const CommandResult r = run_check({meta, model, false, kTwoCpus});
+  const CommandResult r = run_check({{meta}, model, false, kTwoCpus});
   std::remove(model.c_str());
   EXPECT_EQ(render_all(r.diagnostics), (Lines{"error: " + meta + ":3:1: expected a value",
                                               "error: " + model + ": /zz: duplicate key 'zz'"}));
@@ -110,7 +110,7 @@ TEST(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
 TEST(RunCheck, UnreadableFileIsAnIoError) {
   const std::string missing = testdata("check/no_such_file.json");
   const CommandResult r =
-      run_check({testdata("check/syntax_error.json"), missing, false, kTwoCpus});
+      run_check({{testdata("check/syntax_error.json")}, missing, false, kTwoCpus});
   // Nothing is checked when an input cannot be read, not even the other file (whose syntax
   // error is not listed).
   EXPECT_EQ(render_all(r.diagnostics),
@@ -123,7 +123,7 @@ TEST(RunCheck, UnreadableFileIsAnIoError) {
 // The request's one rule between its paths, checked by run_check itself before anything
 // is read (stdin cannot be read twice): a usage error, exit 2.
 TEST(RunCheck, StdinForBothInputsIsRefusedBeforeAnythingIsRead) {
-  const CommandResult r = run_check({"-", std::string("-"), false, kTwoCpus});
+  const CommandResult r = run_check({{"-"}, std::string("-"), false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             Lines{"error: at most one of META and --model may be '-' (stdin)"});
   ASSERT_EQ(r.diagnostics.size(), 1U);
@@ -132,7 +132,7 @@ TEST(RunCheck, StdinForBothInputsIsRefusedBeforeAnythingIsRead) {
   // One of them on stdin is a request like any other (here stdin is not read: the model
   // cannot be opened, and read errors come first).
   const CommandResult one =
-      run_check({testdata("check/no_such_file.json"), std::string("-"), false, kTwoCpus});
+      run_check({{testdata("check/no_such_file.json")}, std::string("-"), false, kTwoCpus});
   ASSERT_EQ(one.diagnostics.size(), 1U);
   EXPECT_NE(one.diagnostics.front().message.find("cannot open"), std::string::npos);
 }
@@ -141,28 +141,28 @@ TEST(RunCheck, StdinForBothInputsIsRefusedBeforeAnythingIsRead) {
 // stderr, and the outcome of the findings; read errors stay diagnostics.
 TEST(RunCheck, JsonPutsTheFindingsOnStdout) {
   const std::string meta = testdata("check/syntax_error.json");
-  CheckRequest request{meta, std::nullopt, false, kTwoCpus};
+  CheckRequest request{{meta}, std::nullopt, false, kTwoCpus};
   request.json = true;
-  SeverityCounts counts;
-  CommandResult r = run_check(request, &counts);
+  CheckTally tally;
+  CommandResult r = run_check(request, &tally);
   EXPECT_EQ(r.output, "{\"severity\":\"error\",\"file\":\"" + meta +
                           "\",\"pointer\":\"\",\"message\":\"expected a value\",\"line\":3,"
                           "\"column\":1}\n");
   EXPECT_EQ(r.diagnostics.size(), 0U);
   EXPECT_EQ(r.outcome(), Outcome::kRejected);
-  EXPECT_EQ(counts.text(), "1 error, 0 warnings, 0 notes");
+  EXPECT_EQ(tally.counts.text(), "1 error, 0 warnings, 0 notes");
 
-  request.meta_path = testdata("check/warnings_meta.json");
-  r = run_check(request, &counts);
+  request.paths = {testdata("check/warnings_meta.json")};
+  r = run_check(request, &tally);
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 3);
   EXPECT_EQ(r.outcome(), Outcome::kOk);
-  EXPECT_EQ(counts.text(), "0 errors, 2 warnings, 1 note");
+  EXPECT_EQ(tally.counts.text(), "0 errors, 2 warnings, 1 note");
 
-  request.meta_path = testdata("check/no_such_file.json");
-  r = run_check(request, &counts);
+  request.paths = {testdata("check/no_such_file.json")};
+  r = run_check(request, &tally);
   EXPECT_EQ(r.output, "");
   EXPECT_EQ(render_all(r.diagnostics),
-            Lines{"error: " + request.meta_path + ": cannot open: No such file or directory"});
+            Lines{"error: " + request.paths[0] + ": cannot open: No such file or directory"});
   EXPECT_EQ(r.outcome(), Outcome::kTrouble);
 }
 

@@ -110,6 +110,33 @@ TEST(MessageFormat, GithubNamesNoFileThatIsNone) {
             "::error::<stdin>:2: invalid placement 'S(y)'\n");
 }
 
+// A finding of check --bundle about a generated file: the annotation goes on that file,
+// and the meta's name and position start the message (they are no properties of it).
+TEST(MessageFormat, GithubAnnotatesTheGeneratedFile) {
+  Diagnostic d = located("generated/codegen_meta.json", "/outputs/modeling", 39, 17,
+                         "generated/modeling_M_gen_npu.py: hash drift");
+  d.annotate_file = "generated/modeling_M_gen_npu.py";
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError, d),
+            "::error file=generated/modeling_M_gen_npu.py::generated/codegen_meta.json:39:17: "
+            "/outputs/modeling: generated/modeling_M_gen_npu.py: hash drift\n");
+  d.line = 0;
+  d.column = 0;
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError, d),
+            "::error file=generated/modeling_M_gen_npu.py::generated/codegen_meta.json: "
+            "/outputs/modeling: generated/modeling_M_gen_npu.py: hash drift\n");
+  // The property is escaped as a property; text and json leave it out.
+  d.annotate_file = "g:a,b/__init__.py";
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kWarning, d),
+            "::warning file=g%3Aa%2Cb/__init__.py::generated/codegen_meta.json: "
+            "/outputs/modeling: generated/modeling_M_gen_npu.py: hash drift\n");
+  EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kError, d),
+            "hpfreeze: error: generated/codegen_meta.json: /outputs/modeling: "
+            "generated/modeling_M_gen_npu.py: hash drift\n");
+  EXPECT_EQ(format_message(MessageFormat::kJson, MessageLevel::kError, d),
+            "{\"severity\":\"error\",\"file\":\"generated/codegen_meta.json\",\"pointer\":"
+            "\"/outputs/modeling\",\"message\":\"generated/modeling_M_gen_npu.py: hash drift\"}\n");
+}
+
 TEST(MessageFormat, GithubEscaping) {
   // Data: % CR LF. Properties: also : and ,.
   EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError,
