@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/message_format.h"
+#include "hpfreeze/base/command_result.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/commands/message_format.h"
 
 namespace hpfreeze::cli {
 

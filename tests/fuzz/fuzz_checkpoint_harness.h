@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "fuzz_harness.h"
-#include "hpfreeze/checkpoint.h"
+#include "dumps/checkpoint.h"
 
 namespace hpfreeze::fuzz {
 

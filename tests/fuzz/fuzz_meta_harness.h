@@ -25,16 +25,17 @@
 #include <vector>
 
 #include "fuzz_harness.h"
-#include "hpfreeze/check.h"
-#include "hpfreeze/diff_command.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/expand_command.h"
-#include "hpfreeze/freeze.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
-#include "hpfreeze/report_command.h"
-#include "hpfreeze/thaw_command.h"
+#include "check/check.h"
+#include "hpfreeze/commands/diff_command.h"
+#include "json/encode.h"
+#include "hpfreeze/commands/expand_command.h"
+#include "freeze/freeze.h"
+#include "meta/meta.h"
+#include "dumps/plan.h"
+#include "hpfreeze/commands/report_command.h"
+#include "hpfreeze/commands/thaw_command.h"
 #include "json/diagnostic_json.h"
+#include "freeze/reference.h"
 
 namespace hpfreeze::fuzz {
 

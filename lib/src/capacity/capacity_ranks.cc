@@ -27,7 +27,7 @@
 
 #include "capacity/chunk_geometry.h"
 #include "capacity/rank_layout.h"
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,11 +1,11 @@
 // run_check: META and --model loaded (inputs/inputs.h), the meta checker (check.h) run on
 // them, its findings as diagnostics or, with --json, JSON Lines.
-#include "hpfreeze/check_command.h"
+#include "hpfreeze/commands/check_command.h"
 
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/check.h"
+#include "check/check.h"
 #include "inputs/inputs.h"
 #include "json/diagnostic_json.h"
 

@@ -1,7 +1,7 @@
-#include "hpfreeze/parse_command.h"
+#include "hpfreeze/commands/parse_command.h"
 
-#include "hpfreeze/json.h"
-#include "hpfreeze/placement.h"
+#include "json/json.h"
+#include "spec/placement.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diff.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/placement.h"
+#include "diff/diff.h"
+#include "json/encode.h"
+#include "spec/placement.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
 

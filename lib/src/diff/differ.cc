@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "diff/pointer_order.h"
-#include "hpfreeze/diff.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/placement.h"
-#include "hpfreeze/spec_fields.h"
+#include "diff/diff.h"
+#include "json/encode.h"
+#include "spec/placement.h"
+#include "spec/spec_fields.h"
 
 namespace hpfreeze {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "diff/pointer_order.h"
-#include "hpfreeze/diff.h"
+#include "diff/diff.h"
 
 namespace hpfreeze {
 

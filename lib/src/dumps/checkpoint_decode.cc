@@ -10,8 +10,8 @@
 #include "dumps/checkpoint_index.h"
 #include "dumps/dom_decode.h"
 #include "dumps/safetensors_header.h"
-#include "hpfreeze/checkpoint.h"
-#include "hpfreeze/io.h"
+#include "dumps/checkpoint.h"
+#include "io/io.h"
 
 namespace hpfreeze {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json_document.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "json/json_document.h"
 #include "json/dom_decode.h"
 
 namespace hpfreeze::dom_decode {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "dumps/dom_decode.h"
-#include "hpfreeze/background_task.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "base/background_task.h"
+#include "json/json_document.h"
+#include "dumps/plan.h"
 #include "spec/placement_dump.h"
 
 namespace hpfreeze {

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/plan.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "dumps/plan.h"
 
 namespace hpfreeze {
 

@@ -1,6 +1,6 @@
 // The freeze passes (freeze.h): the plan-only part, then what needs the model; the meta
 // assembly is in meta_assembly.cc, the sort by name in sort_by_name.h.
-#include "hpfreeze/freeze.h"
+#include "freeze/freeze.h"
 
 #include <algorithm>
 #include <array>
@@ -443,11 +443,6 @@ Expected<FreezeResult> PlanFreezer::finish(const ModelTree& model, ModelChecks c
   if (!errors_->empty()) return errors_->take(plan.file);
   frozen.boundary_classes = Json(std::move(boundary_classes));
   return std::move(result_);
-}
-
-Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
-                                   const FreezeOptions& options) {
-  return PlanFreezer(plan, options).finish(model);
 }
 
 std::vector<std::string> expand_sharded_params(const PlanDump& plan) {

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "base/stage_clock.h"
-#include "hpfreeze/background_task.h"
-#include "hpfreeze/dump_kind.h"
+#include "base/background_task.h"
+#include "dumps/dump_kind.h"
 #include "inputs/load_steps.h"
 #include "inputs/model_input.h"
 

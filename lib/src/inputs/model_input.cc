@@ -8,7 +8,7 @@
 
 #include "dumps/checkpoint_index.h"
 #include "dumps/safetensors_header.h"
-#include "hpfreeze/checkpoint.h"
+#include "dumps/checkpoint.h"
 #include "inputs/load_steps.h"
 
 namespace hpfreeze {

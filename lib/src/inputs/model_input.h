@@ -9,11 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "dumps/dump_kind.h"
+#include "io/io.h"
+#include "json/json_document.h"
+#include "dumps/plan.h"
 
 namespace hpfreeze {
 

@@ -14,7 +14,7 @@
 
 #include "base/huge_pages.h"
 #include "base/name_index.h"
-#include "hpfreeze/background_task.h"
+#include "base/background_task.h"
 
 namespace hpfreeze {
 struct Json;

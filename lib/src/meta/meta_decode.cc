@@ -1,9 +1,9 @@
 #include <algorithm>
 
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
+#include "hpfreeze/base/command_result.h"
+#include "dumps/dump_kind.h"
+#include "meta/meta.h"
+#include "dumps/plan.h"
 #include "meta/identity.h"
 
 namespace hpfreeze {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "hpfreeze/json.h"
-#include "hpfreeze/suggest.h"
+#include "json/json.h"
+#include "hpfreeze/base/suggest.h"
 
 namespace hpfreeze::report_detail {
 

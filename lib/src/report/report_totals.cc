@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "capacity/chunk_geometry.h"
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/diagnostic.h"
+#include "capacity/capacity.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze::report_detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "hpfreeze/placement.h"
+#include "spec/placement.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "hpfreeze/suggest.h"
+#include "hpfreeze/base/suggest.h"
 #include "spec/placement_dump.h"
 
 namespace hpfreeze {

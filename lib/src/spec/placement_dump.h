@@ -4,7 +4,7 @@
 
 #include <simdjson.h>
 
-#include "hpfreeze/placement.h"
+#include "spec/placement.h"
 #include "json/dom_decode.h"
 
 namespace hpfreeze {

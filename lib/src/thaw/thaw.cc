@@ -1,4 +1,4 @@
-#include "hpfreeze/thaw.h"
+#include "thaw/thaw.h"
 
 #include <algorithm>
 #include <array>
@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/background_task.h"
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/spec_fields.h"
+#include "base/background_task.h"
+#include "hpfreeze/base/command_result.h"
+#include "json/encode.h"
+#include "meta/meta.h"
+#include "spec/spec_fields.h"
 #include "thaw/thaw_draft.h"
 
 namespace hpfreeze {

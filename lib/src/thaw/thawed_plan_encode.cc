@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/placement.h"
+#include "spec/placement.h"
 #include "json/python_writer.h"
 #include "thaw/thaw_draft.h"
 

@@ -1,6 +1,6 @@
 // BackgroundTask: work on a second thread, joined by wait(); with one CPU, run by wait().
 // Concurrency: the CPUs the process may run on, as the front end passes them.
-#include "hpfreeze/background_task.h"
+#include "base/background_task.h"
 
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "base/one_cpu.h"
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
 
 namespace hpfreeze {
 namespace {

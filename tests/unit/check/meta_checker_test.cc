@@ -7,10 +7,10 @@
 #include <utility>
 
 #include "check/findings_lines.h"
-#include "hpfreeze/check.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
+#include "check/check.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
+#include "dumps/plan.h"
 
 namespace hpfreeze {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/commands/report_command.h"
 #include "report/report_of.h"
 #include "support/documents.h"
 

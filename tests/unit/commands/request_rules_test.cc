@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/capacity_args.h"
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/diff_command.h"
-#include "hpfreeze/freeze_command.h"
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/capacity/capacity_args.h"
+#include "hpfreeze/base/command_result.h"
+#include "hpfreeze/commands/diff_command.h"
+#include "hpfreeze/commands/freeze_command.h"
+#include "hpfreeze/commands/report_command.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,4 +1,4 @@
-#include "hpfreeze/placement.h"
+#include "spec/placement.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>

@@ -1,5 +1,5 @@
 // The module-spec field table (docs/formats.md, the field table) and its look-ups.
-#include "hpfreeze/spec_fields.h"
+#include "spec/spec_fields.h"
 
 #include <gtest/gtest.h>
 

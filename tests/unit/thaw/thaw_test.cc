@@ -1,6 +1,6 @@
 // The thaw pass: thaw_value, thaw_meta and thaw_meta_to_bytes, plus the in-process
 // freeze(thaw(m)) == m round trip. run_thaw is tests/unit/commands/thaw_command_test.cc.
-#include "hpfreeze/thaw.h"
+#include "thaw/thaw.h"
 
 #include <gtest/gtest.h>
 
@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/encode.h"
-#include "hpfreeze/freeze.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "json/encode.h"
+#include "freeze/freeze.h"
+#include "json/json_document.h"
+#include "dumps/plan.h"
 #include "support/documents.h"
+#include "freeze/reference.h"
 
 namespace hpfreeze {
 namespace {
