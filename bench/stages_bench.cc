@@ -16,15 +16,15 @@
 #include <string_view>
 #include <utility>
 
-#include "hpfreeze/base/concurrency.h"
-#include "json/encode.h"
+#include "commands/freeze_steps.h"
+#include "dumps/plan.h"
 #include "freeze/freeze.h"
+#include "freeze/reference.h"
+#include "hpfreeze/base/concurrency.h"
 #include "hpfreeze/commands/freeze_command.h"
 #include "io/io.h"
+#include "json/encode.h"
 #include "json/json_document.h"
-#include "dumps/plan.h"
-#include "freeze/reference.h"
-#include "commands/freeze_steps.h"
 
 namespace hpfreeze {
 namespace {

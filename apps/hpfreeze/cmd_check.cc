@@ -3,8 +3,8 @@
 #include <string>
 
 #include "cli.h"
-#include "hpfreeze/commands/check_command.h"
 #include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/commands/check_command.h"
 
 namespace hpfreeze::cli {
 

@@ -50,3 +50,35 @@ def sanitized_binary():
     with open(BINARY, "rb") as f:
         data = f.read()
     return any(marker in data for marker in (b"__asan_init", b"libasan", b"AddressSanitizer"))
+
+
+def write_bundle(directory, model_name="M", meta=None):
+    """A generated bundle in `directory` as upstream writes one: the modeling file, its diff,
+    __init__.py, then codegen_meta.json (`meta`, or the tiny case's golden meta) with
+    `model_name` and the `outputs` upstream's record_output_hashes records (hashlib's sha256,
+    text-mode line counts). Returns the modeling file's name."""
+    import hashlib
+    import json
+    base = model_name or "model"
+    modeling = "modeling_" + "".join(c if c.isalnum() or c == "_" else "_" for c in base) + \
+        "_gen_npu.py"
+    os.makedirs(directory, exist_ok=True)
+    files = {modeling: "import torch\n\n\nclass Model:\n    pass\n",
+             modeling + ".diff": "--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n",
+             "__init__.py": "from .%s import Model\n" % modeling[:-3]}
+    roles = {modeling: "modeling", modeling + ".diff": "diff", "__init__.py": "init"}
+    outputs = {}
+    for name, text in sorted(files.items()):
+        with open(os.path.join(directory, name), "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        with open(os.path.join(directory, name), "r", encoding="utf-8") as f:
+            lines = sum(1 for _ in f)
+        outputs[roles[name]] = {"sha256": hashlib.sha256(text.encode()).hexdigest(),
+                                "lines": lines}
+    if meta is None:
+        with open(case("tiny", "expected.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+    meta = dict(meta, model_name=model_name, outputs=outputs)
+    with open(os.path.join(directory, "codegen_meta.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2, sort_keys=True)
+    return modeling

@@ -6,6 +6,7 @@ build does nothing" and "touching an input rebuilds exactly once" are counted, n
 guessed. Expected metas are golden files of testdata/cases (never hpfreeze's output).
 """
 import fnmatch
+import hashlib
 import json
 import os
 import re
@@ -16,7 +17,7 @@ import tempfile
 import time
 import unittest
 
-from hpf import BINARY, SOURCE, case, read
+from hpf import BINARY, SOURCE, case, read, write_bundle
 
 RECIPES = os.path.join(SOURCE, "docs", "recipes")
 TINY = "tiny-base"  # plan.json, model.json, base.json -> expected.json
@@ -288,6 +289,44 @@ class CiRecipe(Project):
             self.assertIn("\n" + r.stderr, f.read())
 
 
+@unittest.skipUnless(have("bash"), "bash is not installed")
+class CiBundleRecipe(Project):
+    def test_bundle_step_script(self):
+        self.assertEqual(ci_step("Generated bundles hold what their meta records"),
+                         "hpfreeze check . --bundle --message-format github\n")
+
+    @unittest.skip("check --bundle lands with the command wiring")
+    def test_bundle_step(self):
+        script = ci_step("Generated bundles hold what their meta records")
+        modeling = write_bundle(os.path.join(self.dir, "generated"))
+
+        def step():
+            return self.sh("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script,
+                           check=False)
+
+        r = step()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertNotIn("::error", r.stderr)
+
+        # A hand edit of the generated modeling file: an annotation on that file, with the
+        # meta's line and column of /outputs/modeling in the message.
+        path = os.path.join(self.dir, "generated", modeling)
+        before = hashlib.sha256(read(path)).hexdigest()
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("# edited by hand\n")
+        after = hashlib.sha256(read(path)).hexdigest()
+        r = step()
+        self.assertEqual(r.returncode, 1, r.stderr)
+        line = ("::error file=generated/%s::generated/codegen_meta.json:39:17: /outputs/modeling: "
+                "generated/%s: hash drift (recorded sha256 %s, actual %s; recorded 5 lines, "
+                "actual 6)\n" % (modeling, modeling, before, after))
+        self.assertIn(line, r.stderr)
+        # The line the recipe shows is this one.
+        with open(os.path.join(SOURCE, "docs", "recipes.md"), encoding="utf-8") as f:
+            self.assertIn("\n" + line, f.read())
+
+
 # The Debian/Ubuntu package behind each find_package() name of the project's CMake files.
 DEBIAN_PACKAGES = {
     "CLI11": "libcli11-dev", "simdjson": "libsimdjson-dev", "RapidJSON": "rapidjson-dev",
@@ -327,7 +366,7 @@ class CiBuildStep(unittest.TestCase):
         with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
             text = f.read()
         names = re.findall(r"^      - name: (.+)$", text, re.M)
-        self.assertEqual(len(names), 5, names)
+        self.assertEqual(len(names), 6, names)
         for name in names:
             r = subprocess.run(["bash", "-n"], input=ci_step(name), capture_output=True,
                                text=True, timeout=30)

@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "fuzz_harness.h"
 #include "dumps/checkpoint.h"
+#include "fuzz_harness.h"
 
 namespace hpfreeze::fuzz {
 

@@ -23,16 +23,16 @@
 #include <variant>
 #include <vector>
 
+#include "dumps/plan.h"
+#include "freeze/freeze.h"
+#include "freeze/reference.h"
 #include "fuzz_locator_harness.h"
 #include "hpfreeze/base/diagnostic.h"
 #include "json/encode.h"
-#include "freeze/freeze.h"
 #include "json/json.h"
 #include "json/json_document.h"
 #include "meta/meta.h"
 #include "spec/placement.h"
-#include "dumps/plan.h"
-#include "freeze/reference.h"
 
 namespace hpfreeze::fuzz {
 

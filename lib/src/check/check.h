@@ -3,9 +3,9 @@
 // codegen_meta.json, optionally against a model (the findings are specified in docs/cli.md,
 // "hpfreeze check"). The command, which loads the files, is in check_command.h.
 
+#include "dumps/plan.h"
 #include "hpfreeze/base/diagnostic.h"
 #include "meta/meta.h"
-#include "dumps/plan.h"
 
 namespace hpfreeze {
 

@@ -9,6 +9,7 @@
 
 #include "base/name_index.h"
 #include "check/check.h"
+#include "check/skipped_overrides.h"
 #include "json/json.h"
 #include "meta/meta.h"
 #include "spec/placement.h"
@@ -45,6 +46,7 @@ class MetaChecker {
     check_frozen_sharded_params();
     check_injections();
     if (model_ != nullptr) check_against_model();
+    for (Diagnostic& d : skipped_override_warnings(*meta_)) findings_.push_back(std::move(d));
     return std::move(findings_);
   }
 

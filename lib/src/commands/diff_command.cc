@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "inputs/inputs.h"
 #include "diff/diff.h"
+#include "inputs/inputs.h"
 
 namespace hpfreeze {
 

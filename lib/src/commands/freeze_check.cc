@@ -11,8 +11,8 @@
 #include "commands/freeze_steps.h"
 #include "diff/diff.h"
 #include "hpfreeze/commands/freeze_command.h"
-#include "io/io.h"
 #include "inputs/inputs.h"
+#include "io/io.h"
 
 namespace hpfreeze {
 namespace {

@@ -7,11 +7,11 @@
 
 #include "base/stage_clock.h"
 #include "commands/freeze_steps.h"
-#include "io/depfile.h"
-#include "json/encode.h"
-#include "io/io.h"
-#include "inputs/inputs.h"
 #include "freeze/freeze.h"
+#include "inputs/inputs.h"
+#include "io/depfile.h"
+#include "io/io.h"
+#include "json/encode.h"
 
 namespace hpfreeze {
 namespace {

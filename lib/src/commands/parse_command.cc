@@ -1,9 +1,9 @@
 #include "hpfreeze/commands/parse_command.h"
 
 #include "json/json.h"
-#include "spec/placement.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
+#include "spec/placement.h"
 
 namespace hpfreeze {
 namespace {

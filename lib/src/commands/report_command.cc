@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/base/command_result.h"
 #include "dumps/dump_kind.h"
+#include "hpfreeze/base/command_result.h"
 #include "inputs/inputs.h"
 #include "report/report.h"
 

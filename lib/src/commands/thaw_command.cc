@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "hpfreeze/base/command_result.h"
+#include "inputs/inputs.h"
 #include "io/io.h"
 #include "thaw/thaw.h"
-#include "inputs/inputs.h"
 
 namespace hpfreeze {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/diff/diff_options.h"
 #include "json/json.h"
 #include "meta/meta.h"
-#include "hpfreeze/diff/diff_options.h"
 
 namespace hpfreeze {
 

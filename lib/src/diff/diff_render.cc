@@ -7,9 +7,9 @@
 
 #include "diff/diff.h"
 #include "json/encode.h"
-#include "spec/placement.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
+#include "spec/placement.h"
 
 namespace hpfreeze {
 namespace {

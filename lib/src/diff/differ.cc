@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "diff/pointer_order.h"
 #include "diff/diff.h"
+#include "diff/pointer_order.h"
 #include "json/encode.h"
 #include "spec/placement.h"
 #include "spec/spec_fields.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/base/diagnostic.h"
 #include "dumps/plan.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze {
 

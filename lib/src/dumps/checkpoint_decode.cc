@@ -7,10 +7,10 @@
 #include <unordered_map>
 #include <utility>
 
+#include "dumps/checkpoint.h"
 #include "dumps/checkpoint_index.h"
 #include "dumps/dom_decode.h"
 #include "dumps/safetensors_header.h"
-#include "dumps/checkpoint.h"
 #include "io/io.h"
 
 namespace hpfreeze {

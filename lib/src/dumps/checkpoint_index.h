@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "base/name_index.h"
+#include "dumps/plan.h"
 #include "hpfreeze/base/diagnostic.h"
 #include "json/json_document.h"
-#include "dumps/plan.h"
 
 namespace hpfreeze {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "hpfreeze/base/diagnostic.h"
-#include "json/json_document.h"
 #include "json/dom_decode.h"
+#include "json/json_document.h"
 
 namespace hpfreeze::dom_decode {
 

@@ -14,9 +14,9 @@
 #include <variant>
 #include <vector>
 
+#include "base/huge_block.h"
 #include "hpfreeze/base/concurrency.h"
 #include "hpfreeze/base/diagnostic.h"
-#include "base/huge_block.h"
 #include "json/json.h"
 #include "spec/placement.h"
 #include "spec/spec_fields.h"

@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "dumps/dom_decode.h"
 #include "base/background_task.h"
-#include "json/json_document.h"
+#include "dumps/dom_decode.h"
 #include "dumps/plan.h"
+#include "json/json_document.h"
 #include "spec/placement_dump.h"
 
 namespace hpfreeze {

@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "base/name_index.h"
-#include "dumps/dom_decode.h"
 #include "capacity/capacity.h"
 #include "dumps/checkpoint.h"
+#include "dumps/dom_decode.h"
 #include "dumps/dump_kind.h"
 #include "io/io.h"
 #include "json/json_document.h"

@@ -118,7 +118,6 @@ Json value_to_dict(const SpecValue& value, CanonicalStrings& canonical) {
   return std::visit(Visitor{canonical}, value.v);
 }
 
-
 bool is_sharded(const ParamPlacements& param) {
   return std::any_of(param.axes.begin(), param.axes.end(),
                      [](const AxisPlacement& a) { return a.placement.is_sharded(); });
@@ -313,7 +312,6 @@ void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorLis
   }
 }
 
-
 }  // namespace
 
 PlanFreezer::PlanFreezer(const PlanDump& plan, const FreezeOptions& options)
@@ -450,6 +448,5 @@ std::vector<std::string> expand_sharded_params(const PlanDump& plan) {
   const std::vector<std::string_view> fqns = sharded_param_fqns(plan, arena);
   return {fqns.begin(), fqns.end()};
 }
-
 
 }  // namespace hpfreeze

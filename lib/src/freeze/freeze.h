@@ -7,11 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include "dumps/plan.h"
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/base/diagnostic.h"
-#include "json/json.h"
-#include "dumps/plan.h"
 #include "hpfreeze/freeze/freeze_options.h"
+#include "json/json.h"
 
 namespace hpfreeze {
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "base/stage_clock.h"
 #include "base/background_task.h"
+#include "base/stage_clock.h"
 #include "dumps/dump_kind.h"
 #include "inputs/load_steps.h"
 #include "inputs/model_input.h"

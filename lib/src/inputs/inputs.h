@@ -17,15 +17,15 @@
 #include <variant>
 #include <vector>
 
+#include "dumps/dump_kind.h"
+#include "dumps/plan.h"
 #include "hpfreeze/base/concurrency.h"
 #include "hpfreeze/base/diagnostic.h"
-#include "dumps/dump_kind.h"
+#include "hpfreeze/inputs/load_stage.h"
 #include "io/io.h"
 #include "json/json.h"
 #include "json/json_document.h"
 #include "meta/meta.h"
-#include "dumps/plan.h"
-#include "hpfreeze/inputs/load_stage.h"
 
 namespace hpfreeze {
 

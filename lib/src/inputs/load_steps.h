@@ -17,9 +17,9 @@
 #include <string>
 
 #include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/inputs/load_stage.h"
 #include "io/io.h"
 #include "json/json_document.h"
-#include "hpfreeze/inputs/load_stage.h"
 
 namespace hpfreeze {
 

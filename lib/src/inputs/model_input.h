@@ -9,11 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/base/diagnostic.h"
 #include "dumps/dump_kind.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/diagnostic.h"
 #include "io/io.h"
 #include "json/json_document.h"
-#include "dumps/plan.h"
 
 namespace hpfreeze {
 

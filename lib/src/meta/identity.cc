@@ -5,8 +5,8 @@
 #include <string>
 #include <variant>
 
-#include "hpfreeze/base/diagnostic.h"
 #include "dumps/dump_kind.h"
+#include "hpfreeze/base/diagnostic.h"
 #include "json/json_document.h"
 
 namespace hpfreeze {

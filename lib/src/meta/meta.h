@@ -86,6 +86,49 @@ struct MetaParallelDims {
   std::vector<MetaAxisSize> axes;  // the <axis>_size members in document order (an object)
 };
 
+// One member of `outputs`: what the meta records for one file of its generated bundle.
+struct MetaOutput {
+  std::string_view key;            // a role (modeling, diff, init) or a file name
+  const Json* recorded = nullptr;  // the value as the document holds it
+  // The recorded hash: set when `recorded` is an object whose "sha256" is 64 lowercase hex
+  // digits; otherwise check --bundle reports the entry.
+  std::optional<std::string_view> sha256;
+  std::optional<std::uint64_t> lines;  // "lines" when it is an integer of 0 or more
+};
+
+// What check --bundle reads: the members that name the files of the bundle beside the meta
+// and record their hashes. Identity members (they stay in FrozenMeta::identity): judged by
+// check, never when decoded.
+struct MetaBundle {
+  const Json* model_name = nullptr;  // as the document holds it; nullptr when absent
+  MetaMemberState outputs_state = MetaMemberState::kAbsent;
+  std::vector<MetaOutput> outputs;  // document order, when `outputs` is an object
+  // The entries of remote_siblings that are strings, with their index (the others are the
+  // schema rule's errors).
+  std::vector<std::pair<std::size_t, std::string_view>> remote_siblings;
+
+  // The name the modeling file is made from (bundle/output_names.h): model_name, "" when it
+  // is absent or null (upstream's `model_name or "model"` then applies); nullopt when it is
+  // neither a string nor null.
+  [[nodiscard]] std::optional<std::string_view> modeling_name() const;
+  // The output recorded under `key`; nullptr when there is none.
+  [[nodiscard]] const MetaOutput* find_output(std::string_view key) const;
+};
+
+// One entry of skipped_overrides: a plan_overrides entry generation left out (upstream
+// records {"match": [patterns], "reason": "no_match"}).
+struct MetaSkippedOverride {
+  std::size_t index = 0;         // position in /skipped_overrides
+  const Json* entry = nullptr;   // as the document holds it
+  const Json* match = nullptr;   // its "match" when it is an object holding one
+  const Json* reason = nullptr;  // its "reason" likewise
+};
+
+struct MetaSkippedOverrides {
+  const Json* value = nullptr;               // as the document holds it; nullptr when absent
+  std::vector<MetaSkippedOverride> entries;  // when it is an array, in its order
+};
+
 // The decoded top-level members as the document holds them (null included), for a
 // reader that copies one whole (thaw's plan head) or needs to tell absent from empty;
 // nullptr when absent.
@@ -111,9 +154,11 @@ struct FrozenMeta {
   std::vector<std::vector<std::string_view>> tied_pairs;
   const Json* special_handlers = nullptr;   // nullptr when absent or null
   std::vector<const JsonMember*> identity;  // every other top-level member, in order
-  // Two identity members, decoded (they stay in `identity` as well).
+  // Identity members, decoded (they stay in `identity` as well).
   MetaCovered covered;
   MetaParallelDims parallel_dims;
+  MetaBundle bundle;  // model_name, outputs, remote_siblings (identity members, decoded)
+  MetaSkippedOverrides skipped_overrides;
   MetaMembers members;
 
   // nullptr when param_plan has no such boundary.

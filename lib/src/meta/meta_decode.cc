@@ -1,10 +1,11 @@
 #include <algorithm>
 
-#include "hpfreeze/base/command_result.h"
 #include "dumps/dump_kind.h"
-#include "meta/meta.h"
 #include "dumps/plan.h"
+#include "hpfreeze/base/command_result.h"
+#include "meta/bundle_members.h"
 #include "meta/identity.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 
@@ -110,6 +111,7 @@ class MetaDecoder {
         // copies them from a base unjudged.
         if (m.key == "covered") meta_.covered = decode_covered(m.value);
         if (m.key == "parallel_dims") meta_.parallel_dims = decode_parallel_dims(m.value);
+        decode_bundle_member(m, meta_.bundle, meta_.skipped_overrides);
         meta_.identity.push_back(&m);
       }
     }

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "capacity/capacity.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/diagnostic.h"
 #include "hpfreeze/capacity/capacity_args.h"
 #include "hpfreeze/report/report_options.h"
-#include "hpfreeze/base/diagnostic.h"
 #include "meta/meta.h"
-#include "dumps/plan.h"
 
 namespace hpfreeze {
 

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "meta/meta.h"
 #include "dumps/plan.h"
+#include "meta/meta.h"
 #include "report/report.h"
 #include "report/report_axes.h"
 #include "report/report_local.h"

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "capacity/chunk_geometry.h"
 #include "capacity/capacity.h"
+#include "capacity/chunk_geometry.h"
 #include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze::report_detail {

@@ -321,7 +321,7 @@ Expected<ThawedBytes> thaw_meta_to_bytes(const FrozenMeta& meta, const ThawOptio
   if (!thawed) return std::move(thawed.errors());
   ThawedBytes result;
   result.plan = encode_thawed_plan(thawed->draft, options.concurrency);
-  result.plan += '\n';  // the encoder reserves room beyond the last token
+  result.plan += '\n';          // the encoder reserves room beyond the last token
   thawed->draft = ThawDraft();  // not held while the model is encoded
   if (thawed->model) {
     result.model = encode_plain_json(*thawed->model);

@@ -107,8 +107,8 @@ TEST(BackgroundTask, WorkNeverStartedIsNotRunWhenLeavingWithoutWait) {
 enum NoThreadOutcome : int {
   kRanOnTheCaller = 0,
   kCouldNotLimit = 10,
-  kAThreadStarted,   // the limit did not hold: nothing was tested
-  kRanTooEarly,      // the work ran before wait(), so a thread did start
+  kAThreadStarted,  // the limit did not hold: nothing was tested
+  kRanTooEarly,     // the work ran before wait(), so a thread did start
   kNotRunByWait,
   kRanOnAnotherThread,
   kSecondWaitRanAgain,

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "capacity/capacity.h"
+
 namespace hpfreeze {
 namespace {
 

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "dumps/plan.h"
+#include "freeze/reference.h"
 #include "hpfreeze/base/concurrency.h"
 #include "json/encode.h"
 #include "json/json_document.h"
-#include "dumps/plan.h"
 #include "support/documents.h"
-#include "freeze/reference.h"
 
 namespace hpfreeze {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "dumps/plan.h"
 #include "json/json_document.h"
 #include "meta/meta.h"
-#include "dumps/plan.h"
 #include "report/report.h"
 #include "support/documents.h"
 

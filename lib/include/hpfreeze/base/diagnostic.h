@@ -27,6 +27,13 @@ struct Diagnostic {
   ErrorClass error_class = ErrorClass::kRejected;
   // Lines shown under the message, each as it is (freeze --check's differences); no LF.
   std::vector<std::string> detail;
+  // The file a GitHub annotation goes on when it is not `file`: the generated file a
+  // finding of check --bundle is about, where the user has to act (`file` stays the meta,
+  // which `pointer`, `line` and `column` locate). Empty: `file`. Only --message-format
+  // github reads it: `::error file=ANNOTATE_FILE::` and then location_and_message() as the
+  // message (`line`/`col` belong to `file`, so they are not properties); text and JSON
+  // output leave it out.
+  std::string annotate_file;
 
   // "FILE[:LINE:COL]: POINTER: message", each part only when known; not the detail.
   [[nodiscard]] std::string location_and_message() const;

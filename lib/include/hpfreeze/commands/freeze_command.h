@@ -33,7 +33,7 @@ struct FreezeRequest {
 // did not run keeps its flag false. Times are wall-clock milliseconds on the thread that ran
 // the stage, so they may add up to more than the whole run.
 struct FreezeStages {
-  using Input = LoadStage;     // the base meta's check counts as its decode
+  using Input = LoadStage;    // the base meta's check counts as its decode
   std::vector<Input> inputs;  // plan, model, then base when given
   bool decoded = false;       // both dumps decoded
   std::size_t modules = 0;    // plan modules (boundaries)

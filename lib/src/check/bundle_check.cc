@@ -1,0 +1,152 @@
+// check --bundle: the recorded hashes of a meta's generated bundle against its files.
+#include "check/bundle_check.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "bundle/output_names.h"
+#include "io/file_digest.h"
+#include "json/json.h"
+#include "json/output_name.h"
+
+namespace hpfreeze {
+namespace {
+
+constexpr std::string_view kRecordedEntry = "an object with a 'sha256' of 64 lowercase hex digits";
+
+// What a recorded entry without a usable sha256 holds instead.
+std::string entry_defect(const MetaOutput& output) {
+  const Json& recorded = *output.recorded;
+  if (!recorded.is_object()) return expected_got(kRecordedEntry, recorded);
+  const Json* sha256 = recorded.find("sha256");
+  if (sha256 == nullptr)
+    return expected_got(kRecordedEntry, std::string_view("an object without one"));
+  if (!sha256->is_string()) {
+    return expected_got(kRecordedEntry,
+                        "a 'sha256' that is " + std::string(json_type_article(*sha256)));
+  }
+  return expected_got(kRecordedEntry, quote_for_diagnostic(sha256->as_string()));
+}
+
+class BundleChecker {
+ public:
+  BundleChecker(const FrozenMeta& meta, std::string_view prefix)
+      : bundle_(meta.bundle), file_(meta.file), prefix_(prefix) {}
+
+  Diagnostics run() {
+    const std::optional<std::string_view> name = bundle_.modeling_name();
+    if (!name) error("/model_name", expected_got("a string or null", *bundle_.model_name));
+    modeling_name_ = name;
+    if (bundle_.outputs_state == MetaMemberState::kAbsent) {
+      note("", "the meta records no generated bundle (no outputs): nothing to verify");
+    } else if (bundle_.outputs_state == MetaMemberState::kObject && bundle_.outputs.empty()) {
+      note("/outputs",
+           "the meta records no generated bundle (outputs is empty): nothing to verify");
+    } else if (bundle_.outputs_state == MetaMemberState::kObject) {
+      check_outputs();
+    }
+    // Otherwise `outputs` is not an object: the schema rule's error says so.
+    std::stable_sort(findings_.begin(), findings_.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) {
+                       if (a.pointer != b.pointer) return a.pointer < b.pointer;
+                       return a.message < b.message;
+                     });
+    return std::move(findings_);
+  }
+
+ private:
+  Diagnostic& add(Severity severity, std::string pointer, std::string message) {
+    Diagnostic& d =
+        findings_.emplace_back(make_error(file_, std::move(pointer), std::move(message)));
+    d.severity = severity;
+    return d;
+  }
+  Diagnostic& error(std::string pointer, std::string message) {
+    return add(Severity::kError, std::move(pointer), std::move(message));
+  }
+  void note(std::string pointer, std::string message) {
+    add(Severity::kNote, std::move(pointer), std::move(message));
+  }
+
+  // The file of the bundle `key` names; nullopt when it names none (an invalid key, or a
+  // modeling or diff key while model_name cannot name a file).
+  std::optional<std::string> file_name(std::string_view key) const {
+    const OutputRole role = output_role(key);
+    if (!modeling_name_ && (role == OutputRole::kModeling || role == OutputRole::kDiff)) {
+      return std::nullopt;
+    }
+    return output_file_name(key, modeling_name_.value_or(""));
+  }
+
+  void check_outputs() {
+    // Upstream's rules: the three generated files and every copied remote source are recorded.
+    for (const std::string_view role : {"modeling", "diff", "init"}) {
+      if (bundle_.find_output(role) != nullptr) continue;
+      std::string message = "missing " + std::string(role) + " output hash";
+      if (const std::optional<std::string> name = file_name(role)) {
+        message += " (" + output_name(prefix_ + *name) + ")";
+      }
+      error("/outputs", std::move(message));
+    }
+    for (const auto& [index, sibling] : bundle_.remote_siblings) {
+      if (bundle_.find_output(sibling) != nullptr) continue;
+      error(index_pointer("/remote_siblings", index),
+            "missing output hash for remote sibling " + quote_for_diagnostic(sibling));
+    }
+    for (const MetaOutput& output : bundle_.outputs) check_output(output);
+  }
+
+  // At most one finding per key: the first of an invalid file name, an unusable entry, a
+  // file that cannot be read, and a sha256 that differs.
+  void check_output(const MetaOutput& output) {
+    const std::string pointer = pointer_join("/outputs", output.key);
+    if (!is_plain_file_name(output.key) && output_role(output.key) == OutputRole::kFile) {
+      error(pointer, std::string(kInvalidOutputFilename) + " " + quote_for_diagnostic(output.key) +
+                         ": not a plain file name of the bundle");
+      return;
+    }
+    if (!output.sha256) {
+      error(pointer, entry_defect(output));
+      return;
+    }
+    const std::optional<std::string> name = file_name(output.key);
+    if (!name) return;  // model_name cannot name it: its own error says so
+    const std::string path = prefix_ + *name;
+    const Expected<FileDigest> digest = digest_file(path);
+    if (!digest) {
+      error(pointer, output_name(path) + ": " + digest.errors().front().message +
+                         " (recorded sha256 " + std::string(*output.sha256) + ")")
+          .annotate_file = path;
+      return;
+    }
+    if (digest->sha256 == *output.sha256) return;
+    std::string message = output_name(path) + ": hash drift (recorded sha256 " +
+                          std::string(*output.sha256) + ", actual " + digest->sha256;
+    if (output.lines) {
+      message += "; recorded " + plural(*output.lines, "line") + ", actual ";
+      message += digest->lines ? std::to_string(*digest->lines) : std::string("not UTF-8");
+    }
+    error(pointer, message + ")").annotate_file = path;
+  }
+
+  const MetaBundle& bundle_;
+  const std::string& file_;
+  std::string prefix_;
+  std::optional<std::string_view> modeling_name_;
+  Diagnostics findings_;
+};
+
+}  // namespace
+
+std::string bundle_prefix(std::string_view meta_path) {
+  const std::size_t slash = meta_path.rfind('/');
+  return slash == std::string_view::npos ? std::string()
+                                         : std::string(meta_path.substr(0, slash + 1));
+}
+
+Diagnostics check_bundle(const FrozenMeta& meta, std::string_view prefix) {
+  return BundleChecker(meta, prefix).run();
+}
+
+}  // namespace hpfreeze
