@@ -1,5 +1,5 @@
 // diff_metas: the walk of two decoded metas that finds their semantic differences
-// (hpfreeze/diff.h), in output order.
+// (diff/diff.h), in output order.
 #include <algorithm>
 #include <bit>
 #include <cstdint>

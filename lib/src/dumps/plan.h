@@ -2,7 +2,7 @@
 // The plan dump (docs/formats.md, "plan dump") and the model tree dump ("model tree dump")
 // as plain C++ structs. Every string is a view into the JsonDocument it was decoded from:
 // keep it alive. Users that only read the structs need no simdjson: the document type is
-// only declared here (include hpfreeze/json_document.h to make one).
+// only declared here (include json/json_document.h to make one).
 
 #include <cstddef>
 #include <cstdint>
