@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 
 namespace hpfreeze {
 namespace {

@@ -16,13 +16,15 @@
 #include <string_view>
 #include <utility>
 
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/freeze.h"
-#include "hpfreeze/freeze_command.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "commands/freeze_steps.h"
+#include "dumps/plan.h"
+#include "freeze/freeze.h"
+#include "freeze/reference.h"
+#include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/commands/freeze_command.h"
+#include "io/io.h"
+#include "json/encode.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 namespace {

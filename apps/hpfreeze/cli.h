@@ -9,13 +9,13 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/message_format.h"
+#include "hpfreeze/base/command_result.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/commands/message_format.h"
 
 namespace hpfreeze::cli {
 
-// A command's run amounts to an Outcome (hpfreeze/command_result.h); run_cli() alone turns
+// A command's run amounts to an Outcome (hpfreeze/base/command_result.h); run_cli() alone turns
 // it into the exit status, so the 0/1/2 contract lives in one place.
 inline constexpr Outcome kExitOk = Outcome::kOk;
 inline constexpr Outcome kExitRejected = Outcome::kRejected;

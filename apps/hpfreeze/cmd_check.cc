@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "cli.h"
-#include "hpfreeze/check_command.h"
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/commands/check_command.h"
 
 namespace hpfreeze::cli {
 

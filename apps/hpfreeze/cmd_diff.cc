@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "cli.h"
-#include "hpfreeze/diff_command.h"
+#include "hpfreeze/commands/diff_command.h"
 
 namespace hpfreeze::cli {
 

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "cli.h"
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/expand_command.h"
+#include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/commands/expand_command.h"
 
 namespace hpfreeze::cli {
 

@@ -2,8 +2,8 @@
 #include <memory>
 
 #include "cli.h"
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/freeze_command.h"
+#include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/commands/freeze_command.h"
 
 namespace hpfreeze::cli {
 

@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "cli.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/parse_command.h"
+#include "hpfreeze/commands/parse_command.h"
+#include "hpfreeze/io/standard_streams.h"
 
 namespace hpfreeze::cli {
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "cli.h"
-#include "hpfreeze/capacity_args.h"
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/capacity/capacity_args.h"
+#include "hpfreeze/commands/report_command.h"
 
 namespace hpfreeze::cli {
 

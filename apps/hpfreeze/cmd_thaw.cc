@@ -2,8 +2,8 @@
 #include <memory>
 
 #include "cli.h"
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/thaw_command.h"
+#include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/commands/thaw_command.h"
 
 namespace hpfreeze::cli {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cli.h"
-#include "hpfreeze/io.h"
+#include "hpfreeze/io/standard_streams.h"
 
 namespace hpfreeze::cli {
 namespace {

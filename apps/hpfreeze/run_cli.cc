@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "cli.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/message_format.h"
-#include "hpfreeze/suggest.h"
-#include "hpfreeze/version.h"
+#include "hpfreeze/base/suggest.h"
+#include "hpfreeze/base/version.h"
+#include "hpfreeze/commands/message_format.h"
+#include "hpfreeze/io/standard_streams.h"
 
 namespace hpfreeze::cli {
 namespace {

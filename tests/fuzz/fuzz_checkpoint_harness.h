@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "dumps/checkpoint.h"
 #include "fuzz_harness.h"
-#include "hpfreeze/checkpoint.h"
 
 namespace hpfreeze::fuzz {
 

@@ -23,15 +23,16 @@
 #include <variant>
 #include <vector>
 
+#include "dumps/plan.h"
+#include "freeze/freeze.h"
+#include "freeze/reference.h"
 #include "fuzz_locator_harness.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/freeze.h"
-#include "hpfreeze/json.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/placement.h"
-#include "hpfreeze/plan.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "json/encode.h"
+#include "json/json.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
+#include "spec/placement.h"
 
 namespace hpfreeze::fuzz {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "json/json.h"
 #include "json/json_pointer_locator.h"
 
 namespace hpfreeze::fuzz {

@@ -26,17 +26,21 @@
 #include <vector>
 
 #include "check/bundle_check.h"
+#include "check/check.h"
+#include "diff/diff.h"
+#include "dumps/plan.h"
+#include "freeze/freeze.h"
+#include "freeze/reference.h"
 #include "fuzz_harness.h"
-#include "hpfreeze/check.h"
-#include "hpfreeze/diff_command.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/expand_command.h"
-#include "hpfreeze/freeze.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
-#include "hpfreeze/report_command.h"
-#include "hpfreeze/thaw_command.h"
+#include "hpfreeze/commands/diff_command.h"
+#include "hpfreeze/commands/expand_command.h"
+#include "hpfreeze/commands/report_command.h"
+#include "hpfreeze/commands/thaw_command.h"
 #include "json/diagnostic_json.h"
+#include "json/encode.h"
+#include "meta/meta.h"
+#include "report/report.h"
+#include "thaw/thaw.h"
 
 namespace hpfreeze::fuzz {
 

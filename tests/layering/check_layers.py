@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """The layering test: every #include runs to the same or a lower rank.
 
-The ranks are read from docs/layers.txt (one line per folder: rank, folder, the public
-headers of lib/include/hpfreeze/ that the folder implements). Every file of lib/src/**,
-lib/include/hpfreeze/ and apps/ gets the rank of its folder; each of its #include lines is
+The ranks are read from docs/layers.txt (one line per folder: rank and folder). Every file
+of lib/src/<folder>/, lib/include/hpfreeze/<folder>/ (the public headers, beside the folder
+they belong to) and apps/ gets the rank of its folder; each of its #include lines is
 resolved to a file of a known folder and fails, named FILE:LINE, when it runs to a higher
-rank. A source file in no known folder, a public header in no folder's list and an
-include that names no file of the tree fail too. docs/development.md must show the same
-ranks in the table of its "Layers" section.
+rank. A source file in no known folder and an include that names no file of the tree fail
+too. The public headers are what apps/ calls and nothing more: a public header includes
+only public headers and the standard library (no lib/src header, no dependency's header
+such as simdjson's), apps/ includes no lib/src header, and every public header is reached
+from apps/. docs/development.md must show the same ranks in the table of its "Layers"
+section.
 
     check_layers.py [--root REPO]      exit 0 when the tree keeps its layers, 1 otherwise
 """
@@ -22,27 +25,27 @@ SOURCE_SUFFIXES = (".cc", ".h", ".h.in")
 DOC_ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*`([a-z_]+)/?`\s*\|")
 
 
+# A dependency's header: never in a public header (the package installs no library, and
+# what apps/ calls must not drag a parser's headers into every translation unit of apps/).
+DEPENDENCY = re.compile(r"^(simdjson|rapidjson|spdlog|CLI|openssl|gtest|gmock|benchmark)\b")
+
+
 def read_layers(path):
-    """{folder: rank} and {public header: folder} from docs/layers.txt."""
-    ranks, headers, errors = {}, {}, []
+    """{folder: rank} from docs/layers.txt."""
+    ranks, errors = {}, []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         fields = line.split()
-        if len(fields) < 2 or not fields[0].isdigit():
-            errors.append(f"docs/layers.txt:{number}: expected 'RANK FOLDER [HEADER...]'")
+        if len(fields) != 2 or not fields[0].isdigit():
+            errors.append(f"docs/layers.txt:{number}: expected 'RANK FOLDER'")
             continue
         rank, folder = int(fields[0]), fields[1]
         if folder in ranks:
             errors.append(f"docs/layers.txt:{number}: folder {folder} is listed twice")
         ranks[folder] = rank
-        for header in fields[2:]:
-            if header in headers:
-                errors.append(f"docs/layers.txt:{number}: {header} is listed under {headers[header]} "
-                              f"and {folder}")
-            headers[header] = folder
-    return ranks, headers, errors
+    return ranks, errors
 
 
 def read_doc_ranks(path):
@@ -66,8 +69,8 @@ def sources(root):
 
 
 class Tree:
-    def __init__(self, root, ranks, headers):
-        self.root, self.ranks, self.headers = root, ranks, headers
+    def __init__(self, root, ranks):
+        self.root, self.ranks = root, ranks
         self.src = root / "lib/src"
         self.public = root / "lib/include/hpfreeze"
         self.apps = root / "apps"
@@ -77,16 +80,12 @@ class Tree:
         path = path.resolve()
         if path.is_relative_to(self.apps.resolve()):
             return "apps", None
-        if path.parent == self.public.resolve():
-            name = path.name.removesuffix(".in")
-            if name in self.headers:
-                return self.headers[name], None
-            return None, f"public header {name} is in no folder's list in docs/layers.txt"
-        if path.is_relative_to(self.src.resolve()):
-            parts = path.relative_to(self.src.resolve()).parts
-            if len(parts) > 1 and parts[0] in self.ranks:
-                return parts[0], None
-            return None, "in no known folder of lib/src (docs/layers.txt)"
+        for base, shown in ((self.public, "lib/include/hpfreeze"), (self.src, "lib/src")):
+            if path.is_relative_to(base.resolve()):
+                parts = path.relative_to(base.resolve()).parts
+                if len(parts) > 1 and parts[0] in self.ranks and parts[0] != "apps":
+                    return parts[0], None
+                return None, f"in no known folder of {shown} (docs/layers.txt)"
         return None, "outside lib/src, lib/include/hpfreeze and apps"
 
     def resolve(self, including, name, quoted):
@@ -108,7 +107,7 @@ class Tree:
 def check(root):
     errors = []
     layers_path = root / "docs/layers.txt"
-    ranks, headers, layer_errors = read_layers(layers_path)
+    ranks, layer_errors = read_layers(layers_path)
     errors += layer_errors
     if "apps" not in ranks:
         errors.append(f"docs/layers.txt: no rank for apps")
@@ -122,14 +121,15 @@ def check(root):
                               f"{doc_ranks.get(folder, 'none')}, docs/layers.txt "
                               f"{ranks.get(folder, 'none')}")
 
-    tree = Tree(root, ranks, headers)
-    for folder in sorted(p.name for p in tree.src.iterdir() if p.is_dir()):
-        if folder not in ranks:
-            errors.append(f"lib/src/{folder}/: a folder with no rank in docs/layers.txt")
-    listed = {p.name.removesuffix(".in") for p in tree.public.iterdir() if p.is_file()}
-    for header in sorted(set(headers) - listed):
-        errors.append(f"docs/layers.txt: {header} is listed but lib/include/hpfreeze/ has no "
-                      "such header")
+    tree = Tree(root, ranks)
+    for base, shown in ((tree.src, "lib/src"), (tree.public, "lib/include/hpfreeze")):
+        for folder in sorted(p.name for p in base.iterdir() if p.is_dir()):
+            if folder not in ranks:
+                errors.append(f"{shown}/{folder}/: a folder with no rank in docs/layers.txt")
+
+    public = tree.public.resolve()
+    src = tree.src.resolve()
+    edges = {}  # a file of the tree -> the files of the tree it includes
 
     files = includes = 0
     for path in sources(root):
@@ -145,12 +145,21 @@ def check(root):
                 continue
             quoted, name = match.group(1) == '"', match.group(2)
             target = tree.resolve(path, name, quoted)
+            is_public = path.resolve().is_relative_to(public)
             if target is None:
                 if quoted or name.startswith("hpfreeze/"):
                     errors.append(f"{shown}:{number}: #include \"{name}\" names no file of "
                                   "lib/src, lib/include/hpfreeze or apps")
+                elif is_public and DEPENDENCY.match(name):
+                    errors.append(f"{shown}:{number}: #include <{name}>: a public header "
+                                  "includes no dependency's header")
                 continue  # a system or third-party header
             includes += 1
+            edges.setdefault(path.resolve(), []).append(target.resolve())
+            if target.resolve().is_relative_to(src) and (is_public or folder == "apps"):
+                where = "a public header" if is_public else "apps/"
+                errors.append(f"{shown}:{number}: #include \"{name}\": {where} includes "
+                              "only public headers (lib/include/hpfreeze/)")
             target_folder, why = tree.folder_of(target)
             if target_folder is None:
                 errors.append(f"{shown}:{number}: #include \"{name}\": "
@@ -159,6 +168,19 @@ def check(root):
                 errors.append(f"{shown}:{number}: #include \"{name}\" runs up from "
                               f"{folder} (rank {ranks[folder]}) to {target_folder} "
                               f"(rank {ranks[target_folder]})")
+
+    # Every public header is what apps/ calls, directly or through another public header.
+    reached, todo = set(), [p for p in edges if p.is_relative_to(tree.apps.resolve())]
+    while todo:
+        for target in edges.get(todo.pop(), []):
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    for path in sorted(p for p in tree.public.rglob("*") if p.is_file()):
+        resolved = path.resolve()
+        if resolved not in reached:
+            errors.append(f"{path.relative_to(root)}: a public header apps/ does not include "
+                          "(move it beside its sources in lib/src/)")
     return errors, files, includes
 
 

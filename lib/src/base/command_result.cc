@@ -1,4 +1,4 @@
-#include "hpfreeze/command_result.h"
+#include "hpfreeze/base/command_result.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
 
 #include <sched.h>
 

@@ -1,4 +1,4 @@
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 
 #include <cstdio>
 #include <string>

@@ -1,4 +1,4 @@
-#include "hpfreeze/huge_block.h"
+#include "base/huge_block.h"
 
 #include <new>
 

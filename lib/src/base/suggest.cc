@@ -1,4 +1,4 @@
-#include "hpfreeze/suggest.h"
+#include "hpfreeze/base/suggest.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 
 #include <algorithm>
 #include <array>

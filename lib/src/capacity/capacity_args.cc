@@ -1,12 +1,13 @@
 // The command-line values of capacity planning (capacity_args.h), each parsed in one
 // place: the front end checks them while it parses the command line and maps them to the
 // request.
-#include "hpfreeze/capacity_args.h"
+#include "hpfreeze/capacity/capacity_args.h"
 
 #include <algorithm>
 #include <limits>
 #include <utility>
 
+#include "capacity/capacity.h"
 #include "capacity/usage_error.h"
 
 namespace hpfreeze {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 
 namespace hpfreeze {
 namespace {

@@ -2,7 +2,7 @@
 // The JSON of a capacity result (render_capacity_json) and the pieces of it that report
 // --json writes too (docs/formats.md, "report --json"), in one place so both say the same.
 
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 #include "json/json_stream.h"
 
 namespace hpfreeze {

@@ -25,9 +25,9 @@
 #include <map>
 #include <utility>
 
+#include "capacity/capacity.h"
 #include "capacity/chunk_geometry.h"
 #include "capacity/rank_layout.h"
-#include "hpfreeze/capacity.h"
 
 namespace hpfreeze {
 namespace {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "base/text_table.h"
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 #include "json/output_name.h"
 
 namespace hpfreeze {

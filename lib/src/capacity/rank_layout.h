@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 
 namespace hpfreeze::capacity_detail {
 

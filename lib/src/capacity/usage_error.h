@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze::capacity_detail {
 

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "bundle/output_names.h"
-#include "hpfreeze/json.h"
 #include "io/file_digest.h"
+#include "json/json.h"
 #include "json/output_name.h"
 
 namespace hpfreeze {

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/meta.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 

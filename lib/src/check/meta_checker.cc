@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "base/name_index.h"
+#include "check/check.h"
 #include "check/skipped_overrides.h"
-#include "hpfreeze/check.h"
-#include "hpfreeze/json.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/placement.h"
-#include "hpfreeze/spec_fields.h"
+#include "json/json.h"
+#include "meta/meta.h"
+#include "spec/placement.h"
+#include "spec/spec_fields.h"
 
 namespace hpfreeze {
 namespace {

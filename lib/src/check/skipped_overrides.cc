@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/encode.h"
-#include "hpfreeze/json.h"
+#include "json/encode.h"
+#include "json/json.h"
 #include "json/output_name.h"
 
 namespace hpfreeze {

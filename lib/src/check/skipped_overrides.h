@@ -3,8 +3,8 @@
 // out (the meta's skipped_overrides), one warning each, as upstream's preflight
 // warn_skipped_overrides lists them (docs/cli.md, "skipped_overrides").
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/meta.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 

@@ -1,7 +1,7 @@
 // run_check: the metas found (io/meta_tree.h), each loaded (inputs/inputs.h) and checked
 // (check.h, and with --bundle check/bundle_check.h) as if it were alone, on up to the
 // request's CPUs; their findings as diagnostics or, with --json, JSON Lines, in walk order.
-#include "hpfreeze/check_command.h"
+#include "hpfreeze/commands/check_command.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/background_task.h"
 #include "check/bundle_check.h"
-#include "hpfreeze/background_task.h"
-#include "hpfreeze/check.h"
+#include "check/check.h"
 #include "inputs/inputs.h"
 #include "io/meta_tree.h"
 #include "json/diagnostic_json.h"

@@ -1,10 +1,11 @@
 // run_diff: both metas loaded (inputs/inputs.h), then diff_metas' differences streamed as
 // text or JSON Lines (or, with quiet, only whether there are any).
-#include "hpfreeze/diff_command.h"
+#include "hpfreeze/commands/diff_command.h"
 
 #include <utility>
 #include <vector>
 
+#include "diff/diff.h"
 #include "inputs/inputs.h"
 
 namespace hpfreeze {

@@ -1,8 +1,8 @@
-#include "hpfreeze/expand_command.h"
+#include "hpfreeze/commands/expand_command.h"
 
 #include <utility>
 
-#include "hpfreeze/freeze.h"
+#include "freeze/freeze.h"
 #include "inputs/inputs.h"
 #include "json/output_name.h"
 

@@ -8,10 +8,11 @@
 #include <utility>
 
 #include "base/stage_clock.h"
-#include "hpfreeze/diff.h"
-#include "hpfreeze/freeze_command.h"
-#include "hpfreeze/io.h"
+#include "commands/freeze_steps.h"
+#include "diff/diff.h"
+#include "hpfreeze/commands/freeze_command.h"
 #include "inputs/inputs.h"
+#include "io/io.h"
 
 namespace hpfreeze {
 namespace {

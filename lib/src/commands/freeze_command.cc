@@ -1,15 +1,17 @@
 // run_freeze and render_meta: the dumps loaded (inputs/inputs.h), frozen, encoded, written.
-#include "hpfreeze/freeze_command.h"
+#include "hpfreeze/commands/freeze_command.h"
 
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "base/stage_clock.h"
-#include "hpfreeze/depfile.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/io.h"
+#include "commands/freeze_steps.h"
+#include "freeze/freeze.h"
 #include "inputs/inputs.h"
+#include "io/depfile.h"
+#include "io/io.h"
+#include "json/encode.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,4 +1,4 @@
-#include "hpfreeze/message_format.h"
+#include "hpfreeze/commands/message_format.h"
 
 #include <algorithm>
 #include <iterator>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "json/diagnostic_json.h"
 #include "json/json_pointer_locator.h"
 

@@ -1,9 +1,9 @@
-#include "hpfreeze/parse_command.h"
+#include "hpfreeze/commands/parse_command.h"
 
-#include "hpfreeze/json.h"
-#include "hpfreeze/placement.h"
+#include "json/json.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
+#include "spec/placement.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,7 +1,7 @@
 // run_report: the two inputs loaded (inputs/inputs.h), then the report pass (report.h),
 // rendered, and its findings for stderr. The pass is report/build_report.cc, the rendering
 // report/report_render.cc.
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/commands/report_command.h"
 
 #include <algorithm>
 #include <optional>
@@ -9,9 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/dump_kind.h"
+#include "dumps/dump_kind.h"
+#include "hpfreeze/base/command_result.h"
 #include "inputs/inputs.h"
+#include "report/report.h"
 
 namespace hpfreeze {
 namespace {

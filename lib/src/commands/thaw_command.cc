@@ -1,13 +1,13 @@
-#include "hpfreeze/thaw_command.h"
+#include "hpfreeze/commands/thaw_command.h"
 
 #include <span>
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/thaw.h"
+#include "hpfreeze/base/command_result.h"
 #include "inputs/inputs.h"
+#include "io/io.h"
+#include "thaw/thaw.h"
 
 namespace hpfreeze {
 namespace {

@@ -5,11 +5,11 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diff.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/placement.h"
+#include "diff/diff.h"
+#include "json/encode.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
+#include "spec/placement.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,5 +1,5 @@
 // diff_metas: the walk of two decoded metas that finds their semantic differences
-// (hpfreeze/diff.h), in output order.
+// (diff/diff.h), in output order.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "diff/diff.h"
 #include "diff/pointer_order.h"
-#include "hpfreeze/diff.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/placement.h"
-#include "hpfreeze/spec_fields.h"
+#include "json/encode.h"
+#include "spec/placement.h"
+#include "spec/spec_fields.h"
 
 namespace hpfreeze {
 namespace {

@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "diff/diff.h"
 #include "diff/pointer_order.h"
-#include "hpfreeze/diff.h"
 
 namespace hpfreeze {
 

@@ -7,11 +7,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "dumps/checkpoint.h"
 #include "dumps/checkpoint_index.h"
 #include "dumps/dom_decode.h"
 #include "dumps/safetensors_header.h"
-#include "hpfreeze/checkpoint.h"
-#include "hpfreeze/io.h"
+#include "io/io.h"
 
 namespace hpfreeze {
 

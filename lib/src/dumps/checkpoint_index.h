@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "base/name_index.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json_document.h"
+#include "hpfreeze/base/diagnostic.h"
 #include "json/dom_decode.h"
+#include "json/json_document.h"
 
 namespace hpfreeze::dom_decode {
 

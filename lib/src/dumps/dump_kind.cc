@@ -1,4 +1,4 @@
-#include "hpfreeze/dump_kind.h"
+#include "dumps/dump_kind.h"
 
 #include <cstdint>
 #include <string>

@@ -8,8 +8,8 @@
 #include "base/huge_pages.h"
 #include "base/name_index.h"
 #include "dumps/dom_decode.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 

@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/background_task.h"
 #include "dumps/dom_decode.h"
-#include "hpfreeze/background_task.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "json/json_document.h"
 #include "spec/placement_dump.h"
 
 namespace hpfreeze {

@@ -4,7 +4,7 @@
 #include <utility>
 #include <variant>
 
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
 
 namespace hpfreeze {
 

@@ -10,12 +10,12 @@
 #include <utility>
 
 #include "base/name_index.h"
+#include "capacity/capacity.h"
+#include "dumps/checkpoint.h"
 #include "dumps/dom_decode.h"
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/checkpoint.h"
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
+#include "dumps/dump_kind.h"
+#include "io/io.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 

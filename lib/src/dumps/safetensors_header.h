@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze {
 

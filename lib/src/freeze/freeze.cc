@@ -1,6 +1,6 @@
 // The freeze passes (freeze.h): the plan-only part, then what needs the model; the meta
 // assembly is in meta_assembly.cc, the sort by name in sort_by_name.h.
-#include "hpfreeze/freeze.h"
+#include "freeze/freeze.h"
 
 #include <algorithm>
 #include <array>
@@ -117,7 +117,6 @@ Json value_to_dict(const SpecValue& value, CanonicalStrings& canonical) {
   };
   return std::visit(Visitor{canonical}, value.v);
 }
-
 
 bool is_sharded(const ParamPlacements& param) {
   return std::any_of(param.axes.begin(), param.axes.end(),
@@ -313,7 +312,6 @@ void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorLis
   }
 }
 
-
 }  // namespace
 
 PlanFreezer::PlanFreezer(const PlanDump& plan, const FreezeOptions& options)
@@ -445,16 +443,10 @@ Expected<FreezeResult> PlanFreezer::finish(const ModelTree& model, ModelChecks c
   return std::move(result_);
 }
 
-Expected<FreezeResult> freeze_plan(const PlanDump& plan, const ModelTree& model,
-                                   const FreezeOptions& options) {
-  return PlanFreezer(plan, options).finish(model);
-}
-
 std::vector<std::string> expand_sharded_params(const PlanDump& plan) {
   StringArena arena;
   const std::vector<std::string_view> fqns = sharded_param_fqns(plan, arena);
   return {fqns.begin(), fqns.end()};
 }
-
 
 }  // namespace hpfreeze

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/freeze.h"
+#include "freeze/freeze.h"
 #include "json/python_writer.h"
 
 namespace hpfreeze {

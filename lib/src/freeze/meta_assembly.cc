@@ -1,9 +1,11 @@
-// The meta assembly (freeze.h): the CodegenMeta's defaults, the base's members over them,
-// and the frozen fields in their places (docs/formats.md, "The meta").
+// The meta assembly (freeze.h; reference.h's assemble_meta): the CodegenMeta's defaults, the
+// base's members over them, and the frozen fields in their places (docs/formats.md, "The
+// meta").
 #include <string_view>
 #include <utility>
 
-#include "hpfreeze/freeze.h"
+#include "freeze/freeze.h"
+#include "freeze/reference.h"
 
 namespace hpfreeze {
 
@@ -49,9 +51,10 @@ JsonObject default_meta() {
   return meta;
 }
 
-}  // namespace
-
-Json FrozenParamPlan::to_json() const {
+// The param_plan tables as a Json object (assemble_meta's; encode_meta writes them as they
+// are).
+Json param_plan_json(const FrozenParamPlan& plan) {
+  const auto& [boundaries, params, axes] = plan;
   JsonObject out;
   out.reserve(boundaries.size());
   for (const FrozenBoundary& boundary : boundaries) {
@@ -77,6 +80,8 @@ Json FrozenParamPlan::to_json() const {
   return Json(std::move(out));
 }
 
+}  // namespace
+
 JsonObject meta_defaults_and_base(const Json* base) {
   JsonObject meta = default_meta();
   if (base != nullptr && base->is_object()) {
@@ -92,7 +97,7 @@ JsonObject meta_defaults_and_base(const Json* base) {
 
 Json assemble_meta(FrozenPlan& frozen, const Json* base) {
   JsonObject meta = meta_defaults_and_base(base);
-  set_member(meta, "param_plan", frozen.param_plan.to_json());
+  set_member(meta, "param_plan", param_plan_json(frozen.param_plan));
   set_member(meta, "injections", std::move(frozen.injections));
   set_member(meta, "tied_pairs", std::move(frozen.tied_pairs));
   set_member(meta, "special_handlers", std::move(frozen.special_handlers));

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/background_task.h"
 #include "base/stage_clock.h"
-#include "hpfreeze/background_task.h"
-#include "hpfreeze/dump_kind.h"
+#include "dumps/dump_kind.h"
 #include "inputs/load_steps.h"
 #include "inputs/model_input.h"
 

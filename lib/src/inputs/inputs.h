@@ -17,14 +17,15 @@
 #include <variant>
 #include <vector>
 
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
+#include "dumps/dump_kind.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/inputs/load_stage.h"
+#include "io/io.h"
+#include "json/json.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 

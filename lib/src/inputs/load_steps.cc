@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "base/stage_clock.h"
-#include "hpfreeze/dump_kind.h"
+#include "dumps/dump_kind.h"
 
 namespace hpfreeze {
 

@@ -16,9 +16,10 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/inputs/load_stage.h"
+#include "io/io.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 

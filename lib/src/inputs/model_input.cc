@@ -6,9 +6,9 @@
 #include <string_view>
 #include <utility>
 
+#include "dumps/checkpoint.h"
 #include "dumps/checkpoint_index.h"
 #include "dumps/safetensors_header.h"
-#include "hpfreeze/checkpoint.h"
 #include "inputs/load_steps.h"
 
 namespace hpfreeze {

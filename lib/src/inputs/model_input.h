@@ -9,11 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/io.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/dump_kind.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "io/io.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 

@@ -1,4 +1,4 @@
-#include "hpfreeze/depfile.h"
+#include "io/depfile.h"
 
 #include <algorithm>
 #include <cstdio>

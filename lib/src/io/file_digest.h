@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze {
 

@@ -1,5 +1,5 @@
 // Writing outputs: the order of operations that makes a write whole or nothing (io.h).
-#include "hpfreeze/io.h"
+#include "io/io.h"
 
 #include <unistd.h>
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/io.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "io/io.h"
 
 namespace hpfreeze::posix {
 

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "base/huge_pages.h"
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "io/io_posix.h"
 
 namespace hpfreeze {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze {
 

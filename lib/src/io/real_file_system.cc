@@ -14,7 +14,7 @@
 #include <string>
 #include <utility>
 
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "io/io_posix.h"
 
 namespace hpfreeze {

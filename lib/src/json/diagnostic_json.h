@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 #include "json/json_stream.h"
 
 namespace hpfreeze {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "base/name_index.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json.h"
-#include "hpfreeze/json_document.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "json/json.h"
+#include "json/json_document.h"
 
 namespace hpfreeze::dom_decode {
 

@@ -1,4 +1,4 @@
-#include "hpfreeze/encode.h"
+#include "json/encode.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "hpfreeze/json.h"
+#include "json/json.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "hpfreeze/json_document.h"
+#include "json/json_document.h"
 
 #include <algorithm>
 #include <array>

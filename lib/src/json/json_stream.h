@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/json.h"
+#include "json/json.h"
 
 namespace hpfreeze {
 

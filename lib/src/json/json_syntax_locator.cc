@@ -8,7 +8,7 @@
 #include <system_error>
 #include <vector>
 
-#include "hpfreeze/json_document.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 namespace {

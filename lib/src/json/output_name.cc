@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "hpfreeze/encode.h"
+#include "json/encode.h"
 
 namespace hpfreeze {
 namespace {

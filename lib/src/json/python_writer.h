@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/background_task.h"
 #include "base/huge_pages.h"
 #include "base/name_index.h"
-#include "hpfreeze/background_task.h"
 
 namespace hpfreeze {
 struct Json;

@@ -2,8 +2,8 @@
 // The identity members check --bundle and the skipped-overrides warning read (meta.h:
 // MetaBundle, MetaSkippedOverrides), decoded without judging them: check does that.
 
-#include "hpfreeze/json.h"
-#include "hpfreeze/meta.h"
+#include "json/json.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <variant>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/json_document.h"
+#include "dumps/dump_kind.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 namespace {

@@ -2,8 +2,8 @@
 // The identity members of a meta that readers need decoded (meta.h: MetaCovered,
 // MetaParallelDims), for decode_meta and decode_base_meta alike.
 
-#include "hpfreeze/json.h"
-#include "hpfreeze/meta.h"
+#include "json/json.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 

@@ -1,11 +1,11 @@
 #include <algorithm>
 
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
+#include "dumps/dump_kind.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/command_result.h"
 #include "meta/bundle_members.h"
 #include "meta/identity.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 

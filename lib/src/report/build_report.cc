@@ -3,8 +3,6 @@
 // and runs the steps in order; the mesh side is in report_axes.cc, each parameter's rank-0
 // piece in report_geometry.cc, the totals and the lists' order in report_totals.cc, the
 // planner's part in report_plan.cc.
-#include "hpfreeze/report.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -12,8 +10,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/meta.h"
+#include "capacity/capacity.h"
+#include "meta/meta.h"
+#include "report/report.h"
 #include "report/report_accounting.h"
 #include "report/report_axes.h"
 #include "report/report_geometry.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "capacity/chunk_geometry.h"
-#include "hpfreeze/json.h"
+#include "json/json.h"
 
 namespace hpfreeze::report_detail {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/report.h"
+#include "capacity/capacity.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "meta/meta.h"
+#include "report/report.h"
 
 namespace hpfreeze::report_detail {
 

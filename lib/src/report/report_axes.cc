@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "hpfreeze/json.h"
-#include "hpfreeze/suggest.h"
+#include "hpfreeze/base/suggest.h"
+#include "json/json.h"
 
 namespace hpfreeze::report_detail {
 

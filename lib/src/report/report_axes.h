@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/report.h"
+#include "capacity/capacity.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "meta/meta.h"
+#include "report/report.h"
 #include "report/report_accounting.h"
 
 namespace hpfreeze::report_detail {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <optional>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/placement.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "spec/placement.h"
 
 namespace hpfreeze::report_detail {
 namespace {

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
-#include "hpfreeze/report.h"
+#include "dumps/plan.h"
+#include "meta/meta.h"
+#include "report/report.h"
 #include "report/report_axes.h"
 #include "report/report_local.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/report.h"
+#include "capacity/capacity.h"
+#include "report/report.h"
 #include "report/report_axes.h"
 
 namespace hpfreeze::report_detail {

@@ -2,14 +2,14 @@
 #include <charconv>
 
 #include "base/text_table.h"
+#include "capacity/capacity.h"
 #include "capacity/capacity_json.h"
 #include "capacity/chunk_geometry.h"
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/report.h"
 #include "json/diagnostic_json.h"
+#include "json/encode.h"
 #include "json/json_stream.h"
 #include "json/output_name.h"
+#include "report/report.h"
 
 // The text and JSON forms of a Report: rendering only, the arithmetic is in build_report.cc.
 namespace hpfreeze {

@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "capacity/capacity.h"
 #include "capacity/chunk_geometry.h"
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze::report_detail {
 namespace {

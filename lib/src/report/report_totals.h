@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/plan.h"
-#include "hpfreeze/report.h"
+#include "dumps/plan.h"
+#include "report/report.h"
 
 namespace hpfreeze::report_detail {
 

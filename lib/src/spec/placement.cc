@@ -1,4 +1,4 @@
-#include "hpfreeze/placement.h"
+#include "spec/placement.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "hpfreeze/suggest.h"
+#include "hpfreeze/base/suggest.h"
 #include "spec/placement_dump.h"
 
 namespace hpfreeze {
@@ -57,8 +57,7 @@ bool operator==(const Placement& a, const Placement& b) {
     case PlacementKind::kShard:
       return a.dim == b.dim && a.uneven_shard == b.uneven_shard;
     case PlacementKind::kStridedShard:
-      return a.dim == b.dim && a.uneven_shard == b.uneven_shard &&
-             a.split_factor == b.split_factor;
+      return a.dim == b.dim && a.uneven_shard == b.uneven_shard && a.split_factor == b.split_factor;
   }
   return false;
 }
@@ -211,8 +210,8 @@ Expected<Placement> parse_placement(std::string_view text) {
   std::int64_t dim = 0;
   bool overflow = false;
   if (!parse_python_int(dim_text, dim, overflow)) {
-    return placement_error(text, "dim " + quote_for_diagnostic(strip_python_space(dim_text)) +
-                                     " is not an integer");
+    return placement_error(
+        text, "dim " + quote_for_diagnostic(strip_python_space(dim_text)) + " is not an integer");
   }
   if (overflow) return placement_error(text, "dim does not fit in a signed 64-bit integer");
 
@@ -228,8 +227,7 @@ Expected<Placement> parse_placement(std::string_view text) {
     return Placement::shard(real_dim, uneven);
   }
   if (parts != 2) {
-    return placement_error(text,
-                           "SS(dim,factor) takes 2 arguments, got " + std::to_string(parts));
+    return placement_error(text, "SS(dim,factor) takes 2 arguments, got " + std::to_string(parts));
   }
   const std::string_view factor_text = args.substr(comma + 1);
   std::int64_t factor = 0;

@@ -4,8 +4,8 @@
 
 #include <simdjson.h>
 
-#include "hpfreeze/placement.h"
 #include "json/dom_decode.h"
+#include "spec/placement.h"
 
 namespace hpfreeze {
 

@@ -1,4 +1,4 @@
-#include "hpfreeze/spec_fields.h"
+#include "spec/spec_fields.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "hpfreeze/thaw.h"
+#include "thaw/thaw.h"
 
 #include <algorithm>
 #include <array>
@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/background_task.h"
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/spec_fields.h"
+#include "base/background_task.h"
+#include "hpfreeze/base/command_result.h"
+#include "json/encode.h"
+#include "meta/meta.h"
+#include "spec/spec_fields.h"
 #include "thaw/thaw_draft.h"
 
 namespace hpfreeze {
@@ -321,7 +321,7 @@ Expected<ThawedBytes> thaw_meta_to_bytes(const FrozenMeta& meta, const ThawOptio
   if (!thawed) return std::move(thawed.errors());
   ThawedBytes result;
   result.plan = encode_thawed_plan(thawed->draft, options.concurrency);
-  result.plan += '\n';  // the encoder reserves room beyond the last token
+  result.plan += '\n';          // the encoder reserves room beyond the last token
   thawed->draft = ThawDraft();  // not held while the model is encoded
   if (thawed->model) {
     result.model = encode_plain_json(*thawed->model);

@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/json.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/spec_fields.h"
+#include "hpfreeze/base/concurrency.h"
+#include "json/json.h"
+#include "meta/meta.h"
+#include "spec/spec_fields.h"
 
 namespace hpfreeze {
 

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/placement.h"
 #include "json/python_writer.h"
+#include "spec/placement.h"
 #include "thaw/thaw_draft.h"
 
 namespace hpfreeze {
@@ -21,7 +21,8 @@ Json thawed_params(const MetaBoundary& b) {
   for (const MetaParam& p : b.params) {
     JsonObject axes;
     axes.reserve(p.axes.size());
-    for (const MetaAxisPlacement& a : p.axes) axes.push_back({a.axis, placement_to_dump(a.placement)});
+    for (const MetaAxisPlacement& a : p.axes)
+      axes.push_back({a.axis, placement_to_dump(a.placement)});
     out.push_back({p.name, Json(std::move(axes))});
   }
   return Json(std::move(out));
@@ -73,7 +74,8 @@ class ThawedPlanWriter {
   // Size of the bytes written for ASCII names without escapes (and numbers at their
   // widest); collects the placements' bytes on the way.
   static std::size_t module_size(const ModuleDraft& m, PlacementBytes& placements) {
-    std::size_t size = member_overhead(kModuleDepth) + m.fqn.size() + container_overhead(kModuleDepth);
+    std::size_t size =
+        member_overhead(kModuleDepth) + m.fqn.size() + container_overhead(kModuleDepth);
     for (std::size_t f = 0; f < kSpecFields.size(); ++f) {
       if (!m.fields[f]) continue;
       size += member_overhead(kFieldDepth) + kSpecFields[f].attribute.size() +

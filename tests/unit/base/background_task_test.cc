@@ -1,6 +1,6 @@
 // BackgroundTask: work on a second thread, joined by wait(); with one CPU, run by wait().
 // Concurrency: the CPUs the process may run on, as the front end passes them.
-#include "hpfreeze/background_task.h"
+#include "base/background_task.h"
 
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "base/one_cpu.h"
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
 
 namespace hpfreeze {
 namespace {
@@ -107,8 +107,8 @@ TEST(BackgroundTask, WorkNeverStartedIsNotRunWhenLeavingWithoutWait) {
 enum NoThreadOutcome : int {
   kRanOnTheCaller = 0,
   kCouldNotLimit = 10,
-  kAThreadStarted,   // the limit did not hold: nothing was tested
-  kRanTooEarly,      // the work ran before wait(), so a thread did start
+  kAThreadStarted,  // the limit did not hold: nothing was tested
+  kRanTooEarly,     // the work ran before wait(), so a thread did start
   kNotRunByWait,
   kRanOnAnotherThread,
   kSecondWaitRanAgain,

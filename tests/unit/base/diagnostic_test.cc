@@ -1,4 +1,4 @@
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 
 #include <gtest/gtest.h>
 
@@ -53,8 +53,8 @@ TEST(Diagnostic, LongTextsAreShortened) {
                         std::string(54, 'n') + "'");
   Diagnostic d = make_error("f", "/" + name, "m");
   EXPECT_EQ(d.location_and_message(), "f: /" + std::string(105, 'n') +
-                                          "...[841 characters left out]..." +
-                                          std::string(54, 'n') + ": m");
+                                          "...[841 characters left out]..." + std::string(54, 'n') +
+                                          ": m");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // HugeBlock and BlockArena: large blocks on 2 MiB boundaries, runs that never move.
-#include "hpfreeze/huge_block.h"
+#include "base/huge_block.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The command-line values of capacity planning (capacity_args.h): exact messages, as the
 // front end prints them for a bad --mesh, --sweep or --budget.
-#include "hpfreeze/capacity_args.h"
+#include "hpfreeze/capacity/capacity_args.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "capacity/capacity.h"
 
 namespace hpfreeze {
 namespace {

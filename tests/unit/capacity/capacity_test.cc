@@ -1,4 +1,4 @@
-#include "hpfreeze/capacity.h"
+#include "capacity/capacity.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/capacity_args.h"
+#include "hpfreeze/capacity/capacity_args.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

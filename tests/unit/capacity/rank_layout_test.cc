@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/capacity.h"
-#include "hpfreeze/capacity_args.h"
+#include "capacity/capacity.h"
+#include "hpfreeze/capacity/capacity_args.h"
 
 namespace hpfreeze {
 namespace {

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "check/findings_lines.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
 #include "io/io_test_support.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
 #include "python_reference.h"
 #include "support/documents.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 #include "json/diagnostic_json.h"  // severity_name
 
 namespace hpfreeze::check_test {

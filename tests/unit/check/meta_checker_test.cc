@@ -6,11 +6,11 @@
 #include <string_view>
 #include <utility>
 
+#include "check/check.h"
 #include "check/findings_lines.h"
-#include "hpfreeze/check.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <string_view>
 
+#include "check/check.h"
 #include "check/findings_lines.h"
-#include "hpfreeze/check.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
 
 namespace hpfreeze {
 namespace {
@@ -25,8 +25,8 @@ using check_test::render_all;
 // decoding errors, which are findings too.
 Lines check_document(const JsonDocument& doc) {
   Diagnostics findings;
-  std::optional<FrozenMeta> decoded = decode_meta_keep_going(
-      doc, "check", findings, MetaDecodeOptions::decoded_params_only());
+  std::optional<FrozenMeta> decoded =
+      decode_meta_keep_going(doc, "check", findings, MetaDecodeOptions::decoded_params_only());
   if (!decoded) return render_all(findings);
   return render_all(check_meta(*decoded, std::move(findings), nullptr));
 }

@@ -1,5 +1,5 @@
 // run_check on files (lib/src/commands/check_command.cc): findings, read errors, --json.
-#include "hpfreeze/check_command.h"
+#include "hpfreeze/commands/check_command.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "check/findings_lines.h"
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
 
 namespace hpfreeze {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "check/findings_lines.h"
-#include "hpfreeze/check_command.h"
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/commands/check_command.h"
 
 namespace hpfreeze {
 namespace {

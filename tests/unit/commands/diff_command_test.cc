@@ -1,5 +1,5 @@
 // run_diff on files (lib/src/commands/diff_command.cc): outputs, outcomes and errors.
-#include "hpfreeze/diff_command.h"
+#include "hpfreeze/commands/diff_command.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // run_expand: the sharded FQNs of a plan dump, and its errors.
-#include "hpfreeze/expand_command.h"
+#include "hpfreeze/commands/expand_command.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
 #include "json/diagnostic_json.h"  // severity_name
 
 namespace hpfreeze {

@@ -12,7 +12,8 @@
 #include <set>
 #include <string>
 
-#include "hpfreeze/freeze_command.h"
+#include "commands/freeze_steps.h"
+#include "hpfreeze/commands/freeze_command.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,6 +1,6 @@
 // run_freeze on real files: the stage figures behind -v, and the one-line diagnostics for a
 // file of the wrong kind.
-#include "hpfreeze/freeze_command.h"
+#include "hpfreeze/commands/freeze_command.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <iterator>
 #include <string>
 
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
 
 namespace hpfreeze {
 namespace {

@@ -1,6 +1,6 @@
 // format_message: every stderr line in text, github and json, against hand-written lines
 // (the runner's escaping rules: docs/cli.md, "--message-format").
-#include "hpfreeze/message_format.h"
+#include "hpfreeze/commands/message_format.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

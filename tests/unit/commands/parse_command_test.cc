@@ -1,4 +1,4 @@
-#include "hpfreeze/parse_command.h"
+#include "hpfreeze/commands/parse_command.h"
 
 #include <gtest/gtest.h>
 

@@ -2,6 +2,8 @@
 // come in, the request's rules, and what the command adds to the pass (the exit outcome,
 // findings cut on stderr, the summary line). The pass itself is tested in
 // tests/unit/report/build_report_test.cc.
+#include "hpfreeze/commands/report_command.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/report_command.h"
 #include "report/report_of.h"
 #include "support/documents.h"
 

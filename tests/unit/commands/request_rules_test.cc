@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/capacity_args.h"
-#include "hpfreeze/command_result.h"
-#include "hpfreeze/diff_command.h"
-#include "hpfreeze/freeze_command.h"
-#include "hpfreeze/report_command.h"
+#include "hpfreeze/base/command_result.h"
+#include "hpfreeze/capacity/capacity_args.h"
+#include "hpfreeze/commands/diff_command.h"
+#include "hpfreeze/commands/freeze_command.h"
+#include "hpfreeze/commands/report_command.h"
 
 namespace hpfreeze {
 namespace {
@@ -66,8 +66,7 @@ TEST(RequestRules, ReportTakesStdinOnce) {
   ReportRequest request = report_request();
   request.meta_path = "-";
   request.model_path = "-";
-  expect_one_usage_error(run_report(request),
-                         "at most one of META and --model may be '-' (stdin)");
+  expect_one_usage_error(run_report(request), "at most one of META and --model may be '-' (stdin)");
 }
 
 TEST(RequestRules, ReportSweepsEachAxisOnce) {
@@ -98,8 +97,7 @@ TEST(RequestRules, ReportSaysTheFirstRuleBroken) {
   expect_one_usage_error(run_report(request),
                          "axis 'tp' is in both --mesh and --sweep; give it in one of them");
   request.plan.sweeps.clear();
-  expect_one_usage_error(run_report(request),
-                         "at most one of META and --model may be '-' (stdin)");
+  expect_one_usage_error(run_report(request), "at most one of META and --model may be '-' (stdin)");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // run_thaw: reading the meta, writing both outputs or neither.
-#include "hpfreeze/thaw_command.h"
+#include "hpfreeze/commands/thaw_command.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "hpfreeze/concurrency.h"
+#include "hpfreeze/base/concurrency.h"
 
 namespace hpfreeze {
 namespace {

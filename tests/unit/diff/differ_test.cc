@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/diff.h"
-#include "hpfreeze/json_document.h"
+#include "diff/diff.h"
+#include "json/json_document.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

@@ -1,7 +1,7 @@
 // Checkpoints as --model (checkpoint.h): the safetensors header decoder, and how a JSON
 // reader names a safetensors file (dump_kind.h). Reading checkpoint files and sharded
 // indexes: tests/unit/inputs/model_input_test.cc.
-#include "hpfreeze/checkpoint.h"
+#include "dumps/checkpoint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/dump_kind.h"
-#include "hpfreeze/json_document.h"
+#include "dumps/dump_kind.h"
+#include "json/json_document.h"
 
 namespace hpfreeze {
 namespace {

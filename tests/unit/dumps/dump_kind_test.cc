@@ -1,12 +1,12 @@
 // Which kind of file a document is, by each reader's rule (dump_kind.h).
-#include "hpfreeze/dump_kind.h"
+#include "dumps/dump_kind.h"
 
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
 
-#include "hpfreeze/json_document.h"
+#include "json/json_document.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

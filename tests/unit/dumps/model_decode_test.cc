@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "json/json_document.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

@@ -8,10 +8,10 @@
 #include <utility>
 #include <variant>
 
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "hpfreeze/base/concurrency.h"
+#include "json/encode.h"
+#include "json/json_document.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

@@ -1,5 +1,5 @@
 // Decoding and freeze passes in-process, with exact diagnostics.
-#include "hpfreeze/freeze.h"
+#include "freeze/freeze.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/concurrency.h"
-#include "hpfreeze/encode.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "freeze/reference.h"
+#include "hpfreeze/base/concurrency.h"
+#include "json/encode.h"
+#include "json/json_document.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "io/io_test_support.h"
 
 namespace hpfreeze {

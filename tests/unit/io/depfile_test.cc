@@ -1,7 +1,7 @@
 // Depfile paths: the allow-list of docs/cli.md ("--depfile") and its escapes, written out
 // by hand. tests/e2e/test_depfile.py reads every allowed byte back with the real make and
 // ninja.
-#include "hpfreeze/depfile.h"
+#include "io/depfile.h"
 
 #include <gtest/gtest.h>
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "io_test_support.h"  // fs
 
 namespace hpfreeze::io_testing {

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "io_test_support.h"
 
 namespace hpfreeze {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "fake_file_system.h"
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "io_test_support.h"
 
 namespace hpfreeze {

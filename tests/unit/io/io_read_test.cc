@@ -19,7 +19,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hpfreeze/io.h"
+#include "io/io.h"
 #include "io_test_support.h"
 
 namespace hpfreeze {

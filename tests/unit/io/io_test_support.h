@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/diagnostic.h"
+#include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze::io_testing {
 

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/encode.h"
-#include "hpfreeze/json.h"
+#include "json/encode.h"
+#include "json/json.h"
 
 namespace hpfreeze {
 namespace {

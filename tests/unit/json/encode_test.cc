@@ -1,7 +1,7 @@
 // Exact bytes for every rule of the encoders. Expected strings are written by hand from
 // SPEC.md §5 and Python's json module behaviour, never produced by the encoder.
 
-#include "hpfreeze/encode.h"
+#include "json/encode.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "hpfreeze/json.h"
+#include "json/json.h"
 
 namespace hpfreeze {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/json.h"
+#include "json/json.h"
 
 namespace hpfreeze {
 namespace {

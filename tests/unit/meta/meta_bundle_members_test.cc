@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

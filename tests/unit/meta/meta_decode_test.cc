@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
 #include "support/documents.h"
 
 namespace hpfreeze {
@@ -72,10 +72,10 @@ TEST(DecodeMeta, TypedModelOfAFrozenMeta) {
   EXPECT_EQ(meta->identity_member("covered"), nullptr);     // absent
   std::vector<std::string_view> keys;
   for (const JsonMember& m : meta->top_level()) keys.push_back(m.key);
-  EXPECT_EQ(keys, (std::vector<std::string_view>{"signature", "mesh_dim_names", "param_plan",
-                                                  "injections", "frozen_sharded_params",
-                                                  "boundary_classes", "tied_pairs",
-                                                  "special_handlers"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string_view>{"signature", "mesh_dim_names", "param_plan",
+                                           "injections", "frozen_sharded_params",
+                                           "boundary_classes", "tied_pairs", "special_handlers"}));
   EXPECT_TRUE(FrozenMeta{}.top_level().empty());  // nothing decoded
 }
 
@@ -244,7 +244,8 @@ TEST(DecodeMeta, ParamsOutOfTheTreeDecodeTheSame) {
     EXPECT_EQ(*m->find("params"), Json(JsonObject{}));  // stands in for the params object
     EXPECT_TRUE(out_of_tree->members.param_plan->find("n")->find("params")->is_null());
     EXPECT_NE(m->find("in_src"), nullptr);
-    EXPECT_EQ(*out_of_tree->identity_member("parallel_dims")->find("tp_size"), Json(std::int64_t{2}));
+    EXPECT_EQ(*out_of_tree->identity_member("parallel_dims")->find("tp_size"),
+              Json(std::int64_t{2}));
   }
   EXPECT_EQ(decoded, 1u);  // the first text; the others are rejected
 }

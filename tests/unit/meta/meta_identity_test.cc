@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

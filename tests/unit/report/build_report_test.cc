@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/report.h"
+#include "report/report.h"
 #include "report/report_of.h"
 #include "support/documents.h"
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/meta.h"
-#include "hpfreeze/plan.h"
-#include "hpfreeze/report.h"
+#include "dumps/plan.h"
+#include "json/json_document.h"
+#include "meta/meta.h"
+#include "report/report.h"
 #include "support/documents.h"
 
 namespace hpfreeze::test_support {

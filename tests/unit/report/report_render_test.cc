@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "hpfreeze/report.h"
+#include "report/report.h"
 #include "report/report_of.h"
 #include "support/documents.h"
 

@@ -1,4 +1,4 @@
-#include "hpfreeze/placement.h"
+#include "spec/placement.h"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -71,8 +71,12 @@ TEST(PlacementParse, Spellings) {
   EXPECT_EQ(canonical_of("S(1_000_000)"), "S(1000000)");
   EXPECT_EQ(canonical_of("S(0_0)"), "S(0)");
   EXPECT_EQ(canonical_of("S(\t5\r)"), "S(5)");
-  EXPECT_EQ(canonical_of("S(\x0b" "5\x0c)"), "S(5)");
-  EXPECT_EQ(canonical_of("S(\x1c" "5\x1f)"), "S(5)");  // Python's isspace() includes 0x1c-0x1f
+  EXPECT_EQ(canonical_of("S(\x0b"
+                         "5\x0c)"),
+            "S(5)");
+  EXPECT_EQ(canonical_of("S(\x1c"
+                         "5\x1f)"),
+            "S(5)");  // Python's isspace() includes 0x1c-0x1f
   EXPECT_EQ(canonical_of("SS(+1,+2)"), "SS(1,2)");
   EXPECT_EQ(canonical_of("SS(-1,3)"), "SS(-1,3)");
   EXPECT_EQ(canonical_of("P( sum )"), "P( sum )");  // reduce_op is verbatim
@@ -163,8 +167,7 @@ TEST(PlacementParse, ErrorMessages) {
             "invalid placement 'SS(0,2,3)': SS(dim,factor) takes 2 arguments, got 3");
   EXPECT_EQ(error_of("SS(,2)"), "invalid placement 'SS(,2)': dim '' is not an integer");
   EXPECT_EQ(error_of("SS(0,)"), "invalid placement 'SS(0,)': split_factor '' is not an integer");
-  EXPECT_EQ(error_of("SS(0,x)"),
-            "invalid placement 'SS(0,x)': split_factor 'x' is not an integer");
+  EXPECT_EQ(error_of("SS(0,x)"), "invalid placement 'SS(0,x)': split_factor 'x' is not an integer");
   EXPECT_EQ(error_of("SS(0,0)"), "invalid placement 'SS(0,0)': split_factor must be >= 1, got 0");
   EXPECT_EQ(error_of("SS(0,-2)"),
             "invalid placement 'SS(0,-2)': split_factor must be >= 1, got -2");
@@ -223,8 +226,8 @@ TEST(PythonInt, Grammar) {
 // real dims are the documented ambiguity and are tested above).
 TEST(PlacementProperty, CanonicalRoundTrip) {
   std::mt19937_64 rng(20261129);
-  const std::string ops[] = {"sum", "avg", "max", "min", "prod", "x", "a b", "(", ")", ",",
-                             "P(sum)", " sum "};
+  const std::string ops[] = {"sum", "avg", "max", "min", "prod",   "x",
+                             "a b", "(",   ")",   ",",   "P(sum)", " sum "};
   auto random_dim = [&]() -> std::int64_t {
     switch (rng() % 4) {
       case 0:
@@ -242,8 +245,8 @@ TEST(PlacementProperty, CanonicalRoundTrip) {
         p = Placement::shard(random_dim(), rng() % 2 == 0);
         break;
       case 1:
-        p = Placement::strided_shard(random_dim(),
-                                     1 + static_cast<std::int64_t>(rng() % 1000000), rng() % 2 == 0);
+        p = Placement::strided_shard(random_dim(), 1 + static_cast<std::int64_t>(rng() % 1000000),
+                                     rng() % 2 == 0);
         break;
       case 2:
         p = Placement::replicate();

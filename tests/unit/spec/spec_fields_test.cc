@@ -1,5 +1,5 @@
 // The module-spec field table (docs/formats.md, the field table) and its look-ups.
-#include "hpfreeze/spec_fields.h"
+#include "spec/spec_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -30,8 +30,7 @@ TEST(SpecFields, LookUpByAttributeAndByMetaKey) {
   EXPECT_EQ(find_spec_field_by_attribute("_ep_size"), find_spec_field_by_meta_key("ep_size"));
   EXPECT_EQ(kSpecFields[*find_spec_field_by_attribute("_deferred_bias_params")].meta_key,
             "deferred_bias_params");
-  EXPECT_EQ(kSpecFields[*find_spec_field_by_meta_key("in_src")].kind,
-            FieldKind::kNamedPlacements);
+  EXPECT_EQ(kSpecFields[*find_spec_field_by_meta_key("in_src")].kind, FieldKind::kNamedPlacements);
   EXPECT_FALSE(find_spec_field_by_attribute("ep_size").has_value());  // meta key, not attribute
   EXPECT_FALSE(find_spec_field_by_meta_key("_ep_size").has_value());
   EXPECT_FALSE(find_spec_field_by_meta_key("match").has_value());

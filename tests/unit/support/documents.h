@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "hpfreeze/diagnostic.h"
-#include "hpfreeze/json_document.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "json/json_document.h"
 
 namespace hpfreeze::test_support {
 

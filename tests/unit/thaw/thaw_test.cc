@@ -1,6 +1,6 @@
 // The thaw pass: thaw_value, thaw_meta and thaw_meta_to_bytes, plus the in-process
 // freeze(thaw(m)) == m round trip. run_thaw is tests/unit/commands/thaw_command_test.cc.
-#include "hpfreeze/thaw.h"
+#include "thaw/thaw.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "hpfreeze/encode.h"
-#include "hpfreeze/freeze.h"
-#include "hpfreeze/json_document.h"
-#include "hpfreeze/plan.h"
+#include "dumps/plan.h"
+#include "freeze/freeze.h"
+#include "freeze/reference.h"
+#include "json/encode.h"
+#include "json/json_document.h"
 #include "support/documents.h"
 
 namespace hpfreeze {
@@ -58,8 +59,8 @@ Outcome thaw(std::string text, bool model = false) {
   }
   if (bytes) {
     EXPECT_EQ(bytes->plan, encode_plain_json(r->plan) + "\n");
-    EXPECT_EQ(bytes->model, r->model ? std::optional(encode_plain_json(*r->model) + "\n")
-                                     : std::nullopt);
+    EXPECT_EQ(bytes->model,
+              r->model ? std::optional(encode_plain_json(*r->model) + "\n") : std::nullopt);
     EXPECT_EQ(diagnostic_lines(bytes->warnings), diagnostic_lines(r->warnings));
   }
   out.plan = encode_compact_json(r->plan);
@@ -262,10 +263,10 @@ TEST(ThawMeta, RejectsBadInjectionsAndTopLevelFields) {
             "meta.json: /injections/2/match: expected a string, got an integer\n"
             "meta.json: /injections/3/params: 'params' is a param_plan field and cannot appear in "
             "an injection\n");
-  EXPECT_EQ(thaw(R"j({"param_plan": {"x": {}}, "injections": [{"match": "x", "future": 1}]})j")
-                .plan,
-            "meta.json: /injections/0/future: unknown injection field 'future' (no module-spec "
-            "attribute to thaw it to)\n");
+  EXPECT_EQ(
+      thaw(R"j({"param_plan": {"x": {}}, "injections": [{"match": "x", "future": 1}]})j").plan,
+      "meta.json: /injections/0/future: unknown injection field 'future' (no module-spec "
+      "attribute to thaw it to)\n");
   EXPECT_EQ(thaw(R"j({"param_plan": {}, "injections": {}, "tied_pairs": [["a", 1], "b"],
       "mesh_dim_names": "tp", "special_handlers": [], "covered": null})j")
                 .plan,
@@ -415,8 +416,8 @@ std::string large_meta() {
     std::string params;
     for (int p = 0; p < 150; ++p) {
       const std::string name = "proj_" + std::to_string(p) + (p % 11 == 0 ? "\\t\u4e2d" : "");
-      params += (p > 0 ? ", " : "") + std::string("\"") + name + "\": " +
-                (p == 149 ? "{}" : R"j({"cp": "P(max)", "ep": "R", "tp": "SS(0,2)"})j");
+      params += (p > 0 ? ", " : "") + std::string("\"") + name +
+                "\": " + (p == 149 ? "{}" : R"j({"cp": "P(max)", "ep": "R", "tp": "SS(0,2)"})j");
       if (p != 149 && (m + p) % 97 != 0) {
         sharded += (sharded.empty() ? "" : ", ") + std::string("\"") + fqn + "." + name + "\"";
       }
@@ -425,10 +426,12 @@ std::string large_meta() {
             (m % 2 == 0 ? ", \"is_boundary\": true" : "") + ", \"params\": {" + params + "}}";
   }
   return R"j({"boundary_classes": {)j" + classes + R"j(}, "covered": {"sharding_plan": true},
-      "frozen_sharded_params": [)j" + sharded + R"j(],
+      "frozen_sharded_params": [)j" +
+         sharded + R"j(],
       "injections": [{"match": "layers.1", "ep_size": 2}, {"match": "layers.0.\u00e9\"q",
                       "ep_stack": {"ep": [0]}}],
-      "mesh_dim_names": ["tp", "cp", "ep"], "param_plan": {)j" + plan + R"j(},
+      "mesh_dim_names": ["tp", "cp", "ep"], "param_plan": {)j" +
+         plan + R"j(},
       "special_handlers": {"layers.2.proj_1": "h"}, "tied_pairs": [], "zz": [1]})j";
 }
 

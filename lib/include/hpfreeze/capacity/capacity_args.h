@@ -1,0 +1,70 @@
+#pragma once
+// The command-line values of capacity planning, each parsed here alone: --mesh, --sweep,
+// --budget, --optimizer, --zero, --zero-axis, --expert-parallel and --replica-axis's axis
+// name (docs/capacity.md). Each parser checks one value's syntax and fails with a usage
+// error quoting the offending text; the rules between values are run_report's.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hpfreeze/base/diagnostic.h"
+
+namespace hpfreeze {
+
+struct AxisSize {
+  std::string axis;
+  std::uint64_t size = 1;
+  friend bool operator==(const AxisSize& a, const AxisSize& b) = default;
+};
+
+struct AxisSweep {
+  std::string axis;
+  std::vector<std::uint64_t> sizes;  // in the order given
+};
+
+enum class Optimizer : std::uint8_t { kNone, kSgd, kMomentum, kAdam, kAdamW };
+inline constexpr std::size_t kOptimizers = 5;  // the enum's values, 0 .. kOptimizers-1
+
+// How the expert-parallel axis `ep` is laid out: an axis of its own, or folded into the
+// dense region (docs/capacity.md, "Expert parallelism").
+enum class ExpertLayout : std::uint8_t { kAxis, kFolded };
+
+// ZeRO / FSDP over the data-parallel axes (docs/capacity.md, "ZeRO"): stage 1 splits the
+// optimizer state, 2 the gradients too, 3 the weights too.
+inline constexpr int kMaxZeroStage = 3;
+struct ZeroSharding {
+  int stage = 0;  // 0 (none) .. kMaxZeroStage
+  std::vector<std::string> axes{"dp", "cp"};
+};
+
+// Whether `name` is an axis name: [A-Za-z_][A-Za-z0-9_]*.
+bool is_axis_name(std::string_view name);
+
+// --mesh: `AXIS=N[,AXIS=N...]`, each axis at most once, sizes decimal integers >= 1 that fit
+// in 63 bits.
+Expected<std::vector<AxisSize>> parse_mesh_arg(std::string_view text);
+
+// --sweep: `AXIS=N1,N2,...`, sizes decimal integers >= 1 below 2^63, none listed twice.
+Expected<AxisSweep> parse_sweep_arg(std::string_view text);
+
+// --budget: a decimal number (fraction allowed, rounded down to bytes) and an optional unit:
+// B, K/KB/k/kB ... E/EB (powers of 1000) or Ki/KiB ... Ei/EiB (powers of 1024).
+Expected<std::uint64_t> parse_byte_size(std::string_view text);
+
+// --optimizer: "none", "sgd", "momentum", "adam", "adamw"; nullopt for anything else.
+std::optional<Optimizer> parse_optimizer(std::string_view name);
+
+// --zero: "0" to "3" (kMaxZeroStage); nullopt for anything else.
+std::optional<int> parse_zero_stage(std::string_view text);
+
+// --zero-axis: axis names separated by commas, each at most once ("dp,cp").
+Expected<std::vector<std::string>> parse_zero_axes(std::string_view text);
+
+// --expert-parallel: "folded" or "axis"; nullopt for anything else.
+std::optional<ExpertLayout> parse_expert_layout(std::string_view name);
+
+}  // namespace hpfreeze

@@ -1,0 +1,28 @@
+#pragma once
+// `hpfreeze diff`: the semantic difference of two codegen_meta.json files (docs/cli.md).
+
+#include <string>
+
+#include "hpfreeze/base/command_result.h"
+#include "hpfreeze/diff/diff_options.h"
+
+namespace hpfreeze {
+
+struct DiffRequest {
+  std::string old_path;  // "-" for stdin (at most one of the two)
+  std::string new_path;
+  bool json = false;
+  DiffOptions options;
+  // No output, the outcome only (diff --quiet, as git diff --quiet).
+  bool quiet = false;
+};
+
+// Reads, decodes (decode_meta) and compares both files. The output holds one line per
+// difference (text or, with `json`, JSON Lines); differences make the result negative.
+// Errors: unreadable files (kIo), invalid JSON and an invalid meta or another kind of
+// file (kRejected), an --ignore item that is malformed or matches nothing in either file
+// (kIo: a usage error). Exit status 1 means "different", so every error is trouble
+// (errors_are_trouble): the front end exits 2 on any of them.
+CommandResult run_diff(const DiffRequest& request);
+
+}  // namespace hpfreeze

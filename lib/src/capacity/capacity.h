@@ -1,0 +1,332 @@
+#pragma once
+// Capacity planning: the parameter bytes every rank of a device mesh holds under a frozen
+// plan, for one mesh or a sweep of meshes, with optional optimizer accounting and a budget.
+//
+// Command-independent: the caller decodes the meta (param_plan, mesh_dim_names) and the
+// model tree and passes plain values; nothing here reads files. docs/capacity.md describes
+// the accounting, the chunking rules, the mesh order and the JSON shape.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/capacity/capacity_args.h"
+#include "spec/placement.h"
+
+namespace hpfreeze {
+
+struct CapacityPlacement {
+  std::string_view axis;
+  Placement placement;
+};
+
+// One planned parameter: its shape and dtype from the model tree, its placements from the
+// meta's param_plan (any order, each axis at most once). Views: the caller keeps what they
+// point at alive until plan_capacity / CapacityModel::build returns (the model copies the
+// little it keeps). A parameter with a zero-sized dim holds nothing, whatever its other dims.
+struct CapacityParam {
+  std::string_view fqn;
+  std::span<const std::uint64_t> shape;
+  std::string_view dtype;  // torch spelling ("bfloat16", "torch.float8_e4m3fn", ...)
+  bool requires_grad = true;
+  std::span<const CapacityPlacement> placements;
+};
+
+// Parameters made on demand, for a caller that would rather not hold them all at once:
+// at(i) for i < count, read a few times each and one at a time (what a returned param
+// views need only last until the next call).
+struct CapacityParamSource {
+  std::size_t count = 0;
+  std::function<CapacityParam(std::size_t)> at;
+};
+
+// "none", "sgd", "momentum", "adam", "adamw" (parse_optimizer, capacity_args.h, reads them).
+std::string_view optimizer_name(Optimizer optimizer);
+
+// Bytes per element of a torch dtype name (torch's dtype.itemsize), "torch." prefix and
+// the short aliases (half, float, double, long, int, short, cfloat, ...) accepted; nullopt
+// for a name not in the table, sub-byte types included (docs/capacity.md lists it).
+std::optional<std::uint64_t> dtype_element_size(std::string_view dtype);
+
+// Bytes one element of a parameter costs under `optimizer`: the weight, and for a
+// floating-point parameter that requires grad and an optimizer other than none, its
+// gradient (the param's dtype), an fp32 master copy when the dtype is narrower than 4
+// bytes, and 0/1/2 moments (sgd/momentum/adam(w)) of max(4, element size) bytes each.
+std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
+                                bool requires_grad, Optimizer optimizer);
+
+// How the expert-parallel axis `ep` is laid out (ExpertLayout, capacity_args.h;
+// docs/capacity.md, "Expert parallelism"): kAxis, a mesh axis of its own that multiplies
+// the devices; kFolded, HyperParallel's and Megatron's MoE parallel folding: per pipeline
+// stage (`pp`) the dense region (every other axis, flattened row-major as the extra axes,
+// then dp, cp, tp) is re-sliced as [edp, ep], ep fastest; a parameter a Shard placement puts
+// on `ep` (an expert parameter) uses the ep coordinate of that view, and ep must divide the
+// dense region.
+inline constexpr std::string_view kExpertAxis = "ep";
+inline constexpr std::string_view kStageAxis = "pp";
+inline constexpr std::string_view kExpertDataAxis = "edp";
+std::string_view expert_layout_name(ExpertLayout layout);  // "axis", "folded"
+
+// ZeRO / FSDP sharding over a data-parallel group (ZeroSharding, capacity_args.h;
+// docs/capacity.md, "ZeRO"): stage 1 splits the optimizer state (master copy and moments), 2
+// the gradients too, 3 the weights too. A parameter's group is the product of the listed
+// axes its placements do not shard (its coordinate row-major in the listed order); a folded
+// expert parameter's is edp.
+//
+// bytes_per_element in two parts: what every rank of the ZeRO group keeps of its local
+// piece, and what ZeRO `stage` splits over that group. kept + split is bytes_per_element.
+struct ElementCost {
+  std::uint64_t kept = 0;
+  std::uint64_t split = 0;
+};
+ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, bool requires_grad,
+                         Optimizer optimizer, int zero_stage);
+
+// "512 B", "1.5 KiB", "29.9 GiB": binary units, one decimal, rounded half up; the unit is
+// the largest that keeps the rounded value below 1024.
+std::string format_byte_size(std::uint64_t bytes);
+
+// The largest size of a mesh axis (--mesh, --sweep, a meta's parallel_dims): sizes and
+// dims are signed 64-bit numbers in the planner.
+inline constexpr std::uint64_t kMaxAxisSize = std::numeric_limits<std::int64_t>::max();
+
+// A mesh: axis sizes in placement order (see CapacityRequest::axis_order).
+struct Mesh {
+  std::vector<AxisSize> axes;
+  // The product of the sizes; in the folded layout, of every size but ep's (ep never
+  // multiplies the devices there).
+  std::uint64_t devices = 1;
+};
+
+// The first sharded dim that does not divide on a mesh: the dim's size where the axis
+// shards it (after the earlier axes, for composed shards), the axis and its size. In the
+// folded layout, ep not dividing the dense region is one too: `dense_axes` names the
+// region's axes, `size` is its size, `axis` is ep, and there is no parameter.
+struct Indivisible {
+  std::string fqn;
+  std::size_t dim = 0;
+  std::uint64_t size = 0;
+  std::string axis;
+  std::uint64_t axis_size = 0;
+  std::uint64_t split_factor = 1;       // > 1 for a StridedShard: it must divide by size x factor
+  std::vector<std::string> dense_axes;  // not empty: ep does not divide the dense region
+
+  [[nodiscard]] bool dense_region() const { return !dense_axes.empty(); }
+};
+
+// The folded layout's second view of a mesh: [edp, ep] per pipeline stage.
+struct ExpertMesh {
+  std::uint64_t edp = 1;
+  std::uint64_t ep = 1;
+  // (edp, ep) coordinates of the ranks MeshCapacity::max_rank and min_rank name.
+  std::uint64_t max_rank[2] = {0, 0};
+  std::uint64_t min_rank[2] = {0, 0};
+};
+
+// The sizes of the ZeRO groups of one mesh that some parameter is split over; 1 when none.
+struct ZeroGroups {
+  std::uint64_t dense = 1;   // the largest group of a dense parameter
+  std::uint64_t expert = 1;  // edp, when some folded expert parameter is split
+};
+
+struct MeshCapacity {
+  Mesh mesh;
+  ZeroGroups zero;
+  // 0 when the mesh cannot be laid out (Indivisible::dense_region): no rank exists.
+  std::uint64_t max_rank_bytes = 0;
+  std::uint64_t min_rank_bytes = 0;
+  // Coordinates (one per mesh axis, same order) of the first rank that holds
+  // max_rank_bytes / min_rank_bytes: first in row-major mesh order, in the folded layout
+  // first by global rank (pp, then the dense region's flattened index); there ep's entry is
+  // the rank's expert coordinate, which `expert` repeats.
+  std::vector<std::uint64_t> max_rank;
+  std::vector<std::uint64_t> min_rank;
+  std::optional<ExpertMesh> expert;  // the folded layout only
+  // The largest weight alone (dtype size x elements) of one parameter on the worst rank
+  // under the plan's placements, before ZeRO: what ZeRO-3 gathers whole for compute.
+  std::uint64_t largest_gathered = 0;
+  std::string largest_gathered_fqn;
+  std::optional<Indivisible> indivisible;  // nullopt: every sharded dim divides
+  std::optional<bool> fits;                // nullopt without a budget; false if indivisible
+  std::uint64_t over_by = 0;               // max_rank_bytes - budget when above it
+
+  [[nodiscard]] bool divisible() const { return !indivisible.has_value(); }
+  // Usable: divides, and fits the budget when there is one.
+  [[nodiscard]] bool usable() const { return divisible() && fits.value_or(true); }
+};
+
+// The mesh-independent part of the work, done once per parameter list and shared by every
+// mesh: parameters with the same sharded dims and placements are merged into one group.
+class CapacityModel {
+ public:
+  // `axis_order` is the order placements are applied in (DTensor applies them in mesh-dim
+  // order); axes of placements missing from it are appended by name. Errors name the
+  // parameter: unknown dtype, dim out of range, more than 2^64-1 bytes, and in the folded
+  // layout an expert parameter placed on another axis too. With `zero`, the split part of
+  // each parameter (element_cost) is chunked once more on dim 0 of its local piece over its
+  // ZeRO group, after every placement of the plan.
+  static Expected<CapacityModel> build(const std::vector<CapacityParam>& params,
+                                       std::vector<std::string> axis_order, Optimizer optimizer,
+                                       const ZeroSharding& zero = {},
+                                       ExpertLayout layout = ExpertLayout::kAxis);
+  static Expected<CapacityModel> build(const CapacityParamSource& params,
+                                       std::vector<std::string> axis_order, Optimizer optimizer,
+                                       const ZeroSharding& zero = {},
+                                       ExpertLayout layout = ExpertLayout::kAxis);
+
+  // Exact worst/best rank bytes over every rank of `mesh`; axes of the mesh the model does
+  // not know hold no sharded dim. Fails only when the ranks fall into more distinct size
+  // classes than can be enumerated (docs/capacity.md, "How it is computed").
+  [[nodiscard]] Expected<MeshCapacity> evaluate(const Mesh& mesh,
+                                                std::optional<std::uint64_t> budget) const;
+
+  [[nodiscard]] const std::vector<std::string>& axis_order() const { return axis_order_; }
+  [[nodiscard]] std::uint64_t full_bytes() const { return full_bytes_; }
+  [[nodiscard]] std::size_t groups() const { return groups_.size(); }
+  [[nodiscard]] ExpertLayout layout() const { return layout_; }
+  // The ZeRO group sizes on `mesh`, for the usage error of a ZeRO that splits nothing and
+  // the text header.
+  [[nodiscard]] ZeroGroups zero_groups(const Mesh& mesh) const;
+
+  struct Step {  // one view of the mesh (an axis, or a ZeRO group) sharding one dim
+    std::uint32_t view = 0;
+    std::uint64_t split_factor = 1;
+    bool uneven = false;
+  };
+  struct ShardedDim {
+    std::size_t dim = 0;
+    std::uint64_t size = 0;
+    std::vector<Step> steps;  // in axis order; a ZeRO split last
+  };
+  struct Group {
+    std::vector<ShardedDim> dims;
+    std::uint64_t weight = 0;  // sum over members of bytes per element x unsharded numel
+    std::size_t first_param = 0;
+    // The largest member's weight alone per unit of its sharded dims (dtype size x
+    // unsharded numel), and its FQN: what ZeRO-3 gathers is this times its plan piece.
+    std::uint64_t gathered = 0;
+    std::string gathered_fqn;
+  };
+  // A ZeRO group: the axes (indexes into axis_order) it is the product of, in the listed
+  // order, or the folded layout's edp. Its view is axis_order().size() + its index.
+  struct ZeroView {
+    std::vector<std::uint32_t> axes;
+    bool expert = false;
+  };
+
+ private:
+  std::vector<std::string> axis_order_;
+  std::vector<std::string> first_fqns_;  // of each group's first parameter
+  std::vector<Group> groups_;
+  std::vector<ZeroView> zero_views_;
+  ExpertLayout layout_ = ExpertLayout::kAxis;
+  std::uint64_t constant_bytes_ = 0;  // parameters no axis shards
+  std::uint64_t full_bytes_ = 0;      // every parameter whole
+  // Of the parameters no axis shards: the largest weight alone, and its FQN.
+  std::uint64_t constant_gathered_ = 0;
+  std::string constant_gathered_fqn_;
+};
+
+// Where the expert layout of a run came from: the meta's mesh_dim_names, or the flag.
+enum class LayoutSource : std::uint8_t { kMeta, kFlag };
+
+struct CapacityRequest {
+  std::vector<CapacityParam> params;
+  CapacityParamSource source;           // used instead of `params` when source.at is set
+  std::vector<std::string> axis_order;  // the meta's mesh_dim_names; may be empty
+  std::vector<AxisSize> fixed;          // --mesh, or the mesh the meta implies
+  std::vector<AxisSweep> sweeps;        // one per axis, none also in `fixed`
+  Optimizer optimizer = Optimizer::kNone;
+  ZeroSharding zero;
+  // --zero-axis was given: a listed axis no mesh has is then an error, not size 1.
+  bool zero_axes_named = false;
+  ExpertLayout layout = ExpertLayout::kAxis;
+  LayoutSource layout_source = LayoutSource::kMeta;
+  std::optional<std::uint64_t> budget;
+  bool fits_only = false;  // the renderings list the usable meshes only
+};
+
+struct CapacityResult {
+  Optimizer optimizer = Optimizer::kNone;
+  ZeroSharding zero;
+  ExpertLayout layout = ExpertLayout::kAxis;
+  LayoutSource layout_source = LayoutSource::kMeta;
+  std::optional<std::uint64_t> budget;
+  bool fits_only = false;
+  // Resolved: the request's, then every other axis a placement names, by name, then the
+  // axes only `fixed` or a sweep has, by name.
+  std::vector<std::string> axis_order;
+  std::size_t params = 0;
+  std::uint64_t full_bytes = 0;      // every parameter whole on one device, with accounting
+  std::vector<MeshCapacity> meshes;  // by devices, then sizes in axis order; all of them
+  // Set by a caller whose inputs have errors: the reason no answer is given, although
+  // some mesh may be usable ("12 planned parameters are not in the model").
+  std::optional<std::string> no_answer;
+};
+
+// The answer: the first usable mesh in the result's order (the smallest that divides
+// and, with a budget, fits); nullptr when none is, or when `no_answer` is set.
+const MeshCapacity* capacity_answer(const CapacityResult& result);
+
+// The other usable meshes with as many devices as the answer: they tie with it, and the
+// order of meshes (docs/capacity.md, "Meshes and their order") put the answer first.
+std::size_t capacity_ties(const CapacityResult& result);
+
+// Of the meshes that divide, the one whose worst rank is over the budget by the least
+// (the first of equals); nullptr when none divides or some mesh is usable.
+const MeshCapacity* closest_mesh(const CapacityResult& result);
+
+// One sentence: "smallest mesh that fits: tp=8 dp=4 (32 devices, worst rank 61.2 GiB of
+// 80.0 GiB)" (then ", and 3 more with 32 devices" for ties), or why no mesh is usable:
+// "no mesh fits the 80.0 GiB budget; closest: ... over by 13.3 GiB", "no mesh divides;
+// the first, tp=3, does not divide ...", or "no answer: " and `no_answer`.
+std::string capacity_answer_text(const CapacityResult& result);
+
+// "tp=2 dp=4", "(no axes)".
+std::string format_mesh(const Mesh& mesh);
+
+// How a mesh fails to divide: "model.w dim 0 by tp=3" (" x split factor 2"), or "ep=3
+// does not divide the dense region dp x tp = 4".
+std::string indivisible_text(const Indivisible& x);
+
+// Every combination of the sweeps with the fixed sizes, each axis at the position of
+// `axis_order` (mesh axes it lacks appended by name), sorted by device count (in the
+// folded layout not counting ep), then by the sizes in axis order. Errors: an axis given
+// twice, a sweep with no size, more than 65536 meshes, a mesh of more than 2^64-1
+// devices. `problem`, when given, says which kind of error it was.
+enum class MeshesProblem : std::uint8_t { kInvalid, kTooManyMeshes, kTooManyDevices };
+Expected<std::vector<Mesh>> enumerate_meshes(const std::vector<std::string>& axis_order,
+                                             const std::vector<AxisSize>& fixed,
+                                             const std::vector<AxisSweep>& sweeps,
+                                             MeshesProblem* problem = nullptr,
+                                             ExpertLayout layout = ExpertLayout::kAxis);
+
+// Errors: the model's and enumerate_meshes's, an evaluation refused (too many rank
+// classes), and two usage errors (ErrorClass::kIo, no file, no pointer) about the ZeRO
+// request: a --zero N >= 1 whose every group has size 1 on every mesh, and an axis named
+// with --zero-axis (zero_axes_named) that no mesh has.
+Expected<CapacityResult> plan_capacity(const CapacityRequest& request);
+
+// 1 when no evaluated mesh is usable (a single mesh that does not divide or does not fit,
+// or every mesh of a sweep), else 0.
+int capacity_exit_code(const CapacityResult& result);
+
+// The answer line, then one line per mesh (the usable ones with fits_only): mesh, devices,
+// worst and best rank, a bar of the worst rank on a log scale (with '|' at the budget),
+// the verdict, then a line saying what the bar shows. Ends with a newline.
+std::string render_capacity_text(const CapacityResult& result);
+
+// One compact JSON object and a newline: {"optimizer", "zero", "expert_parallel",
+// "budget_bytes", "axis_order", "params", "full_bytes", "answer", "meshes": [{"mesh",
+// "devices", ...}]}.
+std::string render_capacity_json(const CapacityResult& result);
+
+}  // namespace hpfreeze

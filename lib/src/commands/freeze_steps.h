@@ -1,0 +1,35 @@
+#pragma once
+// The two halves of run_freeze (hpfreeze/commands/freeze_command.h): the meta's bytes
+// (freeze_command.cc) and freeze --check (freeze_check.cc), which compares them with OUT.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "hpfreeze/base/command_result.h"
+#include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/commands/freeze_command.h"
+
+namespace hpfreeze {
+
+// The files a freeze reads, in command-line order: plan, model, then base when given.
+std::vector<std::string> freeze_input_paths(const FreezeRequest& request);
+
+// The freeze pipeline up to the meta bytes; nothing is written. Fills `stages` when given.
+struct RenderedMeta {
+  std::string bytes;
+  Diagnostics warnings;
+};
+Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* stages = nullptr);
+
+// At most this many differences are listed under freeze --check's error.
+inline constexpr std::size_t kMaxCheckDifferences = 10;
+
+// freeze --check: render_meta, then compare with the file output_path names; writes
+// nothing. Ok when the file holds exactly these bytes. An error (kRejected: exit 1) when
+// it is missing or differs, the latter with the differences diff finds from the file to
+// the new meta as its detail lines. Usage errors (kIo): output_path "-", a depfile_path.
+// A path that cannot be looked at, a directory or anything but a regular file is kIo too.
+CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stages = nullptr);
+
+}  // namespace hpfreeze
