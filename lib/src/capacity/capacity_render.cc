@@ -18,8 +18,9 @@ constexpr std::size_t kBarWidth = 32;
 std::string dense_region_text(const Indivisible& x) {
   std::string axes;
   for (const std::string& a : x.dense_axes) axes += (axes.empty() ? "" : " x ") + output_name(a);
-  return "the dense region " + axes + " (" + std::to_string(x.size) + " ranks) by " +
-         output_name(x.axis) + "=" + std::to_string(x.axis_size);
+  return "the dense region " + axes + " (" + std::to_string(x.size) +
+         (x.size == 1 ? " rank) by " : " ranks) by ") + output_name(x.axis) + "=" +
+         std::to_string(x.axis_size);
 }
 
 std::string verdict(const MeshCapacity& m) {

@@ -178,6 +178,15 @@ TEST(FoldedLayout, EpThatDoesNotDivideTheDenseRegionLaysNothingOut) {
   EXPECT_EQ(m.mesh.devices, 8U);  // pp x tp; ep multiplies nothing
 }
 
+TEST(FoldedLayout, ADenseRegionOfOneRankIsOneRank) {
+  const std::vector<CapacityParam> params = {param("w", {6}, "bf16", {{"ep", "S(0)"}})};
+  const MeshCapacity m =
+      evaluate(params, {"tp"}, mesh({{"tp", 1}, {"ep", 8}}, ExpertLayout::kFolded),
+               ExpertLayout::kFolded, 0);
+  ASSERT_TRUE(m.indivisible.has_value());
+  EXPECT_EQ(indivisible_text(*m.indivisible), "the dense region tp (1 rank) by ep=8");
+}
+
 TEST(FoldedLayout, AnExpertSplitOnAnotherAxisIsAnError) {
   Expected<CapacityModel> model = CapacityModel::build(
       {param("x.w", {4, 6}, "bf16", {{"ep", "S(0)"}, {"tp", "S(1)"}, {"cp", "R"}})}, {"tp"},
