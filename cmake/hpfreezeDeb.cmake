@@ -63,6 +63,10 @@ set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
 set(CPACK_DEBIAN_HPFREEZE_PACKAGE_NAME hpfreeze)
 set(CPACK_DEBIAN_HPFREEZE_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_HPFREEZE_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps sees only the libraries the binary links; libcrypto (check --bundle's
+# SHA-256) is loaded when first needed (lib/src/io/libcrypto.h), so its package is named here:
+# Debian 12's libssl3 holds libcrypto.so.3. CPack adds shlibdeps' list to this one.
+set(CPACK_DEBIAN_HPFREEZE_PACKAGE_DEPENDS "libssl3 (>= 3.0.0)")
 set(CPACK_DEBIAN_HPFREEZE_PACKAGE_SUGGESTS python3-hpfreeze-export)
 set(CPACK_DEBIAN_HPFREEZE_DESCRIPTION
     "freeze a HyperParallel sharding plan into a byte-stable codegen_meta.json\n\

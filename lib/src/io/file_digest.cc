@@ -1,8 +1,6 @@
 #include "io/file_digest.h"
 
 #include <fcntl.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 
 #include "io/file_kind_text.h"
 #include "io/io_posix.h"
+#include "io/libcrypto.h"
 #include "io/text_lines.h"
 
 namespace hpfreeze {
@@ -19,16 +18,17 @@ namespace hpfreeze {
 namespace {
 
 struct DigestContextFree {
-  void operator()(EVP_MD_CTX* context) const { EVP_MD_CTX_free(context); }
+  const Libcrypto* crypto;
+  void operator()(EVP_MD_CTX* context) const { crypto->md_ctx_free(context); }
 };
 using DigestContext = std::unique_ptr<EVP_MD_CTX, DigestContextFree>;
 
-Diagnostic openssl_error(const std::string& path) {
+Diagnostic openssl_error(const Libcrypto& crypto, const std::string& path) {
   char text[256] = "unknown error";
-  if (const unsigned long code = ERR_get_error(); code != 0) {
-    ERR_error_string_n(code, text, sizeof text);
+  if (const unsigned long code = crypto.err_get_error(); code != 0) {
+    crypto.err_error_string_n(code, text, sizeof text);
   }
-  ERR_clear_error();
+  crypto.err_clear_error();
   return make_io_error(path, std::string("sha256 failed: ") + text);
 }
 
@@ -61,9 +61,12 @@ Expected<FileDigest> digest_file(const std::string& path, std::size_t chunk_size
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
-  DigestContext context(EVP_MD_CTX_new());
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
-    return openssl_error(path);
+  std::string why;
+  const Libcrypto* crypto = libcrypto(&why);
+  if (crypto == nullptr) return make_io_error(path, "sha256 failed: " + why);
+  DigestContext context(crypto->md_ctx_new(), DigestContextFree{crypto});
+  if (!context || crypto->digest_init_ex(context.get(), crypto->sha256(), nullptr) != 1) {
+    return openssl_error(*crypto, path);
   }
   const auto buffer = std::make_unique_for_overwrite<char[]>(chunk_size);
   FileDigest digest;
@@ -76,15 +79,17 @@ Expected<FileDigest> digest_file(const std::string& path, std::size_t chunk_size
     }
     if (n == 0) break;
     const std::string_view chunk(buffer.get(), static_cast<std::size_t>(n));
-    if (EVP_DigestUpdate(context.get(), chunk.data(), chunk.size()) != 1) {
-      return openssl_error(path);
+    if (crypto->digest_update(context.get(), chunk.data(), chunk.size()) != 1) {
+      return openssl_error(*crypto, path);
     }
     lines.feed(chunk);
     digest.size += chunk.size();
   }
   unsigned char sha256[EVP_MAX_MD_SIZE];
   unsigned size = 0;
-  if (EVP_DigestFinal_ex(context.get(), sha256, &size) != 1) return openssl_error(path);
+  if (crypto->digest_final_ex(context.get(), sha256, &size) != 1) {
+    return openssl_error(*crypto, path);
+  }
   digest.sha256 = lowercase_hex(sha256, size);
   digest.lines = lines.lines();
   return digest;

@@ -31,7 +31,8 @@ inline constexpr std::size_t kDigestChunkSize = std::size_t{64} << 10;
 // one Diagnostic of class kIo whose file is `path`, messages as read_input's:
 // "cannot open: <OS error>", "cannot stat: <OS error>", "is a directory",
 // "is a FIFO, not a regular file" (a character device, a block device, a socket),
-// "read failed: <OS error>", and "sha256 failed: <OpenSSL error>".
+// "read failed: <OS error>", and "sha256 failed: <OpenSSL error>" (or "sha256 failed: cannot
+// load libcrypto.so.3: <dlerror>": libcrypto is loaded on first use, io/libcrypto.h).
 Expected<FileDigest> digest_file(const std::string& path,
                                  std::size_t chunk_size = kDigestChunkSize);
 

@@ -8,11 +8,14 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "io/io_test_support.h"
+#include "io/libcrypto.h"
 #include "python_reference.h"
 
 namespace hpfreeze {
@@ -24,6 +27,27 @@ using io_testing::TempDirTest;
 using namespace std::string_literals;
 
 class DigestFile : public TempDirTest {};
+
+// Whether a shared object whose file name starts with `name` is mapped into this process.
+bool mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find("/" + name) != std::string::npos;
+}
+
+// libcrypto is loaded when a file is first hashed, not at start (ctest runs each test in a
+// process of its own), and then once for the life of the process.
+TEST_F(DigestFile, LibcryptoIsLoadedWhenAFileIsFirstHashed) {
+  EXPECT_EQ(libcrypto_soname(), "libcrypto.so.3");
+  EXPECT_FALSE(mapped("libcrypto.so"));
+  spit(path("v"), "abc");
+  ASSERT_TRUE(digest_file(path("v")).ok());
+  EXPECT_TRUE(mapped("libcrypto.so.3"));
+  const Libcrypto* first = libcrypto();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(libcrypto(), first);
+}
 
 TEST_F(DigestFile, Fips180Vectors) {
   const std::vector<std::pair<std::string, std::string>> vectors = {
