@@ -88,6 +88,11 @@ set(CPACK_DEBIAN_EXPORTER_PACKAGE_ARCHITECTURE all)
 # Python 3 (>= 3.9; Debian 12 has 3.11) for the module and its command; hpfreeze for
 # freeze(), which runs the binary, and for the docs its man page names.
 set(CPACK_DEBIAN_EXPORTER_PACKAGE_DEPENDS "python3:any, hpfreeze (>= ${PROJECT_VERSION})")
+# hpfreeze before 0.2.0 was one package that held the exporter's files too: Breaks and
+# Replaces let apt take them over on upgrade (Debian policy 7.6.1) instead of refusing to
+# overwrite them.
+set(CPACK_DEBIAN_EXPORTER_PACKAGE_BREAKS "hpfreeze (<< 0.2.0)")
+set(CPACK_DEBIAN_EXPORTER_PACKAGE_REPLACES "hpfreeze (<< 0.2.0)")
 set(CPACK_DEBIAN_EXPORTER_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/debian/postinst
                                                 ${PROJECT_SOURCE_DIR}/cmake/debian/prerm)
 set(CPACK_DEBIAN_EXPORTER_DESCRIPTION

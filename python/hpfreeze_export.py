@@ -165,7 +165,7 @@ __all__ = [
 ]
 
 # The version of hpfreeze this exporter ships with (the package's version too).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 PLAN_FORMAT = "hpfreeze.plan/v1"
 MODEL_FORMAT = "hpfreeze.model/v1"

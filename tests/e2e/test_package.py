@@ -179,6 +179,14 @@ class Deb(unittest.TestCase):
                 self.assertTrue(self.field("Description", deb).startswith(summary))
         self.assertEqual(self.field("Suggests"), self.EXPORTER)
 
+    def test_the_exporter_takes_its_files_over_from_the_combined_package(self):
+        # hpfreeze before 0.2.0 held the exporter's files: without Breaks and Replaces dpkg
+        # would refuse to overwrite them on upgrade (Debian policy 7.6.1).
+        self.assertEqual(self.field("Breaks", self.exporter_deb), "hpfreeze (<< 0.2.0)")
+        self.assertEqual(self.field("Replaces", self.exporter_deb), "hpfreeze (<< 0.2.0)")
+        self.assertIsNone(self.field("Breaks"))
+        self.assertIsNone(self.field("Replaces"))
+
     def test_the_binary_depends_on_what_it_links_and_pulls_in_no_python(self):
         depends = self.depends(self.deb)
         names = [re.match(r"[a-z0-9.+-]+", d).group(0) for d in depends]
