@@ -99,6 +99,10 @@ class Answers(TempDirTest):
         self.assertEqual((r.returncode, r.stderr.decode()), (2, (
             "hpfreeze: error: without META every parameter is replicated, and --mesh or --sweep "
             "must give the data-parallel sizes (as --sweep dp=1,2,4,8)\n")))
+        # With neither META nor --model, --model is what is missing.
+        r = run("report")
+        self.assertEqual((r.returncode, r.stderr.decode()), (2, (
+            "hpfreeze: error: --model is required (see 'hpfreeze report --help')\n")))
         r = self.report("--sweep", "tp=1,2", meta=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown axis 'tp'", r.stderr.decode())

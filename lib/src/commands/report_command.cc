@@ -34,7 +34,9 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
           {}, "axis '" + sweep->axis + "' is in both --mesh and --sweep; give it in one of them");
     }
   }
-  if (request.meta_path.empty() && !request.mesh && sweeps.empty()) {
+  // Without --model too, the missing --model is what to say (run_report's model_missing).
+  if (request.meta_path.empty() && !request.model_path.empty() && !request.mesh &&
+      sweeps.empty()) {
     return make_io_error({},
                          "without META every parameter is replicated, and --mesh or --sweep "
                          "must give the data-parallel sizes (as --sweep dp=1,2,4,8)");
