@@ -14,6 +14,7 @@
 
 #include "dumps/dump_kind.h"
 #include "json/json_document.h"
+#include "support/checkpoints.h"
 
 namespace hpfreeze {
 namespace {
@@ -25,16 +26,8 @@ Expected<ModelTree> decode(std::string header, std::uint64_t data) {
   return decode_safetensors_header("ck.safetensors", std::move(header), size);
 }
 
-std::string one_tensor(std::string_view dtype, std::string_view shape, std::string_view offsets) {
-  return R"({"w":{"dtype":")" + std::string(dtype) + R"(","shape":)" + std::string(shape) +
-         R"(,"data_offsets":)" + std::string(offsets) + "}}";
-}
-
-std::string error_of(const Expected<ModelTree>& m) {
-  if (m) return "<ok>";
-  const Diagnostic& d = m.errors().front();
-  return d.file + ": " + d.pointer + ": " + d.message;
-}
+using test_support::error_of;
+using test_support::one_tensor;
 
 TEST(SafetensorsDtypes, EveryCodeMapsToTorchsName) {
   // The issue's table, with torch's itemsize of each name and whether it is floating.

@@ -19,6 +19,7 @@
 
 #include "io/io.h"
 #include "io/io_test_support.h"
+#include "support/checkpoints.h"
 
 namespace hpfreeze {
 namespace {
@@ -36,16 +37,8 @@ void write_checkpoint(const std::string& path, std::string_view header, std::uin
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(bytes.size() + data)), 0);
 }
 
-std::string one_tensor(std::string_view dtype, std::string_view shape, std::string_view offsets) {
-  return R"({"w":{"dtype":")" + std::string(dtype) + R"(","shape":)" + std::string(shape) +
-         R"(,"data_offsets":)" + std::string(offsets) + "}}";
-}
-
-std::string error_of(const Expected<ModelTree>& m) {
-  if (m) return "<ok>";
-  const Diagnostic& d = m.errors().front();
-  return d.file + ": " + d.pointer + ": " + d.message;
-}
+using test_support::error_of;
+using test_support::one_tensor;
 
 std::optional<Expected<ModelTree>> read_safetensors(const std::string& path) {
   return read_checkpoint_file(real_file_system(), path);
