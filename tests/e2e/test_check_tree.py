@@ -153,3 +153,16 @@ class BundleTree(TempDirTest):
                    "bundle\n"))
         self.assertEqual(self.check("alpha", "-"), (
             2, "", "hpfreeze: error: META '-' (stdin) must be the only META\n"))
+        # A pipe or FIFO can be read once: named twice among the metas it is refused before
+        # anything is read (else the second read would find it empty, or wait on a FIFO).
+        meta = read(case("tiny", "expected.json"))
+        r = run("check", "/dev/stdin", "alpha", "/dev/stdin", stdin=meta, cwd=self.dir)
+        self.assertEqual((r.returncode, r.stdout, r.stderr.decode()), (
+            2, b"", "hpfreeze: error: /dev/stdin: META 1 and META 3 name the same pipe or "
+                    "socket, which can be read only once\n"))
+        os.mkfifo(self.path("fifo"))
+        self.assertEqual(self.check("fifo", "fifo"), (
+            2, "", "hpfreeze: error: fifo: META 1 and META 2 name the same pipe or socket, "
+                   "which can be read only once\n"))
+        # A regular file may be named twice: it is checked twice.
+        self.assertEqual(self.check("alpha/codegen_meta.json", "alpha/codegen_meta.json")[0], 0)

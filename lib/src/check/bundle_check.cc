@@ -89,8 +89,13 @@ class BundleChecker {
       }
       error("/outputs", std::move(message));
     }
+    // Sorted keys: a meta with many siblings and outputs costs n log n, not n^2.
+    std::vector<std::string_view> keys;
+    keys.reserve(bundle_.outputs.size());
+    for (const MetaOutput& output : bundle_.outputs) keys.push_back(output.key);
+    std::sort(keys.begin(), keys.end());
     for (const auto& [index, sibling] : bundle_.remote_siblings) {
-      if (bundle_.find_output(sibling) != nullptr) continue;
+      if (std::binary_search(keys.begin(), keys.end(), std::string_view(sibling))) continue;
       error(index_pointer("/remote_siblings", index),
             "missing output hash for remote sibling " + quote_for_diagnostic(sibling));
     }

@@ -15,6 +15,7 @@
 #include "check/bundle_check.h"
 #include "check/check.h"
 #include "inputs/inputs.h"
+#include "io/io.h"
 #include "io/meta_tree.h"
 #include "json/diagnostic_json.h"
 
@@ -118,6 +119,18 @@ std::vector<MetaOutcome> check_sources(const CheckRequest& request,
   return outcomes;
 }
 
+// The usage errors of a pipe, FIFO or socket named twice among the metas and --model: it can
+// be read only once (io.h's check_stdout_apart, over the whole run).
+Diagnostics read_once_twice(const std::vector<MetaSource>& sources) {
+  std::vector<InputPath> inputs;
+  for (const MetaSource& source : sources) {
+    if (!source.error)
+      inputs.push_back({"META " + std::to_string(inputs.size() + 1), source.path, {}});
+  }
+  if (inputs.size() < 2) return {};  // one meta: its loader checks it with --model
+  return check_stdout_apart(real_file_system(), inputs);
+}
+
 }  // namespace
 
 CommandResult run_check(const CheckRequest& request, CheckTally* tally) {
@@ -132,6 +145,11 @@ CommandResult run_check(const CheckRequest& request, CheckTally* tally) {
   if (request.model_path && metas > 1) {
     result.diagnostics.push_back(make_io_error(
         {}, "--model checks one meta against a model, and this run has " + plural(metas, "meta")));
+    return result;
+  }
+  // Each meta is loaded alone, so a pipe named twice in the run is seen only here.
+  if (Diagnostics reused = read_once_twice(sources); !reused.empty()) {
+    result.diagnostics = std::move(reused);
     return result;
   }
   SeverityCounts counts;

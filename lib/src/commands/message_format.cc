@@ -115,7 +115,7 @@ std::string format_github(MessageLevel level, const Diagnostic& d) {
       if (d.column != 0) property("col", std::to_string(d.column));
     }
   } else if (!d.file.empty()) {
-    message = d.file;
+    message = escape_control(d.file);  // as the text format shows a file's name
     if (d.line != 0) message += ":" + std::to_string(d.line);
     if (d.line != 0 && d.column != 0) message += ":" + std::to_string(d.column);
     message += ": ";

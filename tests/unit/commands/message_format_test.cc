@@ -135,6 +135,12 @@ TEST(MessageFormat, GithubAnnotatesTheGeneratedFile) {
   EXPECT_EQ(format_message(MessageFormat::kJson, MessageLevel::kError, d),
             "{\"severity\":\"error\",\"file\":\"generated/codegen_meta.json\",\"pointer\":"
             "\"/outputs/modeling\",\"message\":\"generated/modeling_M_gen_npu.py: hash drift\"}\n");
+  // The meta's name starts the message as a text line shows it: a line break in it stays
+  // escaped text, which the runner shows as it is, never a break of the annotation.
+  d.file = "a\nb/codegen_meta.json";
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kError, d),
+            "::error file=g%3Aa%2Cb/__init__.py::a\\nb/codegen_meta.json: /outputs/modeling: "
+            "generated/modeling_M_gen_npu.py: hash drift\n");
 }
 
 TEST(MessageFormat, GithubEscaping) {
