@@ -60,6 +60,21 @@ inline std::string run_python(std::string_view script, const std::vector<std::st
   return text;
 }
 
+// For each path, one line: its sha256, its size in bytes, and its lines as upstream's
+// file_line_count counts them in text mode, or "-" when the file is not UTF-8.
+inline constexpr std::string_view kFileDigestsScript = R"(
+import hashlib, sys
+for path in sys.argv[1:]:
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            lines = str(sum(1 for _ in f))
+    except UnicodeDecodeError:
+        lines = "-"
+    print(hashlib.sha256(data).hexdigest(), len(data), lines)
+)";
+
 // The lines of `text`, without their LF.
 inline std::vector<std::string> split_lines(std::string_view text) {
   std::vector<std::string> lines;

@@ -66,20 +66,6 @@ for name in sorted(os.listdir(bundle)):
 print(json.dumps(outputs, sort_keys=True))
 )";
 
-// Each path's sha256 and its text-mode line count ("-": not UTF-8), one line per path.
-constexpr std::string_view kPythonDigests = R"(
-import hashlib, sys
-for path in sys.argv[1:]:
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        with open(path, "r", encoding="utf-8") as f:
-            lines = str(sum(1 for _ in f))
-    except UnicodeDecodeError:
-        lines = "-"
-    print(hashlib.sha256(data).hexdigest(), lines)
-)";
-
 const std::string kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 class BundleCheck : public io_testing::TempDirTest {
@@ -102,8 +88,10 @@ class BundleCheck : public io_testing::TempDirTest {
 
   // "sha256 lines" of `name` as Python sees it.
   std::string python_digest(const std::string& name) const {
-    const std::vector<std::string> out = split_lines(run_python(kPythonDigests, {path(name)}));
-    return out.empty() ? std::string() : out[0];
+    const std::vector<std::string> out =
+        split_lines(run_python(testing_python::kFileDigestsScript, {path(name)}));
+    if (out.empty()) return {};
+    return out[0].substr(0, 64) + out[0].substr(out[0].rfind(' '));  // without the size
   }
 
   // An upstream-shaped bundle: the generated modeling file, its diff, __init__.py and a

@@ -72,21 +72,6 @@ TEST_F(DigestFile, Fips180Vectors) {
   EXPECT_EQ(digest_file(path("v"))->lines, 1u);
 }
 
-// For each path: its sha256, its size, and its lines in text mode or "-" when the file is
-// not UTF-8, as upstream counts them.
-constexpr std::string_view kPythonDigests = R"(
-import hashlib, sys
-for path in sys.argv[1:]:
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        with open(path, "r", encoding="utf-8") as f:
-            lines = str(sum(1 for _ in f))
-    except UnicodeDecodeError:
-        lines = "-"
-    print(hashlib.sha256(data).hexdigest(), len(data), lines)
-)";
-
 std::string describe(const FileDigest& digest) {
   return digest.sha256 + " " + std::to_string(digest.size) + " " +
          (digest.lines ? std::to_string(*digest.lines) : "-");
@@ -140,8 +125,8 @@ TEST_F(DigestFile, AsPythonAtEveryReadSize) {
     paths.push_back(path(name));
     spit(paths.back(), bytes);
   }
-  const std::vector<std::string> expected =
-      testing_python::split_lines(testing_python::run_python(kPythonDigests, paths));
+  const std::vector<std::string> expected = testing_python::split_lines(
+      testing_python::run_python(testing_python::kFileDigestsScript, paths));
   ASSERT_EQ(expected.size(), paths.size());
   EXPECT_EQ(expected[0], "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 0 0");
   for (std::size_t i = 0; i < paths.size(); ++i) {
