@@ -35,6 +35,15 @@ MetaDecodeOptions meta_options(MetaReading reading) {
   return options;
 }
 
+// An input that failed to decode. An I/O error is a read error wherever it arises (a shard
+// an index names).
+void fail(LoadingInput& slot, Diagnostics errors) {
+  slot.decode_failed = true;
+  Diagnostics& to =
+      errors.front().error_class == ErrorClass::kIo ? slot.load_errors : slot.decode_errors;
+  to = std::move(errors);
+}
+
 class Loader {
  public:
   Loader(std::span<const InputSpec> specs, const LoadOptions& options, LoadedInputs& out)
@@ -66,7 +75,6 @@ class Loader {
   void decode(LoadingInput& slot);
   void decode_model(LoadingInput& slot);
   void decode_base(LoadingInput& slot);
-  void fail(LoadingInput& slot, Diagnostics errors);
   void load_one_after_another();
   void load_read_ahead();
   void prepare_scratch();
@@ -127,14 +135,6 @@ void Loader::parse(LoadingInput& slot, TextAfterParse text) {
     return;
   }
   slot.in->document.emplace(std::move(*document));
-}
-
-void Loader::fail(LoadingInput& slot, Diagnostics errors) {
-  slot.decode_failed = true;
-  // An I/O error is a read error wherever it arises (a shard an index names).
-  Diagnostics& to =
-      errors.front().error_class == ErrorClass::kIo ? slot.load_errors : slot.decode_errors;
-  to = std::move(errors);
 }
 
 // Decodes a loaded input and releases its tree down to the strings the value views.
@@ -271,10 +271,7 @@ void read_checkpoint(FileSystem& fs, LoadingInput& slot) {
     slot.in->value = std::move(**checkpoint);
     return;
   }
-  slot.decode_failed = true;
-  Diagnostics& errors = checkpoint->errors();
-  (errors.front().error_class == ErrorClass::kIo ? slot.load_errors : slot.decode_errors) =
-      std::move(errors);
+  fail(slot, std::move(checkpoint->errors()));
 }
 
 void Loader::load_one_after_another() {

@@ -3,49 +3,11 @@
 
 #include <array>
 
+#include "base/utf8.h"
 #include "json/encode.h"
 
 namespace hpfreeze {
 namespace {
-
-// The length of the well-formed UTF-8 sequence at `s[i]` and its code point, or 0 for a
-// byte that starts none (Unicode 15 table 3-7: no overlong forms, surrogates or code points
-// above U+10FFFF).
-std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t& code) {
-  const auto lead = static_cast<unsigned char>(s[i]);
-  if (lead < 0x80) {
-    code = lead;
-    return 1;
-  }
-  std::size_t length = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xbf;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-    code = lead & 0x1fu;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    code = lead & 0x0fu;
-    if (lead == 0xe0) low = 0xa0;
-    if (lead == 0xed) high = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    code = lead & 0x07u;
-    if (lead == 0xf0) low = 0x90;
-    if (lead == 0xf4) high = 0x8f;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < length) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (b < low || b > high) return 0;
-    low = 0x80;
-    high = 0xbf;
-    code = code << 6 | (b & 0x3fu);
-  }
-  return length;
-}
 
 // The white space .NET's String.TrimStart() removes (Char.IsWhiteSpace) that is no control
 // and no line separator: the runner trims it before it looks for "::".
@@ -63,7 +25,8 @@ NameHazard name_hazard(std::string_view name) {
   bool leading = true;  // only blanks so far
   for (std::size_t i = 0; i < name.size();) {
     char32_t c = 0;
-    const std::size_t n = utf8_sequence(name, i, c);
+    const std::size_t n = decode_utf8_char(reinterpret_cast<const unsigned char*>(name.data()) + i,
+                                           name.size() - i, &c);
     if (n == 0) {
       utf8 = false;
       leading = false;

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "bundle/output_names.h"
+#include "meta/identity.h"
 
 namespace hpfreeze {
 namespace {
@@ -30,15 +31,8 @@ MetaOutput decode_output(const JsonMember& m) {
 }
 
 void decode_outputs(const Json& value, MetaBundle& bundle) {
-  if (value.is_null()) {
-    bundle.outputs_state = MetaMemberState::kNull;
-    return;
-  }
-  if (!value.is_object()) {
-    bundle.outputs_state = MetaMemberState::kOther;
-    return;
-  }
-  bundle.outputs_state = MetaMemberState::kObject;
+  bundle.outputs_state = state_of(value);
+  if (!value.is_object()) return;
   bundle.outputs.reserve(value.as_object().size());
   for (const JsonMember& m : value.as_object()) bundle.outputs.push_back(decode_output(m));
 }

@@ -10,14 +10,10 @@
 #include "json/json_document.h"
 
 namespace hpfreeze {
-namespace {
-
 MetaMemberState state_of(const Json& value) {
   if (value.is_null()) return MetaMemberState::kNull;
   return value.is_object() ? MetaMemberState::kObject : MetaMemberState::kOther;
 }
-
-}  // namespace
 
 MetaCovered decode_covered(const Json& value) {
   MetaCovered out;

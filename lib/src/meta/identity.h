@@ -7,6 +7,9 @@
 
 namespace hpfreeze {
 
+// A present member's state: null, an object, or another value.
+MetaMemberState state_of(const Json& value);
+
 MetaCovered decode_covered(const Json& value);
 MetaParallelDims decode_parallel_dims(const Json& value);
 
