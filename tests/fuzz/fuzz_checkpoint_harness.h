@@ -2,7 +2,9 @@
 // The safetensors header reader's fuzz target (checkpoint), shared with the regression test
 // like fuzz_harness.h. The input is a header's JSON text; a first line `#data N` gives the
 // size of the data after it (default 0), so that the fuzzer reaches headers whose tensors
-// cover the data exactly as well as those with gaps and trailing bytes.
+// cover the data exactly as well as those with gaps and trailing bytes. A size N that makes
+// the file's size wrap past 2^64 gives a file shorter than its header, which must be rejected
+// (testdata/fuzz/regressions/checkpoint/).
 //
 // What is accepted is checked against a reading of the format made here, not by the
 // decoder (docs/formats.md, "Checkpoints"): every member but __metadata__ is a tensor with a

@@ -43,6 +43,17 @@ constexpr std::size_t kNowhere = std::numeric_limits<std::size_t>::max();
 
 }  // namespace
 
+std::optional<Diagnostic> header_past_end(const std::string& name, std::uint64_t length,
+                                          std::uint64_t file_size) {
+  if (file_size >= kSafetensorsLengthBytes && length <= file_size - kSafetensorsLengthBytes) {
+    return std::nullopt;
+  }
+  return make_error(name, "",
+                    "the safetensors header length at byte 0 (" + std::to_string(length) +
+                        " bytes) runs past the end of the file (" + std::to_string(file_size) +
+                        " bytes)");
+}
+
 Expected<std::uint64_t> safetensors_header_length(const std::string& name, std::string_view head,
                                                   std::uint64_t file_size) {
   const std::size_t have = head.size();
@@ -55,12 +66,7 @@ Expected<std::uint64_t> safetensors_header_length(const std::string& name, std::
   for (std::size_t i = kSafetensorsLengthBytes; i-- > 0;) {
     length = length << 8 | static_cast<unsigned char>(head[i]);
   }
-  if (length > file_size - kSafetensorsLengthBytes) {
-    return make_error(name, "",
-                      "the safetensors header length at byte 0 (" + std::to_string(length) +
-                          " bytes) runs past the end of the file (" + std::to_string(file_size) +
-                          " bytes)");
-  }
+  if (std::optional<Diagnostic> d = header_past_end(name, length, file_size)) return *d;
   if (length >= kMaxInputSize) {
     return make_io_error(name, "input too large: the safetensors header is 4 GiB or more (" +
                                    std::to_string(length) + " bytes, from byte 8)");

@@ -141,8 +141,9 @@ std::optional<std::pair<std::size_t, std::size_t>> first_repeat(
 
 std::optional<Diagnostic> append_safetensors_header(ModelTree& model, const std::string& name,
                                                     std::string header, std::uint64_t file_size) {
+  if (std::optional<Diagnostic> d = header_past_end(name, header.size(), file_size)) return d;
   const std::uint64_t data_start = kSafetensorsLengthBytes + header.size();
-  const std::uint64_t data_size = file_size >= data_start ? file_size - data_start : 0;
+  const std::uint64_t data_size = file_size - data_start;
   const std::vector<std::size_t> lines = line_starts(header);
   if (header.capacity() < header.size() + kInputPadding)
     header.reserve(header.size() + kInputPadding);

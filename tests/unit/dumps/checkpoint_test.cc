@@ -238,6 +238,23 @@ TEST(SafetensorsHeader, TensorsCoverTheDataExactly) {
   EXPECT_TRUE(decode("{}", 0).ok());
 }
 
+// A file size below the end of the header (a caller that did not check the length first, or
+// a size that wrapped past 2^64 as the fuzzer once made one) is the length check's error, not
+// an empty data section: found by CI's fuzz_checkpoint smoke run (testdata/fuzz/regressions).
+TEST(SafetensorsHeader, AFileShorterThanItsHeaderIsAnError) {
+  const std::string header = R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})";
+  for (const std::uint64_t size :
+       {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{8}, 8 + header.size() - 1}) {
+    EXPECT_EQ(error_of(decode_safetensors_header("ck.safetensors", header, size)),
+              "ck.safetensors: : the safetensors header length at byte 0 (" +
+                  std::to_string(header.size()) + " bytes) runs past the end of the file (" +
+                  std::to_string(size) + " bytes)")
+        << size;
+  }
+  EXPECT_FALSE(decode("{}", ~std::uint64_t{0}).ok());  // 8 + 2 + (2^64 - 1) wraps to 9
+  EXPECT_TRUE(decode_safetensors_header("ck.safetensors", header, 8 + header.size()).ok());
+}
+
 TEST(SafetensorsAsJson, AJsonReaderNamesIt) {
   // Given to a reader of JSON (freeze's --model, a stream on stdin), a safetensors file is
   // named as such instead of a syntax error at its first byte.
