@@ -86,12 +86,16 @@ class BundleCheck : public io_testing::TempDirTest {
     return out.empty() ? std::string("{}") : out[0];
   }
 
-  // "sha256 lines" of `name` as Python sees it.
-  std::string python_digest(const std::string& name) const {
+  // The sha256 and the line count of `name` as Python sees them ("-": not UTF-8).
+  struct PythonDigest {
+    std::string sha256;
+    std::string lines;
+  };
+  PythonDigest python_digest(const std::string& name) const {
     const std::vector<std::string> out =
         split_lines(run_python(testing_python::kFileDigestsScript, {path(name)}));
     if (out.empty()) return {};
-    return out[0].substr(0, 64) + out[0].substr(out[0].rfind(' '));  // without the size
+    return {out[0].substr(0, 64), out[0].substr(out[0].rfind(' ') + 1)};  // without the size
   }
 
   // An upstream-shaped bundle: the generated modeling file, its diff, __init__.py and a
@@ -167,13 +171,13 @@ TEST_F(BundleCheck, UnicodeAndPunctuationInModelName) {
   const std::string outputs = recorded_outputs(model_name);
   EXPECT_EQ(check(R"("model_name": )" + model_name + R"(, "outputs": )" + outputs), Lines{});
 
-  const std::string before = python_digest(modeling);
+  const PythonDigest before = python_digest(modeling);
   spit(path(modeling), "edited\n");
-  const std::string after = python_digest(modeling);
+  const PythonDigest after = python_digest(modeling);
   EXPECT_EQ(check(R"("model_name": )" + model_name + R"(, "outputs": )" + outputs),
-            Lines{error("/outputs/modeling",
-                        path(modeling) + ": hash drift (recorded sha256 " + before.substr(0, 64) +
-                            ", actual " + after.substr(0, 64) + "; recorded 4 lines, actual 1)")});
+            Lines{error("/outputs/modeling", path(modeling) + ": hash drift (recorded sha256 " +
+                                                 before.sha256 + ", actual " + after.sha256 +
+                                                 "; recorded 4 lines, actual 1)")});
   EXPECT_EQ(last_[0].annotate_file, path(modeling));
 }
 
@@ -297,8 +301,8 @@ TEST_F(BundleCheck, EntriesWithoutAUsableSha256) {
 TEST_F(BundleCheck, MissingFilesWithTheRecordedSha256) {
   make_bundle(R"("M")");
   const std::string outputs = recorded_outputs(R"("M")");
-  const std::string init_sha256 = python_digest("__init__.py").substr(0, 64);
-  const std::string config_sha256 = python_digest("configuration_x.py").substr(0, 64);
+  const std::string init_sha256 = python_digest("__init__.py").sha256;
+  const std::string config_sha256 = python_digest("configuration_x.py").sha256;
   ASSERT_EQ(::unlink(path("__init__.py").c_str()), 0);
   ASSERT_EQ(::unlink(path("configuration_x.py").c_str()), 0);
   EXPECT_EQ(check(R"("model_name": "M", "remote_siblings": ["configuration_x.py"], "outputs": )" +
@@ -322,8 +326,8 @@ TEST_F(BundleCheck, MissingFilesWithTheRecordedSha256) {
 TEST_F(BundleCheck, FifoDirectoryAndDeviceAreErrorsNotHangs) {
   make_bundle(R"("M")");
   const std::string outputs = recorded_outputs(R"("M")");
-  const std::string init_sha256 = python_digest("__init__.py").substr(0, 64);
-  const std::string config_sha256 = python_digest("configuration_x.py").substr(0, 64);
+  const std::string init_sha256 = python_digest("__init__.py").sha256;
+  const std::string config_sha256 = python_digest("configuration_x.py").sha256;
   ASSERT_EQ(::unlink(path("__init__.py").c_str()), 0);
   ASSERT_EQ(::mkfifo(path("__init__.py").c_str(), 0600), 0);
   ASSERT_EQ(::unlink(path("configuration_x.py").c_str()), 0);
@@ -354,14 +358,14 @@ TEST_F(BundleCheck, FifoDirectoryAndDeviceAreErrorsNotHangs) {
 TEST_F(BundleCheck, HashDrift) {
   const std::string modeling = make_bundle(R"("M")");
   const std::string outputs = recorded_outputs(R"("M")");
-  const std::string before = python_digest(modeling);
-  const std::string diff_before = python_digest(modeling + ".diff");
+  const PythonDigest before = python_digest(modeling);
+  const PythonDigest diff_before = python_digest(modeling + ".diff");
   spit(path(modeling), "import torch\r\n\r\nclass Model:\n    pass\n# edited by hand\n");
-  const std::string after = python_digest(modeling);
-  ASSERT_EQ(after.substr(65), "5");
+  const PythonDigest after = python_digest(modeling);
+  ASSERT_EQ(after.lines, "5");
   // diff recorded without lines: the counts are left out.
   spit(path(modeling + ".diff"), "changed");
-  const std::string diff_after = python_digest(modeling + ".diff");
+  const PythonDigest diff_after = python_digest(modeling + ".diff");
   std::string members = R"("model_name": "M", "outputs": )" + outputs;
   const std::string diff_lines = R"("diff": {"lines": 5, )";
   const std::size_t diff_entry = members.find(diff_lines);
@@ -370,11 +374,10 @@ TEST_F(BundleCheck, HashDrift) {
   EXPECT_EQ(
       check(members),
       (Lines{error("/outputs/diff", path(modeling + ".diff") + ": hash drift (recorded sha256 " +
-                                        diff_before.substr(0, 64) + ", actual " +
-                                        diff_after.substr(0, 64) + ")"),
-             error("/outputs/modeling",
-                   path(modeling) + ": hash drift (recorded sha256 " + before.substr(0, 64) +
-                       ", actual " + after.substr(0, 64) + "; recorded 4 lines, actual 5)")}));
+                                        diff_before.sha256 + ", actual " + diff_after.sha256 + ")"),
+             error("/outputs/modeling", path(modeling) + ": hash drift (recorded sha256 " +
+                                            before.sha256 + ", actual " + after.sha256 +
+                                            "; recorded 4 lines, actual 5)")}));
   EXPECT_EQ(last_[0].annotate_file, path(modeling + ".diff"));
   EXPECT_EQ(last_[1].annotate_file, path(modeling));
 }
@@ -410,17 +413,17 @@ TEST_F(BundleCheck, LineCountsAsPythonCountsThem) {
   std::vector<std::pair<std::string, std::string>> sorted = files;
   std::sort(sorted.begin(), sorted.end());
   for (std::size_t i = 0; i < sorted.size(); ++i) {
-    const std::string python = python_digest(sorted[i].first);
-    const std::string count = python.substr(65) == "-" ? "not UTF-8" : python.substr(65);
+    const PythonDigest python = python_digest(sorted[i].first);
+    const std::string count = python.lines == "-" ? "not UTF-8" : python.lines;
     EXPECT_EQ(lines[i], error("/outputs/" + sorted[i].first,
                               path(sorted[i].first) + ": hash drift (recorded sha256 " +
-                                  std::string(64, '0') + ", actual " + python.substr(0, 64) +
+                                  std::string(64, '0') + ", actual " + python.sha256 +
                                   "; recorded 99 lines, actual " + count + ")"));
   }
   // The counts themselves, from Python: pinned here so the reference is seen to count.
-  EXPECT_EQ(python_digest("mixed.py").substr(65), "5");
-  EXPECT_EQ(python_digest("others.py").substr(65), "1");
-  EXPECT_EQ(python_digest("latin1.py").substr(65), "-");
+  EXPECT_EQ(python_digest("mixed.py").lines, "5");
+  EXPECT_EQ(python_digest("others.py").lines, "1");
+  EXPECT_EQ(python_digest("latin1.py").lines, "-");
 }
 
 // A key or path holding a control character is shown as a JSON string in the message, as
@@ -443,13 +446,13 @@ TEST_F(BundleCheck, ModelNameThatNamesNoFile) {
   make_bundle(R"("M")");
   const std::string outputs = recorded_outputs(R"("M")");
   spit(path("__init__.py"), "changed\n");
-  const std::string init_after = python_digest("__init__.py");
+  const PythonDigest init_after = python_digest("__init__.py");
   const Lines lines = check(R"("model_name": 7, "outputs": )" + outputs);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], error("/model_name", "expected a string or null, got an integer"));
   EXPECT_EQ(lines[1].substr(0, lines[1].find(" (recorded")),
             error("/outputs/init", path("__init__.py") + ": hash drift"));
-  EXPECT_NE(lines[1].find("actual " + init_after.substr(0, 64) + "; recorded 1 line, actual 1)"),
+  EXPECT_NE(lines[1].find("actual " + init_after.sha256 + "; recorded 1 line, actual 1)"),
             std::string::npos)
       << lines[1];
   // With no roles recorded, the missing ones have no file name to show.
