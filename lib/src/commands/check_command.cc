@@ -43,7 +43,6 @@ struct MetaOutcome {
   Diagnostics diagnostics;
   SeverityCounts counts;   // of the findings, also when they went to `json_lines`
   std::string json_lines;  // with --json, the findings when nothing failed to read
-  bool rejected = false;   // with --json, an error among those findings
 };
 
 // Loads and checks the meta at `path` as if it were the run's only one.
@@ -78,19 +77,16 @@ MetaOutcome check_source(const CheckRequest& request, const MetaSource& source,
     out.counts.errors = 1;
     return out;
   }
-  out.diagnostics = check_one(request, source.path, concurrency);
-  out.counts = count_severities(out.diagnostics);
-  const bool read_failed =
-      std::any_of(out.diagnostics.begin(), out.diagnostics.end(),
-                  [](const Diagnostic& d) { return d.error_class == ErrorClass::kIo; });
-  if (request.json && !read_failed) {
-    // The findings go to stdout as JSON Lines instead of to stderr; an error among them
-    // still rejects the meta.
-    out.json_lines = render_findings_json_lines(out.diagnostics);
-    out.rejected = std::any_of(out.diagnostics.begin(), out.diagnostics.end(),
-                               [](const Diagnostic& d) { return d.severity == Severity::kError; });
-    out.diagnostics.clear();
+  CommandResult one;  // the meta's result, as if it were the run's only one
+  one.diagnostics = check_one(request, source.path, concurrency);
+  out.counts = count_severities(one.diagnostics);
+  if (request.json && !one.io_failed()) {
+    // The findings go to stdout as JSON Lines instead of to stderr (an error among them
+    // still rejects the meta: run_check counts it).
+    out.json_lines = render_findings_json_lines(one.diagnostics);
+    one.diagnostics.clear();
   }
+  out.diagnostics = std::move(one.diagnostics);
   return out;
 }
 
@@ -154,13 +150,12 @@ CommandResult run_check(const CheckRequest& request, CheckTally* tally) {
   }
   SeverityCounts counts;
   for (MetaOutcome& outcome : check_sources(request, sources)) {
-    counts.errors += outcome.counts.errors;
-    counts.warnings += outcome.counts.warnings;
-    counts.notes += outcome.counts.notes;
+    counts += outcome.counts;
     std::move(outcome.diagnostics.begin(), outcome.diagnostics.end(),
               std::back_inserter(result.diagnostics));
     result.output += outcome.json_lines;
-    result.negative = result.negative || outcome.rejected;
+    // An error of a meta rejects the run also when --json moved it to stdout.
+    result.negative = result.negative || outcome.counts.errors > 0;
   }
   const bool summarized = sources.size() > 1;
   if (summarized) {

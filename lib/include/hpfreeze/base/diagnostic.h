@@ -97,6 +97,12 @@ struct SeverityCounts {
   std::size_t notes = 0;
   // "1 error, 0 warnings, 2 notes".
   [[nodiscard]] std::string text() const;
+  SeverityCounts& operator+=(const SeverityCounts& other) {
+    errors += other.errors;
+    warnings += other.warnings;
+    notes += other.notes;
+    return *this;
+  }
 };
 SeverityCounts count_severities(const Diagnostics& diagnostics);
 
