@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "bundle/output_names.h"
+#include "check/check.h"
 #include "io/file_digest.h"
 #include "json/json.h"
 #include "json/output_name.h"
@@ -47,11 +48,7 @@ class BundleChecker {
       check_outputs();
     }
     // Otherwise `outputs` is not an object: the schema rule's error says so.
-    std::stable_sort(findings_.begin(), findings_.end(),
-                     [](const Diagnostic& a, const Diagnostic& b) {
-                       if (a.pointer != b.pointer) return a.pointer < b.pointer;
-                       return a.message < b.message;
-                     });
+    sort_findings(findings_, file_);  // every finding is located in the meta
     return std::move(findings_);
   }
 

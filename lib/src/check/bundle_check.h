@@ -19,12 +19,12 @@ std::string bundle_prefix(std::string_view meta_path);
 
 // The findings about the bundle of `meta`, whose files are `prefix` + their name
 // (bundle_prefix of the meta's path). Each is located in the meta (`file` is meta.file)
-// and sorted as check_meta sorts a file's findings: by JSON Pointer (byte order), then by
-// message. A finding about one generated file (unreadable, or its sha256 differs) names
-// its path in the message, escaped as names on output are (json/output_name.h), and sets
-// `annotate_file` to it. Every error is of class kRejected: a bundle that cannot be read
-// does not verify. The files are read one at a time, streamed (io/file_digest.h); nothing
-// is kept between calls, so metas may be checked on several threads at once.
+// and sorted as check_meta sorts (check.h's sort_findings). A finding about one generated file
+// (unreadable, or its sha256 differs) names its path in the message, escaped as names on output are
+// (json/output_name.h), and sets `annotate_file` to it. Every error is of class kRejected: a bundle
+// that cannot be read does not verify. The files are read one at a time, streamed
+// (io/file_digest.h); nothing is kept between calls, so metas may be checked on several threads at
+// once.
 Diagnostics check_bundle(const FrozenMeta& meta, std::string_view prefix);
 
 }  // namespace hpfreeze

@@ -435,15 +435,7 @@ class MetaChecker {
 
 }  // namespace
 
-Diagnostics check_meta(const FrozenMeta& meta, Diagnostics decode_findings, const ModelTree* model,
-                       bool allow_uncovered) {
-  Diagnostics findings = std::move(decode_findings);
-  for (Diagnostics more :
-       {MetaChecker::check_schema(meta), MetaChecker(meta, model, allow_uncovered).run()}) {
-    findings.insert(findings.end(), std::make_move_iterator(more.begin()),
-                    std::make_move_iterator(more.end()));
-  }
-  const std::string& meta_file = meta.file;
+void sort_findings(Diagnostics& findings, const std::string& meta_file) {
   std::stable_sort(findings.begin(), findings.end(),
                    [&meta_file](const Diagnostic& a, const Diagnostic& b) {
                      const bool a_model = a.file != meta_file;
@@ -452,6 +444,17 @@ Diagnostics check_meta(const FrozenMeta& meta, Diagnostics decode_findings, cons
                      if (a.pointer != b.pointer) return a.pointer < b.pointer;
                      return a.message < b.message;
                    });
+}
+
+Diagnostics check_meta(const FrozenMeta& meta, Diagnostics decode_findings, const ModelTree* model,
+                       bool allow_uncovered) {
+  Diagnostics findings = std::move(decode_findings);
+  for (Diagnostics more :
+       {MetaChecker::check_schema(meta), MetaChecker(meta, model, allow_uncovered).run()}) {
+    findings.insert(findings.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
+  sort_findings(findings, meta.file);
   return findings;
 }
 
