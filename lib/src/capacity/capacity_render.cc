@@ -18,9 +18,8 @@ constexpr std::size_t kBarWidth = 32;
 std::string dense_region_text(const Indivisible& x) {
   std::string axes;
   for (const std::string& a : x.dense_axes) axes += (axes.empty() ? "" : " x ") + output_name(a);
-  return "the dense region " + axes + " (" + std::to_string(x.size) +
-         (x.size == 1 ? " rank) by " : " ranks) by ") + output_name(x.axis) + "=" +
-         std::to_string(x.axis_size);
+  return "the dense region " + axes + " (" + plural(x.size, "rank") + ") by " +
+         output_name(x.axis) + "=" + std::to_string(x.axis_size);
 }
 
 std::string verdict(const MeshCapacity& m) {
@@ -76,9 +75,8 @@ std::string group_sizes(const CapacityResult& result, std::uint64_t ZeroGroups::
     most = std::max(most, m.zero.*kind);
   }
   if (most == 0) return "no rank";
-  return (least == most ? std::to_string(most)
-                        : std::to_string(least) + " to " + std::to_string(most)) +
-         (most == 1 ? " rank" : " ranks");
+  return least == most ? plural(most, "rank")
+                       : std::to_string(least) + " to " + plural(most, "rank");
 }
 
 // "ZeRO stage 3 (the weights, gradients and optimizer state split over dp x cp, 4 ranks;
@@ -174,9 +172,7 @@ std::string indivisible_text(const Indivisible& x) {
 }
 
 std::string capacity_answer_text(const CapacityResult& result) {
-  auto devices = [](const MeshCapacity& m) {
-    return std::to_string(m.mesh.devices) + (m.mesh.devices == 1 ? " device" : " devices");
-  };
+  auto devices = [](const MeshCapacity& m) { return plural(m.mesh.devices, "device"); };
   if (result.no_answer) return "no answer: " + *result.no_answer;
   if (const MeshCapacity* m = capacity_answer(result)) {
     const std::size_t ties = capacity_ties(result);

@@ -35,8 +35,7 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
     }
   }
   // Without --model too, the missing --model is what to say (run_report's model_missing).
-  if (request.meta_path.empty() && !request.model_path.empty() && !request.mesh &&
-      sweeps.empty()) {
+  if (request.meta_path.empty() && !request.model_path.empty() && !request.mesh && sweeps.empty()) {
     return make_io_error({},
                          "without META every parameter is replicated, and --mesh or --sweep "
                          "must give the data-parallel sizes (as --sweep dp=1,2,4,8)");
@@ -60,26 +59,18 @@ Diagnostic model_missing(const std::string& meta_path) {
 // The findings for stderr: at most kMaxReportedErrors, then a line counting the rest (the
 // full list is in --json), then the summary.
 Diagnostics findings_for_stderr(Diagnostics findings) {
-  std::size_t counts[3] = {0, 0, 0};
-  for (const Diagnostic& d : findings) ++counts[static_cast<int>(d.severity)];
+  const SeverityCounts counts = count_severities(findings);  // of them all, before the cut
   const bool summarize = !findings.empty();
   if (findings.size() > kMaxReportedErrors) {
     const std::size_t rest = findings.size() - kMaxReportedErrors;
     Diagnostic more = findings[kMaxReportedErrors];
     more.file.clear();
     more.pointer.clear();
-    more.message = std::to_string(rest) + " more finding" + (rest == 1 ? "" : "s") +
-                   " not shown (--json lists them all)";
+    more.message = plural(rest, "more finding") + " not shown (--json lists them all)";
     findings.resize(kMaxReportedErrors);
     findings.push_back(std::move(more));
   }
-  if (summarize) {
-    Diagnostic& summary = findings.emplace_back(
-        make_warning({}, {},
-                     "report: " + plural(counts[0], "error") + ", " + plural(counts[1], "warning") +
-                         ", " + plural(counts[2], "note")));
-    summary.severity = Severity::kNote;
-  }
+  if (summarize) findings.push_back(make_note({}, {}, "report: " + counts.text()));
   return findings;
 }
 

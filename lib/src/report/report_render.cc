@@ -5,6 +5,7 @@
 #include "capacity/capacity.h"
 #include "capacity/capacity_json.h"
 #include "capacity/chunk_geometry.h"
+#include "hpfreeze/base/diagnostic.h"
 #include "json/diagnostic_json.h"
 #include "json/encode.h"
 #include "json/json_stream.h"
@@ -27,7 +28,7 @@ std::string zero_groups_text(const Report& r, const std::vector<std::string>& ax
     }
     if (names.find(a) == std::string::npos) names += (names.empty() ? "" : " x ") + a;
   }
-  auto ranks = [](std::uint64_t n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); };
+  auto ranks = [](std::uint64_t n) { return plural(n, "rank"); };
   std::string out =
       names.empty() ? "no axis of the mesh" : names + ", " + ranks(r.rank0_zero.dense);
   if (r.expert_params > 0) out += "; experts over edp, " + ranks(r.rank0_zero.expert);
