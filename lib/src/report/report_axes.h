@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,15 @@ struct AxisInfo {
   std::uint64_t size = 1;
   bool shards = false;  // some placement on it is a Shard or StridedShard
 };
+
+// The axis named `name` among `axes`, nullptr when none is. Meshes have a handful of axes.
+template <class Axis>
+Axis* find_axis(std::span<Axis> axes, std::string_view name) {
+  for (Axis& a : axes) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
 
 struct ParallelDims {
   bool present = false;  // the meta has a parallel_dims object
@@ -75,23 +85,18 @@ class ReportMesh {
   // `report`; a swept axis takes its sizes from --sweep and counts as size 1 here.
   void read(const std::optional<std::vector<AxisSize>>& mesh, Report& report);
 
-  // The axis a placement names, nullptr before one names it. Meshes have a handful of axes.
+  // The axis a placement names, nullptr before one names it.
   [[nodiscard]] const AxisInfo* find(std::string_view name) const {
-    for (const AxisInfo& a : axes_) {
-      if (a.name == name) return &a;
-    }
-    return nullptr;
+    return find_axis(std::span(axes_), name);
   }
 
   // A placement on `name`: `pointer()` gives its pointer, asked only for the axis's first
   // placement; `shards` whether the placement has a dim.
   template <class Pointer>
   void use(std::string_view name, bool shards, Pointer pointer) {
-    for (AxisInfo& a : axes_) {
-      if (a.name == name) {
-        a.shards = a.shards || shards;
-        return;
-      }
+    if (AxisInfo* a = find_axis(std::span(axes_), name)) {
+      a->shards = a->shards || shards;
+      return;
     }
     axes_.push_back(AxisInfo{name, pointer()});
     axes_.back().shards = shards;

@@ -31,30 +31,31 @@ bool ParamGeometry::apply(const PlannedParam& planned, std::span<const std::uint
   // has a few.
   order_.clear();
   for (const MetaAxisPlacement& a : planned.param->axes) {
-    const std::size_t rank = mesh_.find(a.axis)->rank;
+    const AxisInfo* axis = mesh_.find(a.axis);
     std::size_t j = order_.size();
-    order_.push_back({&a, rank});
-    for (; j > 0 && order_[j - 1].second > rank; --j) order_[j] = order_[j - 1];
-    order_[j] = {&a, rank};
+    order_.push_back({&a, axis});
+    for (; j > 0 && order_[j - 1].second->rank > axis->rank; --j) order_[j] = order_[j - 1];
+    order_[j] = {&a, axis};
   }
   bool valid = true;
   const bool empty = std::find(shape.begin(), shape.end(), std::uint64_t{0}) != shape.end();
   chunks_.start(shape);
-  for (const auto& [a, rank] : order_) {
+  for (const auto& [a, axis] : order_) {
     applied.push_back(a);
-    valid = apply_axis(planned, *a, shape, local, empty, replicated, findings) && valid;
+    valid = apply_axis(planned, *a, axis->size, shape, local, empty, replicated, findings) && valid;
   }
   return valid;
 }
 
-// Applies one axis's placement to `local` (rank 0's shape so far). A dim divides as the
-// planner says (docs/capacity.md, "Divisibility"): every such size by the axis size (times the
-// split factor), except for an uneven placement or a parameter with a zero-sized dim; the
-// largest size that does not is the error. False when the dim is out of range. The messages
-// are built only when one is given.
+// Applies one axis's placement, on an axis of size `n`, to `local` (rank 0's shape so far). A dim
+// divides as the planner says (docs/capacity.md, "Divisibility"): every such size by the axis size
+// (times the split factor), except for an uneven placement or a parameter with a zero-sized dim;
+// the largest size that does not is the error. False when the dim is out of range. The messages are
+// built only when one is given.
 bool ParamGeometry::apply_axis(const PlannedParam& planned, const MetaAxisPlacement& a,
-                               std::span<const std::uint64_t> shape, std::span<std::uint64_t> local,
-                               bool empty, bool& replicated, Diagnostics& findings) {
+                               std::uint64_t n, std::span<const std::uint64_t> shape,
+                               std::span<std::uint64_t> local, bool empty, bool& replicated,
+                               Diagnostics& findings) {
   const Placement& p = a.placement;
   if (!p.has_dim()) return true;
   auto error = [&](std::string message) {
@@ -70,7 +71,6 @@ bool ParamGeometry::apply_axis(const PlannedParam& planned, const MetaAxisPlacem
           std::to_string(dim));
     return false;
   }
-  const std::uint64_t n = mesh_.find(a.axis)->size;
   if (n == 1) return true;
   replicated = false;
   const std::uint64_t f = p.chunk_factor();

@@ -46,13 +46,14 @@ class ParamGeometry {
              Diagnostics& findings);
 
  private:
-  bool apply_axis(const PlannedParam& planned, const MetaAxisPlacement& a,
+  bool apply_axis(const PlannedParam& planned, const MetaAxisPlacement& a, std::uint64_t n,
                   std::span<const std::uint64_t> shape, std::span<std::uint64_t> local, bool empty,
                   bool& replicated, Diagnostics& findings);
 
   const ReportMesh& mesh_;
   const std::string& meta_file_;
-  std::vector<std::pair<const MetaAxisPlacement*, std::size_t>> order_;  // scratch of apply()
+  // Scratch of apply(): a parameter's placements with their axes, in the axes' order.
+  std::vector<std::pair<const MetaAxisPlacement*, const AxisInfo*>> order_;
   LocalChunks chunks_;  // of the parameter apply() is at
 };
 

@@ -8,13 +8,6 @@
 namespace hpfreeze::report_detail {
 namespace {
 
-const AxisInfo* find(const std::vector<AxisInfo>& axes, std::string_view name) {
-  for (const AxisInfo& a : axes) {
-    if (a.name == name) return &a;
-  }
-  return nullptr;
-}
-
 bool listed(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -32,7 +25,7 @@ void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions&
   for (const AxisSweep& s : plan.sweeps) {
     if (plan.zero.stage > 0 && listed(plan.zero.axes, s.axis)) continue;
     if (expert_zero && s.axis != kExpertAxis && s.axis != kStageAxis) continue;
-    const AxisInfo* axis = find(context.axes, s.axis);
+    const AxisInfo* axis = find_axis(std::span(context.axes), s.axis);
     if (axis != nullptr && axis->shards) continue;
     const bool ep = folded && s.axis == kExpertAxis;
     report.findings.push_back(make_note(
