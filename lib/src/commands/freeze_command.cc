@@ -38,10 +38,10 @@ Expected<std::string> render_freeze_depfile(const FreezeRequest& request) {
     }
   }
   if (!errors.empty()) return errors;
-  const std::vector<std::string> paths = freeze_input_paths(request);
-  constexpr std::string_view kFlags[] = {"--plan", "--model", "--base"};
   std::vector<DepfilePath> prerequisites;
-  for (std::size_t i = 0; i < paths.size(); ++i) prerequisites.push_back({kFlags[i], paths[i]});
+  for (const auto& [flag, path] : inputs) {
+    if (path != nullptr) prerequisites.push_back({flag, *path});
+  }
   Expected<std::string> text = render_depfile({"-o", request.output_path}, prerequisites);
   if (!text) {
     for (Diagnostic& d : text.errors()) {
@@ -142,12 +142,6 @@ Expected<RenderedMeta> freeze_to_bytes(const FreezeRequest& request,
 }
 
 }  // namespace
-
-std::vector<std::string> freeze_input_paths(const FreezeRequest& request) {
-  std::vector<std::string> paths{request.plan_path, request.model_path};
-  if (request.base_path) paths.push_back(*request.base_path);
-  return paths;
-}
 
 Expected<RenderedMeta> render_meta(const FreezeRequest& request, FreezeStages* stages) {
   FreezeStages local;

@@ -12,9 +12,6 @@
 
 namespace hpfreeze {
 
-// The files a freeze reads, in command-line order: plan, model, then base when given.
-std::vector<std::string> freeze_input_paths(const FreezeRequest& request);
-
 // The freeze pipeline up to the meta bytes; nothing is written. Fills `stages` when given.
 struct RenderedMeta {
   std::string bytes;
