@@ -65,6 +65,7 @@ std::string help_footer(std::string_view ok, std::string_view rejected, std::str
 // is written: text at the start of every run, then what run_cli.cc reads off the command
 // line.
 void set_message_format(MessageFormat format);
+MessageFormat message_format();
 
 // Configures the diagnostic level: -v/-q counts win over SPDLOG_LEVEL; default shows notes.
 void setup_logging(int verbose, int quiet);

@@ -66,6 +66,8 @@ void set_message_format(MessageFormat format) {
       format_message(format, MessageLevel::kError, make_error({}, {}, std::string(kOutOfMemory)));
 }
 
+MessageFormat message_format() { return g_format; }
+
 int quiet_count() { return g_quiet; }
 
 void setup_logging(int verbose, int quiet) {

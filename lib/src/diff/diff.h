@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hpfreeze/base/diagnostic.h"
@@ -74,6 +75,9 @@ void diff_metas(const FrozenMeta& old_meta, const FrozenMeta& new_meta, const Di
 //   injections `+ POINTER: boundary added` (`injection removed`, ...).
 // A pointer holding control characters is printed as a quoted JSON string.
 void append_diff_text(std::string& out, const MetaDifference& difference);
+
+// "remove", "add", "change": the op as --json names it.
+std::string_view diff_op_name(DiffOp op);
 
 // One compact JSON object per line: {"op","pointer","old","new"}, "old" left out for "add"
 // and "new" for "remove".

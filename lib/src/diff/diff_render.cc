@@ -27,12 +27,12 @@ void append_value(std::string& out, const Json& value, DiffSubject subject) {
   out += encode_compact_json(value);
 }
 
-std::string_view op_name(DiffOp op) {
+}  // namespace
+
+std::string_view diff_op_name(DiffOp op) {
   constexpr std::array<std::string_view, 3> kNames{"remove", "add", "change"};  // enum order
   return kNames[static_cast<std::size_t>(op)];
 }
-
-}  // namespace
 
 void append_diff_text(std::string& out, const MetaDifference& d) {
   const bool whole = d.subject == DiffSubject::kBoundary || d.subject == DiffSubject::kInjection;
@@ -57,7 +57,7 @@ void append_diff_text(std::string& out, const MetaDifference& d) {
 void append_diff_json_line(std::string& out, const MetaDifference& d) {
   JsonStream w(out, JsonLayout::kOneLine);
   w.start_object();
-  w.key("op").string(op_name(d.op));
+  w.key("op").string(diff_op_name(d.op));
   w.key("pointer").string(d.pointer);
   if (d.old_value != nullptr) {
     w.key("old").value(*d.old_value);
