@@ -80,17 +80,24 @@ TEST(DiffGroup, RangeSets) {
   EXPECT_EQ(range_set({999999999999999, 0}), "{0,999999999999999}");
 }
 
-TEST(DiffGroup, LayersFoldIntoOneLineWithTheirCount) {
-  std::string a = R"({"param_plan": {)";
-  std::string b = a;
-  for (int i = 0; i < 61; ++i) {
-    const std::string layer = "\"model.layers." + std::to_string(i) + ".self_attn\": ";
-    a += (i ? ", " : "") + layer + R"j({"params": {"o_proj.weight": {"tp": "S(1)"}}})j";
-    b += (i ? ", " : "") + layer + R"({"params": {"o_proj.weight": {"tp": "R"}}})";
+// {"param_plan": {NAME: ENTRY, ...}} of (name, entry text) pairs, in their order.
+std::string param_plan(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string out = R"({"param_plan": {)";
+  for (const auto& [name, entry] : entries) {
+    out += (out.back() == '{' ? "\"" : ", \"") + name + "\": " + entry;
   }
-  a += "}}";
-  b += "}}";
-  const Outputs out = run(a, b);
+  return out + "}}";
+}
+
+TEST(DiffGroup, LayersFoldIntoOneLineWithTheirCount) {
+  std::vector<std::pair<std::string, std::string>> a;
+  std::vector<std::pair<std::string, std::string>> b;
+  for (int i = 0; i < 61; ++i) {
+    const std::string layer = "model.layers." + std::to_string(i) + ".self_attn";
+    a.emplace_back(layer, R"j({"params": {"o_proj.weight": {"tp": "S(1)"}}})j");
+    b.emplace_back(layer, R"({"params": {"o_proj.weight": {"tp": "R"}}})");
+  }
+  const Outputs out = run(param_plan(a), param_plan(b));
   EXPECT_EQ(out.group_text,
             "~ /param_plan/model.layers.{0..60}.self_attn/params/o_proj.weight/tp: S(1) -> R  "
             "(61)\n");
@@ -103,24 +110,21 @@ TEST(DiffGroup, LayersFoldIntoOneLineWithTheirCount) {
 }
 
 TEST(DiffGroup, SeveralNumberedLevelsFoldAtOnce) {
-  std::string a = R"({"param_plan": {)";
-  std::string b = a;
+  std::vector<std::pair<std::string, std::string>> a;
+  std::vector<std::pair<std::string, std::string>> b;
   for (int layer = 3; layer < 6; ++layer) {
-    a += (layer > 3 ? ", " : "") + std::string("\"model.layers.") + std::to_string(layer) +
-         ".mlp\": {\"params\": {";
-    b += (layer > 3 ? ", " : "") + std::string("\"model.layers.") + std::to_string(layer) +
-         ".mlp\": {\"params\": {";
+    std::string old_params;
+    std::string new_params;
     for (int e = 0; e < 4; ++e) {
       const std::string p = "\"experts." + std::to_string(e) + ".up_proj.weight\": ";
-      a += (e ? ", " : "") + p + R"j({"tp": "S(0)", "ep": "R"})j";
-      b += (e ? ", " : "") + p + R"j({"tp": "S(0)", "ep": "S(0)"})j";
+      old_params += (e ? ", " : "") + p + R"j({"tp": "S(0)", "ep": "R"})j";
+      new_params += (e ? ", " : "") + p + R"j({"tp": "S(0)", "ep": "S(0)"})j";
     }
-    a += "}}";
-    b += "}}";
+    const std::string name = "model.layers." + std::to_string(layer) + ".mlp";
+    a.emplace_back(name, "{\"params\": {" + old_params + "}}");
+    b.emplace_back(name, "{\"params\": {" + new_params + "}}");
   }
-  a += "}}";
-  b += "}}";
-  const Outputs out = run(a, b);
+  const Outputs out = run(param_plan(a), param_plan(b));
   EXPECT_EQ(out.group_text,
             "~ /param_plan/model.layers.{3..5}.mlp/params/experts.{0..3}.up_proj.weight/ep: R "
             "-> S(0)  (12)\n");
