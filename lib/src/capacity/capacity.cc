@@ -9,6 +9,7 @@
 
 #include "capacity/chunk_geometry.h"
 #include "capacity/usage_error.h"
+#include "spec/dtypes.h"
 
 namespace hpfreeze {
 namespace {

@@ -51,11 +51,6 @@ struct CapacityParamSource {
 // "none", "sgd", "momentum", "adam", "adamw" (parse_optimizer, capacity_args.h, reads them).
 std::string_view optimizer_name(Optimizer optimizer);
 
-// Bytes per element of a torch dtype name (torch's dtype.itemsize), "torch." prefix and
-// the short aliases (half, float, double, long, int, short, cfloat, ...) accepted; nullopt
-// for a name not in the table, sub-byte types included (docs/capacity.md lists it).
-std::optional<std::uint64_t> dtype_element_size(std::string_view dtype);
-
 // Bytes one element of a parameter costs under `optimizer`: the weight, and for a
 // floating-point parameter that requires grad and an optimizer other than none, its
 // gradient (the param's dtype), an fp32 master copy when the dtype is narrower than 4

@@ -18,6 +18,7 @@
 #include "report/report_geometry.h"
 #include "report/report_plan.h"
 #include "report/report_totals.h"
+#include "spec/dtypes.h"
 
 namespace hpfreeze {
 namespace {

@@ -28,8 +28,8 @@ namespace hpfreeze {
 // A mesh is a list of AxisSize (capacity_args.h), as --mesh gives it (parse_mesh_arg,
 // capacity_args.h, with the other command-line values).
 
-// Element sizes and byte formatting are the capacity module's (dtype_element_size,
-// format_byte_size in capacity.h): one table and one formatter for every byte count.
+// Element sizes are spec/dtypes.h's, byte formatting the capacity module's
+// (format_byte_size in capacity.h): one table and one formatter for every byte count.
 
 enum class MeshSource { kFlag, kParallelDims, kNone };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hpfreeze/capacity/capacity_args.h"
+#include "spec/dtypes.h"
 #include "support/documents.h"
 
 namespace hpfreeze {

@@ -11,6 +11,7 @@
 
 #include "capacity/capacity.h"
 #include "hpfreeze/capacity/capacity_args.h"
+#include "spec/dtypes.h"
 
 namespace hpfreeze {
 namespace {

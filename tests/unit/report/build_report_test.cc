@@ -52,7 +52,7 @@ using Shape = std::vector<std::uint64_t>;
 
 // ---- dtypes and units ----
 
-// Element sizes come from the capacity module's one table (dtype_element_size, tested in
+// Element sizes come from the one table (spec/dtypes.h's dtype_element_size, tested in
 // capacity_test.cc); these spellings were unknown to report before it shared the table.
 TEST(BuildReport, DtypesOfTheSharedTable) {
   const Report r = report_of(plan_b(R"j({"c": {"tp": "R"}, "u": {"tp": "S(0)"}})j"),
