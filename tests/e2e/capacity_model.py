@@ -4,8 +4,9 @@
 It shares no code with the C++ planner and takes the plain route: every rank of every mesh
 is visited, every parameter's local shape is built by chunking one mesh axis after the
 other exactly as torch.chunk (padded with empty chunks) does, and the bytes are added up.
-From that it writes testdata/report/sweep/cases.json: the inputs of each case and the
-exact JSON line the planner must render, which tests/unit/capacity/capacity_test.cc compares.
+From that it writes testdata/report/sweep/cases.json: the inputs of each case, the
+planner's members of report --json as one exact JSON line, and the totals (the axis order,
+the parameters, their bytes whole), which tests/unit/capacity/capacity_test.cc compares.
 
     capacity_model.py            rewrite the fixture
     capacity_model.py --check    exit 1 if the committed fixture differs from a fresh one
@@ -309,17 +310,22 @@ def expected(case):
     if usable:
         answer = {k: usable[0][k] for k in ("mesh", "devices", "max_rank_bytes")}
         answer["ties"] = sum(1 for m in usable[1:] if m["devices"] == usable[0]["devices"])
+    # The planner's members of report --json (docs/formats.md), in their order; the meshes
+    # all of them (report --fits-only shows the usable ones only).
     doc = {"optimizer": case["optimizer"],
+           "budget_bytes": case["budget_bytes"],
            "zero": {"stage": stage, "axes": zero_axes,
                     "expert_axis": "edp" if layout == "folded" and "ep" in case[
                         "resolved_axis_order"] else None},
-           "expert_parallel": {"layout": layout, "from": "meta"},
-           "budget_bytes": case["budget_bytes"], "axis_order": case["resolved_axis_order"],
-           "params": len(case["params"]), "full_bytes": full, "answer": answer,
+           "expert_parallel": {"layout": layout, "from": case.get("layout_from", "meta")},
+           "swept": bool(case["sweeps"]),
+           "answer": answer,
            "meshes": meshes}
+    totals = {"axis_order": case["resolved_axis_order"], "params": len(case["params"]),
+              "full_bytes": full}
     exit_code = 0 if usable else 1
     del case["resolved_axis_order"], case["budget_bytes"]
-    return json.dumps(doc, separators=(",", ":")), exit_code
+    return doc, totals, exit_code
 
 
 def param(fqn, shape, dtype="bfloat16", placements=(), requires_grad=True):
@@ -541,8 +547,9 @@ def cases():
 def main():
     out = []
     for case in cases():
-        line, code = expected(case)
-        out.append({**case, "expected_json": line, "expected_exit": code})
+        doc, totals, code = expected(case)
+        out.append({**case, "expected_json": json.dumps(doc, separators=(",", ":")),
+                    "expected_totals": totals, "expected_exit": code})
     text = json.dumps({"cases": out}, indent=1) + "\n"
     if "--check" in sys.argv[1:]:
         if not FIXTURE.exists() or FIXTURE.read_text() != text:

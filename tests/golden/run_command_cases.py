@@ -212,7 +212,7 @@ def expected_report(case: Path, request: dict) -> dict:
     calc_case = {"axis_order": order, "fixed": mesh, "sweeps": sweeps, "optimizer": optimizer,
                  "budget": request["budget"], "zero": (stage, zero_axes), "layout": layout,
                  "params": planner}
-    planned_doc = json.loads(model.expected(calc_case)[0])
+    planned_doc = model.expected(calc_case)[0]
     meshes = planned_doc["meshes"]
     if request["fits_only"]:
         meshes = [m for m in meshes if m["divisible"] and m["fits"] is not False]

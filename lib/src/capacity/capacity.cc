@@ -47,16 +47,16 @@ struct KeyHash {
 
 Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
                                              std::vector<std::string> axis_order,
-                                             Optimizer optimizer, const ZeroSharding& zero,
-                                             ExpertLayout layout) {
+                                             const Accounting& accounting) {
   return build(CapacityParamSource{params.size(), [&params](std::size_t i) { return params[i]; }},
-               std::move(axis_order), optimizer, zero, layout);
+               std::move(axis_order), accounting);
 }
 
 Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
                                              std::vector<std::string> axis_order,
-                                             Optimizer optimizer, const ZeroSharding& zero,
-                                             ExpertLayout layout) {
+                                             const Accounting& accounting) {
+  const ZeroSharding& zero = accounting.zero;
+  const ExpertLayout layout = accounting.layout;
   CapacityModel model;
   model.layout_ = layout;
   for (std::string& a : axis_order) {
@@ -173,7 +173,7 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
     if (!element || p.dtype != last_dtype) {
       last_dtype.assign(p.dtype);
       element = dtype_element_size(p.dtype);
-      if (element) cost = element_cost(p.dtype, *element, last_grad, optimizer, zero.stage);
+      if (element) cost = element_cost(p.dtype, *element, last_grad, accounting);
     }
     if (!element) {
       errors.push_back(usage_error(
@@ -232,7 +232,7 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
     if (!ok) continue;
     if (p.requires_grad != last_grad) {
       last_grad = p.requires_grad;
-      cost = element_cost(p.dtype, *element, last_grad, optimizer, zero.stage);
+      cost = element_cost(p.dtype, *element, last_grad, accounting);
     }
     if (empty) continue;  // no bytes on any rank, and 0 divides by everything
     std::uint64_t bytes = cost.kept + cost.split;
@@ -406,8 +406,8 @@ std::string listed_in_meshes(const std::vector<std::string>& axes,
 // stage >= 1 whose every group has size 1 on every mesh.
 std::optional<Diagnostic> zero_error(const CapacityRequest& request, const CapacityModel& model,
                                      const std::vector<Mesh>& meshes) {
-  const ZeroSharding& zero = request.zero;
-  if (request.zero_axes_named) {
+  const ZeroSharding& zero = request.accounting.zero;
+  if (request.accounting.zero_axes_named) {
     for (const std::string& a : zero.axes) {
       if (listed_in_meshes({a}, meshes).empty()) {
         return make_io_error(
@@ -430,7 +430,7 @@ std::optional<Diagnostic> zero_error(const CapacityRequest& request, const Capac
   return make_io_error(
       {}, "--zero " + stage + " splits nothing: every ZeRO group has size 1 on every " +
               "mesh (the data-parallel axes " + axes + " are absent or of size 1" +
-              (request.layout == ExpertLayout::kFolded ? ", and so is edp" : "") +
+              (request.accounting.layout == ExpertLayout::kFolded ? ", and so is edp" : "") +
               "); add dp=N to --mesh, or name the data-parallel axis with --zero-axis");
 }
 
@@ -467,29 +467,37 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
   append_rest();
 
   Expected<std::vector<Mesh>> meshes =
-      enumerate_meshes(order, request.fixed, request.sweeps, nullptr, request.layout);
+      enumerate_meshes(order, request.fixed, request.sweeps, nullptr, request.accounting.layout);
   if (!meshes) return meshes.errors();
-  Expected<CapacityModel> model =
-      CapacityModel::build(params, order, request.optimizer, request.zero, request.layout);
+  Expected<CapacityModel> model = CapacityModel::build(params, order, request.accounting);
   if (!model) return model.errors();
   if (std::optional<Diagnostic> error = zero_error(request, *model, *meshes)) return *error;
 
   CapacityResult result;
-  result.optimizer = request.optimizer;
-  result.zero = request.zero;
-  result.layout = request.layout;
-  result.layout_source = request.layout_source;
-  result.budget = request.budget;
-  result.fits_only = request.fits_only;
+  result.accounting = request.accounting;
+  result.filter = request.filter;
+  result.swept = !request.sweeps.empty();
   result.axis_order = std::move(order);
   result.params = params.count;
   result.full_bytes = model->full_bytes();
   for (const Mesh& mesh : *meshes) {
-    Expected<MeshCapacity> one = model->evaluate(mesh, request.budget);
+    Expected<MeshCapacity> one = model->evaluate(mesh);
     if (!one) return one.errors();
+    judge(*one, request.filter);
     result.meshes.push_back(std::move(*one));
   }
   return result;
+}
+
+void judge(MeshCapacity& mesh, const MeshFilter& filter) {
+  if (!filter.budget) return;
+  const std::uint64_t budget = *filter.budget;
+  mesh.fits = mesh.divisible() && mesh.max_rank_bytes <= budget;
+  mesh.over_by = mesh.max_rank_bytes > budget ? mesh.max_rank_bytes - budget : 0;
+}
+
+bool capacity_shown(const CapacityResult& result, const MeshCapacity& mesh) {
+  return !result.filter.fits_only || mesh.usable();
 }
 
 const MeshCapacity* capacity_answer(const CapacityResult& result) {

@@ -362,8 +362,7 @@ std::string refused(const Mesh& mesh, std::string_view why) {
 
 }  // namespace
 
-Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
-                                               std::optional<std::uint64_t> budget) const {
+Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh) const {
   MeshCapacity out;
   out.mesh = mesh;
   out.zero = zero_groups(mesh);
@@ -372,7 +371,6 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
   const RankLayout layout = capacity_detail::lay_out(mesh, axis_order_, zero_views_, layout_);
   if (layout.indivisible) {  // no rank to count
     out.indivisible = layout.indivisible;
-    if (budget) out.fits = false;
     return out;
   }
   if (layout_ == ExpertLayout::kFolded) {
@@ -555,10 +553,6 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
   std::uint64_t ignored[2] = {0, 0};
   report_rank(layout, origin, out.max_rank, out.expert ? out.expert->max_rank : ignored);
   report_rank(layout, best, out.min_rank, out.expert ? out.expert->min_rank : ignored);
-  if (budget) {
-    out.fits = out.divisible() && out.max_rank_bytes <= *budget;
-    out.over_by = out.max_rank_bytes > *budget ? out.max_rank_bytes - *budget : 0;
-  }
   return out;
 }
 

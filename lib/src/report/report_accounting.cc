@@ -39,15 +39,14 @@ bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, st
   return true;
 }
 
-ZeroGroups rank0_zero_groups(const ZeroSharding& zero, ExpertLayout layout,
-                             const AxisSizes& sizes) {
+ZeroGroups rank0_zero_groups(const Accounting& accounting, const AxisSizes& sizes) {
   ZeroGroups out;
   bool overflow = false;  // the mesh's own error, which the planner reports
-  for (std::string_view a : listed_once(zero)) {
+  for (std::string_view a : listed_once(accounting.zero)) {
     overflow = __builtin_mul_overflow(out.dense, size_of(sizes, a), &out.dense) || overflow;
   }
   if (overflow) out.dense = 1;
-  if (layout != ExpertLayout::kFolded) return out;
+  if (accounting.layout != ExpertLayout::kFolded) return out;
   std::uint64_t region = 1;
   overflow = false;
   for (const auto& [axis, size] : sizes) {

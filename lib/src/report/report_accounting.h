@@ -25,7 +25,7 @@ bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, st
 
 // The ZeRO groups at rank 0 of the mesh `sizes`: the product of the listed axes, and in the
 // folded layout edp (the dense region over ep; 1 when ep does not divide it).
-ZeroGroups rank0_zero_groups(const ZeroSharding& zero, ExpertLayout layout, const AxisSizes& sizes);
+ZeroGroups rank0_zero_groups(const Accounting& accounting, const AxisSizes& sizes);
 
 // The group a parameter is split over (`param` nullptr: an uncovered one, which no
 // placement shards): edp for an expert, else the listed axes it is not sharded on.
