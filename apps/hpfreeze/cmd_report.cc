@@ -72,7 +72,7 @@ Runner declare_report(CLI::App& app) {
   app.add_option("--optimizer", flags->optimizer,
                  "Count gradients and optimizer state too (default: none; docs/capacity.md)")
       ->type_name("NAME")
-      ->check(CLI::IsMember({"none", "sgd", "momentum", "adam", "adamw"}));
+      ->check(CLI::IsMember(optimizer_names()));
   app.add_option("--zero", flags->zero,
                  "ZeRO/FSDP stage over --zero-axis: 1 splits the optimizer state, 2 the "
                  "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
