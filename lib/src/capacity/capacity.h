@@ -138,6 +138,8 @@ struct MeshCapacity {
   [[nodiscard]] bool usable() const { return divisible() && fits.value_or(true); }
 };
 
+class CapacityModelBuilder;  // capacity_model.cc
+
 // The mesh-independent part of the work, done once per parameter list and shared by every
 // mesh: parameters with the same sharded dims and placements are merged into one group.
 class CapacityModel {
@@ -198,6 +200,7 @@ class CapacityModel {
   };
 
  private:
+  friend class CapacityModelBuilder;
   std::vector<std::string> axis_order_;
   std::vector<std::string> first_fqns_;  // of each group's first parameter
   std::vector<Group> groups_;
