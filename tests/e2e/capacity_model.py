@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent calculator for the capacity planner (docs/capacity.md).
+"""Independent calculator for the capacity planner (docs/capacity.md) and report --json.
 
 It shares no code with the C++ planner and takes the plain route: every rank of every mesh
 is visited, every parameter's local shape is built by chunking one mesh axis after the
@@ -7,16 +7,22 @@ other exactly as torch.chunk (padded with empty chunks) does, and the bytes are 
 From that it writes testdata/report/sweep/cases.json: the inputs of each case, the
 planner's members of report --json as one exact JSON line, and the totals (the axis order,
 the parameters, their bytes whole), which tests/unit/capacity/capacity_test.cc compares.
+report_document() lays out a whole report --json document from the inputs and a command
+line as docs/formats.md documents it; tests/oracle/make_report_cases.py writes the report
+goldens with it.
 
     capacity_model.py            rewrite the fixture
     capacity_model.py --check    exit 1 if the committed fixture differs from a fresh one
 """
 
+import argparse
 import itertools
 import json
 import math
 import pathlib
 import re
+import shlex
+import struct
 import sys
 from functools import lru_cache
 
@@ -326,6 +332,190 @@ def expected(case):
     exit_code = 0 if usable else 1
     del case["resolved_axis_order"], case["budget_bytes"]
     return doc, totals, exit_code
+
+
+# ---- report --json (docs/formats.md, "report --json") ----
+
+# The safetensors dtype codes and the torch names they stand for (docs/formats.md).
+SAFETENSORS_DTYPES = {
+    "BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "U16": "uint16",
+    "I32": "int32", "U32": "uint32", "I64": "int64", "U64": "uint64", "F16": "float16",
+    "BF16": "bfloat16", "F32": "float32", "F64": "float64", "C64": "complex64",
+    "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "F8_E8M0": "float8_e8m0fnu"}
+SEVERITIES = ("error", "warning", "note")
+
+
+def model_parameters(raw):
+    """[{fqn, shape, dtype (None when missing), requires_grad}] in the model's order: a model
+    tree dump, or a safetensors file's header (a floating-point tensor is trainable)."""
+    if 0 in raw[:8]:
+        (length,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + length])
+        out = []
+        for name, tensor in header.items():
+            if name == "__metadata__":
+                continue
+            dtype = SAFETENSORS_DTYPES[tensor["dtype"]]
+            out.append({"fqn": name, "shape": tensor["shape"], "dtype": dtype,
+                        "requires_grad": DTYPES[dtype][1]})
+        return out
+    tree = json.loads(raw)
+    return [{"fqn": fqn, "shape": p["shape"], "dtype": p.get("dtype"),
+             "requires_grad": p.get("requires_grad", True)}
+            for fqn, p in tree["parameters"].items()]
+
+
+def report_request(args):
+    """A report command line (the words after `hpfreeze report`) as the calculator needs it."""
+    parser = argparse.ArgumentParser(prog="report", add_help=False)
+    parser.add_argument("meta", nargs="?")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--mesh")
+    parser.add_argument("--sweep", action="append", default=[])
+    parser.add_argument("--budget")
+    parser.add_argument("--optimizer", default="none")
+    parser.add_argument("--zero", type=int, default=0)
+    parser.add_argument("--zero-axis")
+    parser.add_argument("--expert-parallel")
+    parser.add_argument("--replica-axis", action="append", default=[])
+    parser.add_argument("--allow-uncovered", action="store_true")
+    parser.add_argument("--fits-only", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--top", type=int)
+    return vars(parser.parse_args(shlex.split(args)))
+
+
+def _sizes_of(text):
+    return [(a, int(n)) for a, n in (item.split("=") for item in text.split(","))]
+
+
+def _planned_fqn(boundary, name):
+    return name if not boundary else boundary if not name else f"{boundary}.{name}"
+
+
+def _is_shard(text):
+    return parse_placement(text)[0] in ("S", "SS")
+
+
+def report_document(meta, params, request, findings):
+    """The report --json document, keys in the documented order, of a decoded meta (None
+    without META), the model's parameters (model_parameters) and a command line
+    (report_request); `findings` [{severity, file, pointer, message}] are the case's own,
+    in the order the report emits them (sorted here by severity, stably). Returns the
+    document and the planner's exit code (1: no mesh usable)."""
+    meta = meta or {}
+    by_fqn = {p["fqn"]: p for p in params}
+    names = meta.get("mesh_dim_names") or []
+    listed = list(dict.fromkeys(names))
+    plan = [(b, _planned_fqn(b, n), axes) for b, spec in meta.get("param_plan", {}).items()
+            for n, axes in (spec.get("params") or {}).items()]
+    order = listed + sorted({a for _, _, axes in plan for a in axes} - set(listed))
+    layout = request["expert_parallel"] or ("axis" if "ep" in names else "folded")
+    dims = meta.get("parallel_dims")
+    if request["mesh"]:
+        fixed, source = _sizes_of(request["mesh"]), "--mesh"
+    else:
+        fixed = [(k[:-5], v) for k, v in (dims if isinstance(dims, dict) else {}).items()
+                 if k.endswith("_size") and type(v) is int and 1 <= v < 2**63]
+        source = "parallel_dims" if isinstance(dims, dict) else "none"
+    sweeps = [(a, [int(n) for n in sizes.split(",")])
+              for a, sizes in (s.split("=") for s in request["sweep"])]
+    swept = {a for a, _ in sweeps}
+    mesh = sorted((a, n) for a, n in fixed if a not in swept)
+    zero_axes = request["zero_axis"].split(",") if request["zero_axis"] else ["dp", "cp"]
+    stage, optimizer = request["zero"], request["optimizer"]
+    at = {a: 0 for a, _ in mesh}
+    sizes = dict(mesh)
+
+    def usable(p, placements):
+        """Every sharded dim exists and, folded, an expert is split on ep alone: what the
+        planner is given."""
+        shards = {a: parse_placement(t) for a, t in placements if _is_shard(t)}
+        if any(pl[1] >= len(p["shape"]) for pl in shards.values()):
+            return False
+        expert = layout == "folded" and "ep" in shards
+        return not expert or all(a == "ep" or t == "R" for a, t in placements)
+
+    def measured(p, placements):
+        """rank-0 local shape and bytes, full bytes, of one parameter with its placements
+        (the ones whose dim exists)."""
+        placements = [(a, t) for a, t in placements
+                      if not _is_shard(t) or parse_placement(t)[1] < len(p["shape"])]
+        dtype = p["dtype"] or "bfloat16"
+        entry = prepared_params([{**p, "dtype": dtype, "placements": placements}], optimizer,
+                                layout, stage, zero_axes)[0]
+        local = list(p["shape"])
+        for a, text in placements:
+            pl = parse_placement(text)
+            if pl[0] in ("S", "SS") and sizes.get(a, 1) > 1:
+                local[pl[1]] = local_size(local[pl[1]], pl, sizes[a], 0)
+        return {"local_shape": local,
+                "rank0_bytes": param_bytes_at(entry, order, mesh, at, (0, 0)),
+                "full_bytes": math.prod(p["shape"]) * cost_per_element(
+                    dtype, p["requires_grad"], optimizer)}
+
+    out_params, planner, boundaries, seen = [], [], {}, set()
+    for boundary, fqn, axes in plan:
+        b = boundaries.setdefault(boundary, {"fqn": boundary, "rank0_bytes": 0, "params": 0})
+        b["params"] += 1
+        p = by_fqn.get(fqn)
+        if fqn in seen or p is None or (p["dtype"] or "bfloat16") not in DTYPES:
+            seen.add(fqn)
+            continue
+        seen.add(fqn)
+        applied = [(a, axes[a]) for a in order if a in axes]
+        m = measured(p, applied)
+        out_params.append({"fqn": fqn, "shape": p["shape"], "dtype": p["dtype"], **m,
+                           "boundary": boundary, "placements": dict(applied),
+                           "replicated": not any(_is_shard(t) and sizes.get(a, 1) > 1
+                                                 for a, t in applied)})
+        b["rank0_bytes"] += m["rank0_bytes"]
+        if usable(p, applied):
+            planner.append({**p, "dtype": p["dtype"] or "bfloat16", "placements": applied})
+    uncovered = []
+    for p in params:
+        if any(p["fqn"] == f or p["fqn"].startswith(f + ".") for f in seen):
+            continue
+        if (p["dtype"] or "bfloat16") not in DTYPES:
+            continue
+        m = measured(p, [])
+        uncovered.append({"fqn": p["fqn"], "shape": p["shape"], "dtype": p["dtype"],
+                          "bytes": m["full_bytes"], "rank0_bytes": m["rank0_bytes"]})
+        planner.append({**p, "dtype": p["dtype"] or "bfloat16", "placements": []})
+
+    calc_case = {"axis_order": order, "fixed": mesh, "sweeps": sweeps, "optimizer": optimizer,
+                 "budget": request["budget"], "zero": (stage, zero_axes), "layout": layout,
+                 "layout_from": "flag" if request["expert_parallel"] else "meta",
+                 "params": planner}
+    planned, _, exit_code = expected(calc_case)
+    if request["fits_only"]:
+        planned["meshes"] = [m for m in planned["meshes"]
+                             if m["divisible"] and m["fits"] is not False]
+    findings = sorted(findings, key=lambda f: SEVERITIES.index(f["severity"]))
+    if any(f["severity"] == "error" for f in findings):
+        planned["answer"] = None  # withheld while an error finding stands
+    by_bytes = lambda x: (-x["rank0_bytes"], x["fqn"].encode())  # noqa: E731
+    doc = {
+        "mesh": dict(mesh),
+        "mesh_source": source,
+        "plan": "meta" if request["meta"] else "replicated",
+        "placement_order": order,
+        "counts": {"planned_params": len(out_params),
+                   "replicated_params": sum(p["replicated"] for p in out_params),
+                   "uncovered_params": len(uncovered), "boundaries": len(boundaries)},
+        "rank0_bytes": sum(p["rank0_bytes"] for p in out_params),
+        "replicated_bytes": sum(p["rank0_bytes"] for p in out_params if p["replicated"]),
+        "unsharded_bytes": sum(p["full_bytes"] for p in out_params),
+        "uncovered_bytes": sum(u["rank0_bytes"] for u in uncovered),
+        "boundaries": sorted(boundaries.values(), key=by_bytes),
+        "params": sorted(out_params, key=by_bytes)[:request["top"]],
+        "uncovered": [{k: u[k] for k in ("fqn", "shape", "dtype", "bytes")} for u in
+                      sorted(uncovered, key=lambda u: (-u["bytes"], u["fqn"].encode()))],
+        **planned,
+        "findings": [{k: f[k] for k in ("severity", "file", "pointer", "message")}
+                     for f in findings],
+    }
+    return doc, exit_code
 
 
 def param(fqn, shape, dtype="bfloat16", placements=(), requires_grad=True):
