@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "capacity/chunk_geometry.h"
 #include "spec/dtypes.h"
 
 namespace hpfreeze {
@@ -30,6 +31,17 @@ constexpr std::array<OptimizerRow, kOptimizers> kOptimizerTable{{
 constexpr int kWeightSplitFrom = 3;
 constexpr int kGradSplitFrom = 2;
 constexpr int kStateSplitFrom = 1;
+
+// `unit` times the elements of `shape`: 0 when a dim is 0, or on an overflow the callers
+// have ruled out.
+std::uint64_t volume(std::span<const std::uint64_t> shape, std::uint64_t unit) {
+  if (std::find(shape.begin(), shape.end(), std::uint64_t{0}) != shape.end()) return 0;
+  std::uint64_t out = unit;
+  for (std::uint64_t d : shape) {
+    if (!chunking::checked_mul(out, d, out)) return 0;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -73,6 +85,14 @@ ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, boo
     (stage >= from ? out.split : out.kept) += part;
   }
   return out;
+}
+
+std::uint64_t zero_rank0_bytes(std::span<const std::uint64_t> local, ElementCost cost,
+                               std::uint64_t group) {
+  if (local.empty() || group <= 1) cost = {cost.kept + cost.split, 0};
+  const std::uint64_t kept = volume(local, cost.kept);
+  if (cost.split == 0) return kept;
+  return kept + volume(local.subspan(1), cost.split * chunking::ceil_div(local[0], group));
 }
 
 }  // namespace hpfreeze

@@ -6,6 +6,7 @@
 // (Accounting, capacity_args.h).
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "hpfreeze/capacity/capacity_args.h"
@@ -40,5 +41,13 @@ struct ElementCost {
 };
 ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, bool requires_grad,
                          const Accounting& accounting);
+
+// What the first rank of a ZeRO group of `group` ranks holds of a parameter whose piece
+// under the plan is `local`, each element costing `cost`: the kept part whole, the split
+// part's dim 0 chunked over the group (torch.chunk's first chunk, the largest); the whole
+// piece when it has no dim or the group is one rank. At most the parameter's bytes, which
+// the caller has checked fit. (The planner's members split the same dim: capacity_model.cc.)
+std::uint64_t zero_rank0_bytes(std::span<const std::uint64_t> local, ElementCost cost,
+                               std::uint64_t group);
 
 }  // namespace hpfreeze

@@ -217,10 +217,10 @@ class ReportBuilder {
     // what is already a finding.
     if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
-    out.rank0_bytes = report_detail::rank0_bytes(
-        out.local_shape, cost,
-        report_detail::zero_group_of(accounting().zero, mesh_.sizes(), &param, expert,
-                                     report_.rank0_zero));
+    out.rank0_bytes =
+        zero_rank0_bytes(out.local_shape, cost,
+                         report_detail::zero_group_of(accounting().zero, mesh_.sizes(), &param,
+                                                      expert, report_.rank0_zero));
     // Saturates as the totals do; the rank-0 total then overflows too and says so.
     chunking::saturating_add(report_.boundaries[planned.boundary_report].rank0_bytes,
                              out.rank0_bytes);
@@ -266,10 +266,10 @@ class ReportBuilder {
       if (!full_bytes(fqn, info, cost.kept + cost.split, bytes)) continue;
       if (info.requires_grad) ++counts_.uncovered_trainable;
       // Whole on every rank but for ZeRO: a parameter with no placement.
-      const std::uint64_t rank0 = report_detail::rank0_bytes(
-          info.shape, cost,
-          report_detail::zero_group_of(accounting().zero, mesh_.sizes(), nullptr, false,
-                                       report_.rank0_zero));
+      const std::uint64_t rank0 =
+          zero_rank0_bytes(info.shape, cost,
+                           report_detail::zero_group_of(accounting().zero, mesh_.sizes(), nullptr,
+                                                        false, report_.rank0_zero));
       report_.uncovered.push_back(
           UncoveredParam{fqn, info.shape, info.dtype, bytes, rank0, info.requires_grad});
     }

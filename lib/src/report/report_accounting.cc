@@ -74,17 +74,6 @@ std::uint64_t zero_group_of(const ZeroSharding& zero, const AxisSizes& sizes,
   return n;
 }
 
-std::uint64_t rank0_bytes(std::span<const std::uint64_t> local, ElementCost cost,
-                          std::uint64_t group) {
-  if (local.empty() || group <= 1) cost = {cost.kept + cost.split, 0};
-  std::uint64_t kept = 0;
-  checked_volume(local, cost.kept, kept);
-  if (cost.split == 0) return kept;
-  std::uint64_t split = 0;
-  checked_volume(local.subspan(1), cost.split * chunking::ceil_div(local[0], group), split);
-  return kept + split;
-}
-
 bool is_expert(ExpertLayout layout, const MetaParam& param) {
   if (layout != ExpertLayout::kFolded) return false;
   return std::any_of(param.axes.begin(), param.axes.end(), [](const MetaAxisPlacement& a) {

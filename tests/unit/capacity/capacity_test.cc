@@ -191,6 +191,25 @@ TEST(CapacityAccounting, OptimizerStatePerElement) {
   EXPECT_EQ(bytes_per_element("int64", 8, true, Optimizer::kAdam), 8U);
 }
 
+// What rank 0 of a ZeRO group keeps of a local piece, the report's rank-0 rule: adam at
+// stage 1 on bf16 keeps 4 bytes of an element and splits 12. A [4,4] piece over 4 ranks:
+// 16 x 4 kept, then dim 0 chunked to 1 row: 4 x 12 split, 112; a 0-dim piece and a group of
+// one keep everything; [5,2] over 4 ranks: torch.chunk(5, 4)'s first chunk is 2 rows.
+TEST(CapacityAccounting, ZeroRank0Bytes) {
+  const ElementCost cost =
+      element_cost("bfloat16", 2, true, counting(Optimizer::kAdam, ZeroSharding{1, {"dp"}}));
+  EXPECT_EQ(cost.kept, 4U);
+  EXPECT_EQ(cost.split, 12U);
+  const std::uint64_t square[] = {4, 4};
+  const std::uint64_t odd[] = {5, 2};
+  const std::uint64_t empty[] = {0, 3};
+  EXPECT_EQ(zero_rank0_bytes(square, cost, 4), 16U * 4 + 4 * 12);
+  EXPECT_EQ(zero_rank0_bytes(square, cost, 1), 16U * 16);
+  EXPECT_EQ(zero_rank0_bytes({}, cost, 4), 16U);
+  EXPECT_EQ(zero_rank0_bytes(odd, cost, 4), 10U * 4 + 4 * 12);
+  EXPECT_EQ(zero_rank0_bytes(empty, cost, 4), 0U);
+}
+
 TEST(CapacityAccounting, Dtypes) {
   EXPECT_EQ(dtype_element_size("bfloat16"), 2U);
   EXPECT_EQ(dtype_element_size("torch.float8_e4m3fn"), 1U);
