@@ -403,6 +403,14 @@ def report_document(meta, params, request, findings):
     (report_request); `findings` [{severity, file, pointer, message}] are the case's own,
     in the order the report emits them (sorted here by severity, stably). Returns the
     document and the planner's exit code (1: no mesh usable)."""
+    run = report_run(meta, params, request, findings)
+    return run["doc"], run["exit"]
+
+
+def report_run(meta, params, request, findings):
+    """report_document's document and exit code ("doc", "exit"), and what the text view
+    needs beside them: the planner's parameters and totals, the planned parameters the
+    model lacks, the folded expert parameters and the ZeRO groups at rank 0."""
     meta = meta or {}
     by_fqn = {p["fqn"]: p for p in params}
     names = meta.get("mesh_dim_names") or []
@@ -455,10 +463,12 @@ def report_document(meta, params, request, findings):
                     dtype, p["requires_grad"], optimizer)}
 
     out_params, planner, boundaries, seen = [], [], {}, set()
+    missing = experts = 0
     for boundary, fqn, axes in plan:
         b = boundaries.setdefault(boundary, {"fqn": boundary, "rank0_bytes": 0, "params": 0})
         b["params"] += 1
         p = by_fqn.get(fqn)
+        missing += fqn not in seen and p is None
         if fqn in seen or p is None or (p["dtype"] or "bfloat16") not in DTYPES:
             seen.add(fqn)
             continue
@@ -470,6 +480,8 @@ def report_document(meta, params, request, findings):
                            "replicated": not any(_is_shard(t) and sizes.get(a, 1) > 1
                                                  for a, t in applied)})
         b["rank0_bytes"] += m["rank0_bytes"]
+        if layout == "folded" and any(a == "ep" and _is_shard(t) for a, t in applied):
+            experts += all(a == "ep" or t == "R" for a, t in applied)
         if usable(p, applied):
             planner.append({**p, "dtype": p["dtype"] or "bfloat16", "placements": applied})
     uncovered = []
@@ -487,7 +499,8 @@ def report_document(meta, params, request, findings):
                  "budget": request["budget"], "zero": (stage, zero_axes), "layout": layout,
                  "layout_from": "flag" if request["expert_parallel"] else "meta",
                  "params": planner}
-    planned, _, exit_code = expected(calc_case)
+    planned, totals, exit_code = expected(calc_case)
+    all_meshes = planned["meshes"]
     if request["fits_only"]:
         planned["meshes"] = [m for m in planned["meshes"]
                              if m["divisible"] and m["fits"] is not False]
@@ -515,7 +528,320 @@ def report_document(meta, params, request, findings):
         "findings": [{k: f[k] for k in ("severity", "file", "pointer", "message")}
                      for f in findings],
     }
-    return doc, exit_code
+    listed = [a for i, a in enumerate(zero_axes) if a not in zero_axes[:i]]
+    region = math.prod(n for a, n in mesh if a not in ("ep", "pp"))
+    return {"doc": doc, "exit": exit_code, "totals": totals, "planner": planner,
+            "meshes": all_meshes,
+            "missing": missing, "expert_params": experts, "layout": layout,
+            "zero_axes": zero_axes, "stage": stage,
+            "rank0_zero": (math.prod(sizes.get(a, 1) for a in listed),
+                           region // sizes.get("ep", 1)
+                           if layout == "folded" and region % sizes.get("ep", 1) == 0 else 1),
+            "without_meta": not request["meta"], "flag_layout": bool(request["expert_parallel"])}
+
+
+# ---- the report's text view (docs/cli.md, "hpfreeze report"; docs/capacity.md, "Text view") ----
+
+BAR_WIDTH = 32
+
+
+def byte_size(n):
+    """"512 B", "1.5 KiB": binary units, one decimal rounded half up, the largest unit that
+    keeps the rounded value below 1024."""
+    if n < 1024:
+        return f"{n} B"
+    units = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    for k, unit in enumerate(units):
+        size = 1024 ** (k + 1)
+        r10 = n % size * 10
+        tenths = n // size * 10 + r10 // size + (1 if r10 % size >= size - r10 % size else 0)
+        if tenths < 10240 or k == len(units) - 1:
+            return f"{tenths // 10}.{tenths % 10} {unit}"
+
+
+def plural(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def table(align, rows, indent=""):
+    """Columns two spaces apart, each as wide as its widest cell, "L"eft or "R"ight aligned;
+    no trailing blanks."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(align))]
+    out = ""
+    for row in rows:
+        cells = [c.rjust(w) if a == "R" else c.ljust(w) for c, a, w in zip(row, align, widths)]
+        out += (indent + "  ".join(cells)).rstrip(" ") + "\n"
+    return out
+
+
+def mesh_text(mesh):
+    return " ".join(f"{a}={n}" for a, n in mesh.items()) or "(no axes)"
+
+
+def indivisible_text(x):
+    if x["param"] is None:
+        return (f"the dense region {' x '.join(x['dense_axes'])} ({plural(x['size'], 'rank')}) "
+                f"by {x['axis']}={x['axis_size']}")
+    factor = f" x split factor {x['split_factor']}" if x["split_factor"] != 1 else ""
+    return f"{x['param']} dim {x['dim']} by {x['axis']}={x['axis_size']}{factor}"
+
+
+def usable_mesh(m):
+    return m["divisible"] and m["fits"] is not False
+
+
+def answer_text(run, budget):
+    """The answer line of the meshes table, or why there is none."""
+    doc, meshes = run["doc"], run["meshes"]
+    errors = sum(f["severity"] == "error" for f in doc["findings"])
+    usable = [m for m in meshes if usable_mesh(m)]
+    devices = lambda m: plural(m["devices"], "device")  # noqa: E731
+    if usable and errors:
+        missing = run["missing"]
+        return "no answer: " + (
+            f"{plural(missing, 'planned parameter')} {'is' if missing == 1 else 'are'} not in "
+            "the model" if missing else f"the inputs have {plural(errors, 'error')} (on stderr)")
+    if usable:
+        m = usable[0]
+        ties = sum(1 for u in usable[1:] if u["devices"] == m["devices"])
+        return ("smallest mesh that fits: " if budget is not None else
+                "smallest mesh that divides: ") + mesh_text(m["mesh"]) + (
+            f" ({devices(m)}, worst rank {byte_size(m['max_rank_bytes'])}"
+            + (f" of {byte_size(budget)}" if budget is not None else "") + ")"
+            + (f", and {ties} more with {devices(m)}" if ties else ""))
+    divisible = [m for m in meshes if m["divisible"]]
+    if divisible:
+        m = min(divisible, key=lambda m: m["over_by_bytes"])
+        return (f"no mesh fits the {byte_size(budget)} budget; closest: {mesh_text(m['mesh'])} "
+                f"({devices(m)}, worst rank {byte_size(m['max_rank_bytes'])}, over by "
+                f"{byte_size(m['over_by_bytes'])})")
+    x = meshes[0]["indivisible"]
+    head = ("the mesh does not divide: " if len(meshes) == 1 else
+            f"no mesh divides; the first, {mesh_text(meshes[0]['mesh'])}, fails on ")
+    if x["param"] is None:
+        return head + indivisible_text(x)
+    factor = f" x split factor {x['split_factor']}" if x["split_factor"] != 1 else ""
+    return head + (f"{x['param']} dim {x['dim']} (size {x['size']}) by "
+                   f"{x['axis']}={x['axis_size']}{factor}")
+
+
+def zero_groups(run, mesh):
+    """(dense, expert): the largest ZeRO group some parameter is split over on `mesh`, and
+    edp when a folded expert is; 1 when none."""
+    sizes = dict(mesh)
+    entries = prepared_params(run["planner"], run["doc"]["optimizer"], run["layout"],
+                              run["stage"], run["zero_axes"]) if run["stage"] else []
+    dense = expert = 1
+    for p, _, _, group in entries:
+        if not p["shape"] or 0 in p["shape"] or not group:
+            continue
+        if group == "edp":
+            region = dense_region(mesh)[1]
+            if region % sizes.get("ep", 1) == 0:
+                expert = region // sizes.get("ep", 1)
+        else:
+            dense = max(dense, math.prod(sizes.get(a, 1) for a in group))
+    return dense, expert
+
+
+def zero_words(run, shown):
+    """"ZeRO stage 3 (the weights, gradients and optimizer state split over dp x cp, 4
+    ranks; expert parameters over edp, 2 ranks)": the group sizes over the meshes shown."""
+    split = ("", "the optimizer state", "the gradients and optimizer state",
+             "the weights, gradients and optimizer state")[run["stage"]]
+    meshes = run["meshes"]
+    axes = " x ".join(a for a in run["zero_axes"] if any(a in m["mesh"] for m in meshes))
+    groups = [zero_groups(run, list(m["mesh"].items())) for m in shown
+              if m["max_rank_bytes"] is not None]
+    experts = any(zero_groups(run, list(m["mesh"].items()))[1] > 1 for m in meshes)
+
+    def sizes(k):
+        if not groups:
+            return "no rank"
+        least, most = min(g[k] for g in groups), max(g[k] for g in groups)
+        return plural(most, "rank") if least == most else f"{least} to {plural(most, 'rank')}"
+    over = f"{axes}, {sizes(0)}" if axes else ""
+    if experts:
+        over += ("; " if over else "") + "expert parameters over edp, " + sizes(1)
+    return f"ZeRO stage {run['stage']} ({split} split over {over or 'no axis of the meshes'})"
+
+
+def largest_gathered(run, mesh):
+    """The largest weight alone ZeRO-3 gathers on the worst rank of `mesh` (its dtype size
+    times its piece under the plan at coordinate 0): (bytes, FQN), the first of equals in
+    parameter order, those the planner keeps whole (no placement shards them, and ZeRO
+    leaves them a kept part) first."""
+    sizes = dict(mesh)
+    order = run["totals"]["axis_order"]
+    entries = prepared_params(run["planner"], run["doc"]["optimizer"], run["layout"],
+                              run["stage"], run["zero_axes"])
+    best = (0, None)
+    for constant_pass in (True, False):
+        for p, placements, (kept, split), _ in entries:
+            if 0 in p["shape"]:
+                continue
+            sharding = [a for a, q in placements.items() if q[0] in ("S", "SS")]
+            constant = not sharding and (split == 0 or kept > 0)
+            if constant != constant_pass:
+                continue
+            shape = list(p["shape"])
+            for axis in order:
+                q = placements.get(axis)
+                if q and q[0] in ("S", "SS") and sizes.get(axis, 1) > 1:
+                    shape[q[1]] = local_size(shape[q[1]], q, sizes[axis], 0)
+            value = DTYPES[p["dtype"].removeprefix("torch.")][0] * math.prod(shape)
+            if value > best[0]:
+                best = (value, p["fqn"])
+    return best
+
+
+def meshes_text(run):
+    """The planner's part of the text view: header, answer, one row per mesh, the bar line."""
+    doc, totals = run["doc"], run["totals"]
+    budget, meshes = doc["budget_bytes"], run["meshes"]
+    shown = doc["meshes"]  # all, or with --fits-only the usable ones
+    out = (f"{plural(totals['params'], 'param')}, {byte_size(totals['full_bytes'])} whole on "
+           f"one device, optimizer {doc['optimizer']}"
+           + (f", {zero_words(run, shown)}" if run["stage"] else "")
+           + (f", budget {byte_size(budget)}" if budget is not None else ", no budget") + "\n")
+    if "ep" in totals["axis_order"]:
+        folded = run["layout"] == "folded"
+        source = ("--expert-parallel" if run["flag_layout"] else
+                  "mesh_dim_names does not name ep" if folded else "mesh_dim_names names ep")
+        out += (f"expert parallel: folded ({source}): experts split over ep inside the dense "
+                "region, edp their data-parallel group; ep does not multiply the devices\n"
+                if folded else
+                f"expert parallel: axis ({source}): ep is a mesh axis and multiplies the "
+                "devices\n")
+    if budget is not None:
+        out += ("fits counts the weights only: no gradients or optimizer state (--optimizer), "
+                "activations, all-gather and bucket buffers or allocator slack"
+                if doc["optimizer"] == "none" else
+                "fits counts weights, gradients and optimizer state only: no activations, "
+                "all-gather and bucket buffers or allocator slack")
+        usable = [m for m in meshes if usable_mesh(m)]
+        divisible = [m for m in meshes if m["divisible"]]
+        named = usable[0] if usable else (min(divisible, key=lambda m: m["over_by_bytes"])
+                                          if divisible else None)
+        if run["stage"] == 3 and named is not None:
+            value, fqn = largest_gathered(run, list(named["mesh"].items()))
+            if value:
+                out += (f", nor the parameter ZeRO-3 gathers whole for compute (on "
+                        f"{mesh_text(named['mesh'])} the largest, {fqn}, is {byte_size(value)})")
+        out += "\n"
+    out += answer_text(run, budget) + "\n"
+    drawn = [v for v in [budget] + [m["max_rank_bytes"] for m in shown] if v]
+    least, largest = (min(drawn), max(drawn)) if drawn else (0, 0)
+
+    def cells(v):
+        if not v or not least:
+            return 0
+        if largest == least:
+            return BAR_WIDTH
+        at = math.log(v / least) / math.log(largest / least)
+        return 1 + int(math.floor((BAR_WIDTH - 1) * at + 0.5))
+    rows = [["MESH", "DEVICES", "WORST RANK", "BEST RANK", "BAR", "VERDICT"]]
+    for m in shown:
+        bar = "#" * cells(m["max_rank_bytes"]) + "." * (BAR_WIDTH - cells(m["max_rank_bytes"]))
+        if budget is not None:
+            bar = bar[:cells(budget)] + "|" + bar[cells(budget):]
+        verdict = ("does not divide: " + indivisible_text(m["indivisible"]) if m["indivisible"]
+                   else "divides" if m["fits"] is None else "fits" if m["fits"] else
+                   "over by " + byte_size(m["over_by_bytes"]))
+        laid = m["max_rank_bytes"] is not None
+        rows.append([mesh_text(m["mesh"]), str(m["devices"]),
+                     byte_size(m["max_rank_bytes"]) if laid else "-",
+                     byte_size(m["min_rank_bytes"]) if laid else "-", bar, verdict])
+    out += table("LRRRLL", rows)
+    if least:
+        out += "BAR: the worst rank, " + (
+            f"full at {byte_size(largest)}" if largest == least else
+            f"log scale from 1 '#' at {byte_size(least)} to {BAR_WIDTH} at {byte_size(largest)}")
+        out += "; '|' marks the budget\n" if budget is not None else "\n"
+    return out
+
+
+def report_text(run, top=10):
+    """The report's text view of report_run's result, lists cut to `top`."""
+    doc = run["doc"]
+    out = "plan: none (no META): every parameter replicated\n" if run["without_meta"] else ""
+    if doc["mesh"]:
+        out += f"mesh: {mesh_text(doc['mesh'])} (from " + (
+            "--mesh" if doc["mesh_source"] == "--mesh" else "parallel_dims") + ")\n"
+    else:
+        out += "mesh: " + ("none fixed" if doc["swept"] else
+                           "none, every axis counts as size 1") + "\n"
+    if doc["swept"] and run["meshes"]:
+        swept = ", ".join(a for a in run["meshes"][0]["mesh"] if a not in doc["mesh"])
+        out += ("rank 0 below: " + ("the fixed axes above" if doc["mesh"] else "no axis fixed")
+                + f", the swept axes ({swept}) at size 1; the meshes table has every swept "
+                "mesh\n")
+    if doc["optimizer"] != "none" or run["stage"]:
+        out += "rank 0 below counts " + ("the weights" if doc["optimizer"] == "none" else
+                                         "weights, gradients and optimizer state "
+                                         f"({doc['optimizer']})")
+        if run["stage"] and run["meshes"]:
+            names = " x ".join(dict.fromkeys(a for a in run["zero_axes"] if a in doc["mesh"]))
+            dense, expert = run["rank0_zero"]
+            groups = f"{names}, {plural(dense, 'rank')}" if names else "no axis of the mesh"
+            if run["expert_params"]:
+                groups += f"; experts over edp, {plural(expert, 'rank')}"
+            out += (f", after ZeRO stage {run['stage']} over {groups}; LOCAL is the plan's "
+                    "piece before it")
+        out += ", as the meshes table does\n"
+    if doc["placement_order"]:
+        out += "placement order: " + ", ".join(doc["placement_order"]) + "\n"
+    planned, uncovered = doc["counts"]["planned_params"], doc["counts"]["uncovered_params"]
+
+    def row(label, count, n):
+        return [label, str(count), byte_size(n), str(n)]
+    uncovered_label = ("model params, all replicated (no META)" if run["without_meta"] else
+                       "uncovered params (whole but for ZeRO)" if run["stage"] else
+                       "uncovered params (whole on every rank)")
+    out += "\n" + table("LRRR", [
+        ["", "PARAMS", "BYTES", "EXACT"],
+        row("rank 0, planned params", planned, doc["rank0_bytes"]),
+        row("  of which replicated", doc["counts"]["replicated_params"],
+            doc["replicated_bytes"]),
+        row("planned params at full size", planned, doc["unsharded_bytes"]),
+        row(uncovered_label, uncovered, doc["uncovered_bytes"]),
+        row("rank 0 total", planned + uncovered, doc["rank0_bytes"] + doc["uncovered_bytes"])])
+    if run["meshes"]:
+        out += "\nmeshes (worst and best rank over all ranks; uncovered params included):\n"
+        out += meshes_text(run)
+
+    def heading(name, shown, total, order):
+        count = f"all {total}" if shown == total else f"top {shown} of {total}"
+        return f"\n{name} ({count}, {order}):\n"
+    boundaries = doc["boundaries"]
+    if boundaries[:top]:
+        out += heading("boundaries", len(boundaries[:top]), len(boundaries), "by rank-0 bytes")
+        out += table("RRL", [["BYTES", "PARAMS", "BOUNDARY"]] + [
+            [byte_size(b["rank0_bytes"]), str(b["params"]), b["fqn"] or "(root)"]
+            for b in boundaries[:top]], "  ")
+        if top < len(boundaries):
+            rest = sum(b["rank0_bytes"] for b in boundaries[top:])
+            out += f"  ... {len(boundaries) - top} more, {byte_size(rest)}\n"
+    params = doc["params"]
+    if params[:top]:
+        out += heading("params", len(params[:top]), planned, "by rank-0 bytes")
+        shape = lambda s: "[" + ", ".join(map(str, s)) + "]"  # noqa: E731
+        out += table("RLLLLL", [["BYTES", "DTYPE", "SHAPE", "LOCAL", "PLACEMENTS", "PARAM"]] + [
+            [byte_size(p["rank0_bytes"]), p["dtype"] or "-", shape(p["shape"]),
+             shape(p["local_shape"]),
+             " ".join(f"{a}={t}" for a, t in p["placements"].items()) or "-", p["fqn"]]
+            for p in params[:top]], "  ")
+    if doc["uncovered"][:top]:
+        out += heading("model params" if run["without_meta"] else "uncovered params",
+                       len(doc["uncovered"][:top]), uncovered, "by bytes")
+        out += table("RLLL", [["BYTES", "DTYPE", "SHAPE", "PARAM"]] + [
+            [byte_size(u["bytes"]), u["dtype"] or "-", "[" + ", ".join(map(str, u["shape"])) + "]",
+             u["fqn"]] for u in doc["uncovered"][:top]], "  ")
+    if doc["findings"]:
+        counts = [sum(f["severity"] == s for f in doc["findings"]) for s in SEVERITIES]
+        out += "\nfindings: " + ", ".join(plural(n, s) for n, s in zip(counts, SEVERITIES))
+        out += " (on stderr)\n"
+    return out
 
 
 def param(fqn, shape, dtype="bfloat16", placements=(), requires_grad=True):

@@ -5,9 +5,10 @@
 
 Each case is written whole: `args`, its inputs (their text below, as a reader would write
 them; the safetensors file from its header), `expected.out`, `expected.err` and
-`expected.status`. expected.out is the report --json document of tests/e2e/capacity_model.py
-(report_document: the independent calculator, which shares no code with hpfreeze, laid out
-as docs/formats.md documents it: json.dumps with indent 2 and a newline). The findings are
+`expected.status`. expected.out is what tests/e2e/capacity_model.py (the independent
+calculator, which shares no code with hpfreeze) makes of the inputs and the command line:
+with --json the report document laid out as docs/formats.md documents it (json.dumps with
+indent 2 and a newline), else the text view of docs/cli.md and docs/capacity.md. The findings are
 the case's own, written by hand from the documented texts (docs/cli.md, "report"), in the
 order the report emits them; expected.err is their lines (`hpfreeze: SEVERITY: FILE:
 POINTER: message`), errors first, then the summary line. A case of usage errors (exit 2)
@@ -43,9 +44,10 @@ class Case:
     # (severity, file, pointer, message), in the order the report emits them.
     findings: list[tuple[str, str, str, str]] = field(default_factory=list)
     usage_errors: list[str] = field(default_factory=list)  # exit 2, nothing on stdout
-    # Values worked out by hand: a path into expected.out ("meshes.0.max_rank_bytes") and
-    # what it must be.
+    # Values worked out by hand: a path into the report document
+    # ("meshes.0.max_rank_bytes") and what it must be; and lines the text view must have.
     hand: dict[str, object] = field(default_factory=dict)
+    hand_lines: list[str] = field(default_factory=list)
 
 
 def safetensors(tensors: list[tuple[str, str, list[int]]]) -> bytes:
@@ -84,6 +86,27 @@ FINDINGS_MODEL = """\
   }
 }
 """
+SWEEP_META = """\
+{
+  "mesh_dim_names": ["tp"],
+  "param_plan": {
+    "embed": {"params": {"weight": {"tp": "S(0)"}}},
+    "proj": {"params": {"weight": {"tp": "S(1)"}}},
+    "norm": {"params": {"weight": {"tp": "R"}}}
+  }
+}
+"""
+SWEEP_MODEL = """\
+{
+  "format": "hpfreeze.model/v1",
+  "modules": {"": "Net", "embed": "Embedding", "proj": "Linear", "norm": "Norm"},
+  "parameters": {
+    "embed.weight": {"shape": [8, 4], "dtype": "bfloat16"},
+    "proj.weight": {"shape": [6, 4], "dtype": "float32"},
+    "norm.weight": {"shape": [4], "dtype": "bfloat16"}
+  }
+}
+"""
 KNOWN_AXES = "(the inputs know cp, dp, tp; --replica-axis NAME adds an axis that only holds replicas)"
 
 CASES = [
@@ -119,26 +142,7 @@ CASES = [
         # A sweep in device order, a budget and its fits, an indivisible mesh, the answer, the
         # note on a budget without a unit, --top cutting params only.
         "sweep_budget", "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2 --json",
-        {"meta.json": """\
-{
-  "mesh_dim_names": ["tp"],
-  "param_plan": {
-    "embed": {"params": {"weight": {"tp": "S(0)"}}},
-    "proj": {"params": {"weight": {"tp": "S(1)"}}},
-    "norm": {"params": {"weight": {"tp": "R"}}}
-  }
-}
-""", "model.json": """\
-{
-  "format": "hpfreeze.model/v1",
-  "modules": {"": "Net", "embed": "Embedding", "proj": "Linear", "norm": "Norm"},
-  "parameters": {
-    "embed.weight": {"shape": [8, 4], "dtype": "bfloat16"},
-    "proj.weight": {"shape": [6, 4], "dtype": "float32"},
-    "norm.weight": {"shape": [4], "dtype": "bfloat16"}
-  }
-}
-"""},
+        {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
         findings=[("note", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
         # The table counts swept tp as size 1: 64 + 96 + 8 = 168 B. tp=1: 168 (over by 104);
         # tp=2: 32+48+8 = 88 (over by 24); tp=3: embed 8 rows by 3 = 3, 3, 2 -> rank 0
@@ -226,6 +230,66 @@ CASES = [
               "meshes.1.max_rank_bytes": 282, "uncovered_bytes": 486},
     ),
     Case(
+        # sweep_budget's run as the text view: the mesh line and the rank-0 block of a sweep,
+        # the meshes table with its bars (a log scale from 48 B to 168 B, '|' at 64 B), the
+        # answer, --top cutting boundaries ("... 1 more") and params.
+        "sweep_budget_text", "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2",
+        {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
+        findings=[("note", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
+        hand={"meshes.3.max_rank_bytes": 48},
+        hand_lines=["smallest mesh that fits: tp=4 (4 devices, worst rank 48 B of 64 B)",
+                    "rank 0 total                                 3  168 B    168",
+                    "  ... 1 more, 8 B"],
+    ),
+    Case(
+        # docs/capacity.md's hand example in the text view, swept over dp with ZeRO-3 and a
+        # 200-byte budget: the ZeRO words of the header, the parameter ZeRO-3 gathers, the
+        # rank-0 line of a ZeRO run whose mesh has no dp.
+        "zero3_text",
+        "meta.json --model model.json --mesh tp=2 --sweep dp=1,2,4 --optimizer adam --zero 3 "
+        "--budget 200",
+        {"meta.json": """\
+{
+  "mesh_dim_names": ["tp", "dp"],
+  "param_plan": {
+    "": {"params": {"a": {"tp": "S(0)"}, "b": {"tp": "R"}, "c": {"tp": "S(-1)"}}}
+  }
+}
+""", "model.json": """\
+{
+  "format": "hpfreeze.model/v1",
+  "modules": {"": "Net"},
+  "parameters": {
+    "a": {"shape": [8, 4], "dtype": "bfloat16"},
+    "b": {"shape": [6], "dtype": "float32"},
+    "c": {"shape": [3, 2], "dtype": "bfloat16"}
+  }
+}
+"""},
+        findings=[("note", "", "", "--budget 200 is 200 B, under 1 MiB; did you mean 200GiB?")],
+        # 16 B an element with adam, all split at stage 3: dp=1 holds a [4,4], b [6], c [2,2]
+        # on tp rank 0: 16 x 16 + 6 x 16 + 4 x 16 = 416; dp=4 chunks dim 0 of each: 4 x 16 +
+        # 2 x 16 + 2 x 16 = 128, and its best rank 64 (docs/capacity.md, "ZeRO").
+        hand={"meshes.0.max_rank_bytes": 416, "meshes.2.max_rank_bytes": 128,
+              "meshes.2.min_rank_bytes": 64, "unsharded_bytes": 704},
+        # docs/capacity.md, "Text view".
+        hand_lines=[
+            "3 params, 704 B whole on one device, optimizer adam, ZeRO stage 3 (the weights, "
+            "gradients and optimizer state split over dp, 1 to 4 ranks), budget 200 B",
+            "fits counts weights, gradients and optimizer state only: no activations, "
+            "all-gather and bucket buffers or allocator slack, nor the parameter ZeRO-3 "
+            "gathers whole for compute (on tp=2 dp=4 the largest, a, is 32 B)",
+            "smallest mesh that fits: tp=2 dp=4 (8 devices, worst rank 128 B of 200 B)",
+            "MESH       DEVICES  WORST RANK  BEST RANK  BAR                                VERDICT",
+            "tp=2 dp=1        2       416 B      384 B  #############|###################  over "
+            "by 216 B",
+            "tp=2 dp=2        4       208 B      176 B  #############|#..................  over "
+            "by 8 B",
+            "tp=2 dp=4        8       128 B       64 B  #............|...................  fits",
+            "BAR: the worst rank, log scale from 1 '#' at 128 B to 32 at 416 B; '|' marks the "
+            "budget"],
+    ),
+    Case(
         # Axes the inputs do not know: a usage error per axis with the nearest known one
         # (equal ignoring case first, else one edit for a short name, the first of equals),
         # exit 2, no report. The known axes: mesh_dim_names tp, the placements' cp, the ZeRO
@@ -263,11 +327,19 @@ def expected_of(case: Case) -> tuple[bytes, bytes, int]:
     model = case.inputs[request["model"]]
     params = calc.model_parameters(model if isinstance(model, bytes) else model.encode())
     findings = [dict(zip(("severity", "file", "pointer", "message"), f)) for f in case.findings]
-    doc, planner_exit = calc.report_document(meta, params, request, findings)
+    run = calc.report_run(meta, params, request, findings)
+    doc, planner_exit = run["doc"], run["exit"]
     for path, value in case.hand.items():
         if at(doc, path) != value:
             raise SystemExit(f"{case.name}: the calculator says {path} = {at(doc, path)!r}, "
                              f"worked out by hand: {value!r}")
+    if request["json"]:
+        out = json.dumps(doc, indent=2) + "\n"
+    else:
+        out = calc.report_text(run, 10 if request["top"] is None else request["top"])
+    for line in case.hand_lines:
+        if line not in out.splitlines():
+            raise SystemExit(f"{case.name}: the calculator's text lacks the line {line!r}")
     err = "".join(diagnostic_line(f["severity"], f["file"], f["pointer"], f["message"])
                   for f in doc["findings"])
     if doc["findings"]:
@@ -276,7 +348,7 @@ def expected_of(case: Case) -> tuple[bytes, bytes, int]:
             plural(n, s) for n, s in zip(counts, calc.SEVERITIES)))
     errors = any(f["severity"] == "error" for f in doc["findings"])
     status = 1 if errors or planner_exit else 0
-    return (json.dumps(doc, indent=2) + "\n").encode(), err.encode(), status
+    return out.encode(), err.encode(), status
 
 
 def write_case(root: Path, case: Case) -> None:
