@@ -107,7 +107,8 @@ SWEEP_MODEL = """\
   }
 }
 """
-KNOWN_AXES = "(the inputs know cp, dp, tp; --replica-axis NAME adds an axis that only holds replicas)"
+KNOWN_AXES = ("(the inputs know cp, dp, tp; --replica-axis NAME adds an axis that only holds "
+              "replicas)")
 
 CASES = [
     Case(
@@ -141,7 +142,8 @@ CASES = [
     Case(
         # A sweep in device order, a budget and its fits, an indivisible mesh, the answer, the
         # note on a budget without a unit, --top cutting params only.
-        "sweep_budget", "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2 --json",
+        "sweep_budget",
+        "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2 --json",
         {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
         findings=[("note", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
         # The table counts swept tp as size 1: 64 + 96 + 8 = 168 B. tp=1: 168 (over by 104);
