@@ -91,10 +91,10 @@ CapacityRequest request(std::vector<AxisSweep> sweeps, std::vector<AxisSize> fix
                                                  : std::vector<std::string>{"ep", "cp", "tp"};
   r.fixed = std::move(fixed);
   r.sweeps = std::move(sweeps);
-  r.optimizer = Optimizer::kAdam;
-  r.zero.stage = zero;
-  r.layout = layout;
-  r.budget = std::uint64_t{80} << 30;
+  r.accounting.optimizer = Optimizer::kAdam;
+  r.accounting.zero.stage = zero;
+  r.accounting.layout = layout;
+  r.filter.budget = std::uint64_t{80} << 30;
   return r;
 }
 
@@ -207,9 +207,10 @@ BENCHMARK(BM_UnevenCompositions)->Arg(1500)->Arg(15000)->Unit(benchmark::kMillis
 // The per-parameter work alone (grouping), which the meshes share.
 void BM_BuildModel(benchmark::State& state) {
   const std::vector<CapacityParam> params = deepseek_v3();
+  Accounting adam;
+  adam.optimizer = Optimizer::kAdam;
   for (auto _ : state) {
-    Expected<CapacityModel> model =
-        CapacityModel::build(params, {"ep", "cp", "tp"}, Optimizer::kAdam);
+    Expected<CapacityModel> model = CapacityModel::build(params, {"ep", "cp", "tp"}, adam);
     if (!model) throw std::runtime_error(model.errors().front().message);
     benchmark::DoNotOptimize(model->groups());
   }

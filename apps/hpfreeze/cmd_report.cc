@@ -72,7 +72,7 @@ Runner declare_report(CLI::App& app) {
   app.add_option("--optimizer", flags->optimizer,
                  "Count gradients and optimizer state too (default: none; docs/capacity.md)")
       ->type_name("NAME")
-      ->check(CLI::IsMember({"none", "sgd", "momentum", "adam", "adamw"}));
+      ->check(CLI::IsMember(optimizer_names()));
   app.add_option("--zero", flags->zero,
                  "ZeRO/FSDP stage over --zero-axis: 1 splits the optimizer state, 2 the "
                  "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
@@ -102,7 +102,7 @@ Runner declare_report(CLI::App& app) {
             return size ? std::string() : size.errors().front().message;
           },
           ""));
-  app.add_flag("--fits-only", flags->request.plan.fits_only,
+  app.add_flag("--fits-only", flags->request.plan.filter.fits_only,
                "List only the usable meshes: those that divide and, with --budget, fit");
   app.add_flag("--allow-uncovered", flags->request.plan.allow_uncovered,
                "A trainable model parameter no plan entry covers is a warning, not an error "
@@ -128,22 +128,25 @@ Runner declare_report(CLI::App& app) {
                          "input or output could not be read or written"));
   return [flags, &app]() -> Outcome {
     ReportRequest& request = flags->request;
+    Accounting& accounting = request.plan.accounting;
+    MeshFilter& filter = request.plan.filter;
     if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
     for (const std::string& text : flags->sweeps) {
       request.plan.sweeps.push_back(*parse_sweep_arg(text));
     }
-    if (app.count("--optimizer") > 0) request.plan.optimizer = *parse_optimizer(flags->optimizer);
+    if (app.count("--optimizer") > 0) accounting.optimizer = *parse_optimizer(flags->optimizer);
     if (app.count("--budget") > 0) {
-      request.plan.budget = *parse_byte_size(flags->budget);
-      request.plan.budget_text = flags->budget;
+      filter.budget = *parse_byte_size(flags->budget);
+      filter.budget_text = flags->budget;
     }
-    if (app.count("--zero") > 0) request.plan.zero.stage = *parse_zero_stage(flags->zero);
+    if (app.count("--zero") > 0) accounting.zero.stage = *parse_zero_stage(flags->zero);
     if (app.count("--zero-axis") > 0) {
-      request.plan.zero.axes = *parse_zero_axes(flags->zero_axes);
-      request.plan.zero_axes_named = true;
+      accounting.zero.axes = *parse_zero_axes(flags->zero_axes);
+      accounting.zero_axes_named = true;
     }
     if (app.count("--expert-parallel") > 0) {
-      request.plan.expert_parallel = parse_expert_layout(flags->expert_parallel);
+      accounting.layout = *parse_expert_layout(flags->expert_parallel);
+      accounting.layout_source = LayoutSource::kFlag;
     }
     if (app.count("--top") > 0) {
       // Digits only (checked above); a count beyond any list is as good as "all".

@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
-"""Independent calculator for the capacity planner (docs/capacity.md).
+"""Independent calculator for the capacity planner (docs/capacity.md) and report --json.
 
 It shares no code with the C++ planner and takes the plain route: every rank of every mesh
 is visited, every parameter's local shape is built by chunking one mesh axis after the
 other exactly as torch.chunk (padded with empty chunks) does, and the bytes are added up.
-From that it writes testdata/report/sweep/cases.json: the inputs of each case and the
-exact JSON line the planner must render, which tests/unit/capacity/capacity_test.cc compares.
+From that it writes testdata/report/sweep/cases.json: the inputs of each case, the
+planner's members of report --json as one exact JSON line, and the totals (the axis order,
+the parameters, their bytes whole), which tests/unit/capacity/capacity_test.cc compares.
+report_document() lays out a whole report --json document from the inputs and a command
+line as docs/formats.md documents it; tests/oracle/make_report_cases.py writes the report
+goldens with it.
 
     capacity_model.py            rewrite the fixture
     capacity_model.py --check    exit 1 if the committed fixture differs from a fresh one
 """
 
+import argparse
 import itertools
 import json
 import math
 import pathlib
 import re
+import shlex
+import struct
 import sys
 from functools import lru_cache
 
@@ -309,17 +316,532 @@ def expected(case):
     if usable:
         answer = {k: usable[0][k] for k in ("mesh", "devices", "max_rank_bytes")}
         answer["ties"] = sum(1 for m in usable[1:] if m["devices"] == usable[0]["devices"])
+    # The planner's members of report --json (docs/formats.md), in their order; the meshes
+    # all of them (report --fits-only shows the usable ones only).
     doc = {"optimizer": case["optimizer"],
+           "budget_bytes": case["budget_bytes"],
            "zero": {"stage": stage, "axes": zero_axes,
                     "expert_axis": "edp" if layout == "folded" and "ep" in case[
                         "resolved_axis_order"] else None},
-           "expert_parallel": {"layout": layout, "from": "meta"},
-           "budget_bytes": case["budget_bytes"], "axis_order": case["resolved_axis_order"],
-           "params": len(case["params"]), "full_bytes": full, "answer": answer,
+           "expert_parallel": {"layout": layout, "from": case.get("layout_from", "meta")},
+           "swept": bool(case["sweeps"]),
+           "answer": answer,
            "meshes": meshes}
+    totals = {"axis_order": case["resolved_axis_order"], "params": len(case["params"]),
+              "full_bytes": full}
     exit_code = 0 if usable else 1
     del case["resolved_axis_order"], case["budget_bytes"]
-    return json.dumps(doc, separators=(",", ":")), exit_code
+    return doc, totals, exit_code
+
+
+# ---- report --json (docs/formats.md, "report --json") ----
+
+# The safetensors dtype codes and the torch names they stand for (docs/formats.md).
+SAFETENSORS_DTYPES = {
+    "BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "U16": "uint16",
+    "I32": "int32", "U32": "uint32", "I64": "int64", "U64": "uint64", "F16": "float16",
+    "BF16": "bfloat16", "F32": "float32", "F64": "float64", "C64": "complex64",
+    "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "F8_E8M0": "float8_e8m0fnu"}
+SEVERITIES = ("error", "warning", "note")
+
+
+def model_parameters(raw):
+    """[{fqn, shape, dtype (None when missing), requires_grad}] in the model's order: a model
+    tree dump, or a safetensors file's header (a floating-point tensor is trainable)."""
+    if 0 in raw[:8]:
+        (length,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + length])
+        out = []
+        for name, tensor in header.items():
+            if name == "__metadata__":
+                continue
+            dtype = SAFETENSORS_DTYPES[tensor["dtype"]]
+            out.append({"fqn": name, "shape": tensor["shape"], "dtype": dtype,
+                        "requires_grad": DTYPES[dtype][1]})
+        return out
+    tree = json.loads(raw)
+    return [{"fqn": fqn, "shape": p["shape"], "dtype": p.get("dtype"),
+             "requires_grad": p.get("requires_grad", True)}
+            for fqn, p in tree["parameters"].items()]
+
+
+def report_request(args):
+    """A report command line (the words after `hpfreeze report`) as the calculator needs it."""
+    parser = argparse.ArgumentParser(prog="report", add_help=False)
+    parser.add_argument("meta", nargs="?")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--mesh")
+    parser.add_argument("--sweep", action="append", default=[])
+    parser.add_argument("--budget")
+    parser.add_argument("--optimizer", default="none")
+    parser.add_argument("--zero", type=int, default=0)
+    parser.add_argument("--zero-axis")
+    parser.add_argument("--expert-parallel")
+    parser.add_argument("--replica-axis", action="append", default=[])
+    parser.add_argument("--allow-uncovered", action="store_true")
+    parser.add_argument("--fits-only", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--top", type=int)
+    return vars(parser.parse_args(shlex.split(args)))
+
+
+def _sizes_of(text):
+    return [(a, int(n)) for a, n in (item.split("=") for item in text.split(","))]
+
+
+def _planned_fqn(boundary, name):
+    return name if not boundary else boundary if not name else f"{boundary}.{name}"
+
+
+def _is_shard(text):
+    return parse_placement(text)[0] in ("S", "SS")
+
+
+def report_document(meta, params, request, findings):
+    """The report --json document, keys in the documented order, of a decoded meta (None
+    without META), the model's parameters (model_parameters) and a command line
+    (report_request); `findings` [{severity, file, pointer, message}] are the case's own,
+    in the order the report emits them (sorted here by severity, stably). Returns the
+    document and the planner's exit code (1: no mesh usable)."""
+    run = report_run(meta, params, request, findings)
+    return run["doc"], run["exit"]
+
+
+def report_run(meta, params, request, findings):
+    """report_document's document and exit code ("doc", "exit"), and what the text view
+    needs beside them: the planner's parameters and totals, the planned parameters the
+    model lacks, the folded expert parameters and the ZeRO groups at rank 0."""
+    meta = meta or {}
+    by_fqn = {p["fqn"]: p for p in params}
+    names = meta.get("mesh_dim_names") or []
+    listed = list(dict.fromkeys(names))
+    plan = [(b, _planned_fqn(b, n), axes) for b, spec in meta.get("param_plan", {}).items()
+            for n, axes in (spec.get("params") or {}).items()]
+    order = listed + sorted({a for _, _, axes in plan for a in axes} - set(listed))
+    layout = request["expert_parallel"] or ("axis" if "ep" in names else "folded")
+    dims = meta.get("parallel_dims")
+    if request["mesh"]:
+        fixed, source = _sizes_of(request["mesh"]), "--mesh"
+    else:
+        fixed = [(k[:-5], v) for k, v in (dims if isinstance(dims, dict) else {}).items()
+                 if k.endswith("_size") and type(v) is int and 1 <= v < 2**63]
+        source = "parallel_dims" if isinstance(dims, dict) else "none"
+    sweeps = [(a, [int(n) for n in sizes.split(",")])
+              for a, sizes in (s.split("=") for s in request["sweep"])]
+    swept = {a for a, _ in sweeps}
+    mesh = sorted((a, n) for a, n in fixed if a not in swept)
+    zero_axes = request["zero_axis"].split(",") if request["zero_axis"] else ["dp", "cp"]
+    stage, optimizer = request["zero"], request["optimizer"]
+    at = {a: 0 for a, _ in mesh}
+    sizes = dict(mesh)
+
+    def usable(p, placements):
+        """Every sharded dim exists and, folded, an expert is split on ep alone: what the
+        planner is given."""
+        shards = {a: parse_placement(t) for a, t in placements if _is_shard(t)}
+        if any(pl[1] >= len(p["shape"]) for pl in shards.values()):
+            return False
+        expert = layout == "folded" and "ep" in shards
+        return not expert or all(a == "ep" or t == "R" for a, t in placements)
+
+    def measured(p, placements):
+        """rank-0 local shape and bytes, full bytes, of one parameter with its placements
+        (the ones whose dim exists)."""
+        placements = [(a, t) for a, t in placements
+                      if not _is_shard(t) or parse_placement(t)[1] < len(p["shape"])]
+        dtype = p["dtype"] or "bfloat16"
+        entry = prepared_params([{**p, "dtype": dtype, "placements": placements}], optimizer,
+                                layout, stage, zero_axes)[0]
+        local = list(p["shape"])
+        for a, text in placements:
+            pl = parse_placement(text)
+            if pl[0] in ("S", "SS") and sizes.get(a, 1) > 1:
+                local[pl[1]] = local_size(local[pl[1]], pl, sizes[a], 0)
+        return {"local_shape": local,
+                "rank0_bytes": param_bytes_at(entry, order, mesh, at, (0, 0)),
+                "full_bytes": math.prod(p["shape"]) * cost_per_element(
+                    dtype, p["requires_grad"], optimizer)}
+
+    out_params, planner, boundaries, seen = [], [], {}, set()
+    missing = experts = 0
+    for boundary, fqn, axes in plan:
+        b = boundaries.setdefault(boundary, {"fqn": boundary, "rank0_bytes": 0, "params": 0})
+        b["params"] += 1
+        p = by_fqn.get(fqn)
+        missing += fqn not in seen and p is None
+        if fqn in seen or p is None or (p["dtype"] or "bfloat16") not in DTYPES:
+            seen.add(fqn)
+            continue
+        seen.add(fqn)
+        applied = [(a, axes[a]) for a in order if a in axes]
+        m = measured(p, applied)
+        out_params.append({"fqn": fqn, "shape": p["shape"], "dtype": p["dtype"], **m,
+                           "boundary": boundary, "placements": dict(applied),
+                           "replicated": not any(_is_shard(t) and sizes.get(a, 1) > 1
+                                                 for a, t in applied)})
+        b["rank0_bytes"] += m["rank0_bytes"]
+        if layout == "folded" and any(a == "ep" and _is_shard(t) for a, t in applied):
+            experts += all(a == "ep" or t == "R" for a, t in applied)
+        if usable(p, applied):
+            planner.append({**p, "dtype": p["dtype"] or "bfloat16", "placements": applied})
+    uncovered = []
+    for p in params:
+        if any(p["fqn"] == f or p["fqn"].startswith(f + ".") for f in seen):
+            continue
+        if (p["dtype"] or "bfloat16") not in DTYPES:
+            continue
+        m = measured(p, [])
+        uncovered.append({"fqn": p["fqn"], "shape": p["shape"], "dtype": p["dtype"],
+                          "bytes": m["full_bytes"], "rank0_bytes": m["rank0_bytes"]})
+        planner.append({**p, "dtype": p["dtype"] or "bfloat16", "placements": []})
+
+    calc_case = {"axis_order": order, "fixed": mesh, "sweeps": sweeps, "optimizer": optimizer,
+                 "budget": request["budget"], "zero": (stage, zero_axes), "layout": layout,
+                 "layout_from": "flag" if request["expert_parallel"] else "meta",
+                 "params": planner}
+    planned, totals, exit_code = expected(calc_case)
+    all_meshes = planned["meshes"]
+    if request["fits_only"]:
+        planned["meshes"] = [m for m in planned["meshes"]
+                             if m["divisible"] and m["fits"] is not False]
+    findings = sorted(findings, key=lambda f: SEVERITIES.index(f["severity"]))
+    if any(f["severity"] == "error" for f in findings):
+        planned["answer"] = None  # withheld while an error finding stands
+    by_bytes = lambda x: (-x["rank0_bytes"], x["fqn"].encode())  # noqa: E731
+    doc = {
+        "mesh": dict(mesh),
+        "mesh_source": source,
+        "plan": "meta" if request["meta"] else "replicated",
+        "placement_order": order,
+        "counts": {"planned_params": len(out_params),
+                   "replicated_params": sum(p["replicated"] for p in out_params),
+                   "uncovered_params": len(uncovered), "boundaries": len(boundaries)},
+        "rank0_bytes": sum(p["rank0_bytes"] for p in out_params),
+        "replicated_bytes": sum(p["rank0_bytes"] for p in out_params if p["replicated"]),
+        "unsharded_bytes": sum(p["full_bytes"] for p in out_params),
+        "uncovered_bytes": sum(u["rank0_bytes"] for u in uncovered),
+        "boundaries": sorted(boundaries.values(), key=by_bytes),
+        "params": sorted(out_params, key=by_bytes)[:request["top"]],
+        "uncovered": [{k: u[k] for k in ("fqn", "shape", "dtype", "bytes")} for u in
+                      sorted(uncovered, key=lambda u: (-u["bytes"], u["fqn"].encode()))],
+        **planned,
+        "findings": [{k: f[k] for k in ("severity", "file", "pointer", "message")}
+                     for f in findings],
+    }
+    listed = [a for i, a in enumerate(zero_axes) if a not in zero_axes[:i]]
+    region = math.prod(n for a, n in mesh if a not in ("ep", "pp"))
+    return {"doc": doc, "exit": exit_code, "totals": totals, "planner": planner,
+            "meshes": all_meshes,
+            "missing": missing, "expert_params": experts, "layout": layout,
+            "zero_axes": zero_axes, "stage": stage,
+            "rank0_zero": (math.prod(sizes.get(a, 1) for a in listed),
+                           region // sizes.get("ep", 1)
+                           if layout == "folded" and region % sizes.get("ep", 1) == 0 else 1),
+            "without_meta": not request["meta"], "flag_layout": bool(request["expert_parallel"])}
+
+
+# ---- the report's text view (docs/cli.md, "hpfreeze report"; docs/capacity.md, "Text view") ----
+
+BAR_WIDTH = 32
+
+
+def byte_size(n):
+    """"512 B", "1.5 KiB": binary units, one decimal rounded half up, the largest unit that
+    keeps the rounded value below 1024."""
+    if n < 1024:
+        return f"{n} B"
+    units = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    for k, unit in enumerate(units):
+        size = 1024 ** (k + 1)
+        r10 = n % size * 10
+        tenths = n // size * 10 + r10 // size + (1 if r10 % size >= size - r10 % size else 0)
+        if tenths < 10240 or k == len(units) - 1:
+            return f"{tenths // 10}.{tenths % 10} {unit}"
+
+
+def plural(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def table(align, rows, indent=""):
+    """Columns two spaces apart, each as wide as its widest cell, "L"eft or "R"ight aligned;
+    no trailing blanks."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(align))]
+    out = ""
+    for row in rows:
+        cells = [c.rjust(w) if a == "R" else c.ljust(w) for c, a, w in zip(row, align, widths)]
+        out += (indent + "  ".join(cells)).rstrip(" ") + "\n"
+    return out
+
+
+def mesh_text(mesh):
+    return " ".join(f"{a}={n}" for a, n in mesh.items()) or "(no axes)"
+
+
+def indivisible_text(x):
+    if x["param"] is None:
+        return (f"the dense region {' x '.join(x['dense_axes'])} ({plural(x['size'], 'rank')}) "
+                f"by {x['axis']}={x['axis_size']}")
+    factor = f" x split factor {x['split_factor']}" if x["split_factor"] != 1 else ""
+    return f"{x['param']} dim {x['dim']} by {x['axis']}={x['axis_size']}{factor}"
+
+
+def usable_mesh(m):
+    return m["divisible"] and m["fits"] is not False
+
+
+def answer_text(run, budget):
+    """The answer line of the meshes table, or why there is none."""
+    doc, meshes = run["doc"], run["meshes"]
+    errors = sum(f["severity"] == "error" for f in doc["findings"])
+    usable = [m for m in meshes if usable_mesh(m)]
+    devices = lambda m: plural(m["devices"], "device")  # noqa: E731
+    if usable and errors:
+        missing = run["missing"]
+        return "no answer: " + (
+            f"{plural(missing, 'planned parameter')} {'is' if missing == 1 else 'are'} not in "
+            "the model" if missing else f"the inputs have {plural(errors, 'error')} (on stderr)")
+    if usable:
+        m = usable[0]
+        ties = sum(1 for u in usable[1:] if u["devices"] == m["devices"])
+        return ("smallest mesh that fits: " if budget is not None else
+                "smallest mesh that divides: ") + mesh_text(m["mesh"]) + (
+            f" ({devices(m)}, worst rank {byte_size(m['max_rank_bytes'])}"
+            + (f" of {byte_size(budget)}" if budget is not None else "") + ")"
+            + (f", and {ties} more with {devices(m)}" if ties else ""))
+    divisible = [m for m in meshes if m["divisible"]]
+    if divisible:
+        m = min(divisible, key=lambda m: m["over_by_bytes"])
+        return (f"no mesh fits the {byte_size(budget)} budget; closest: {mesh_text(m['mesh'])} "
+                f"({devices(m)}, worst rank {byte_size(m['max_rank_bytes'])}, over by "
+                f"{byte_size(m['over_by_bytes'])})")
+    x = meshes[0]["indivisible"]
+    head = ("the mesh does not divide: " if len(meshes) == 1 else
+            f"no mesh divides; the first, {mesh_text(meshes[0]['mesh'])}, fails on ")
+    if x["param"] is None:
+        return head + indivisible_text(x)
+    factor = f" x split factor {x['split_factor']}" if x["split_factor"] != 1 else ""
+    return head + (f"{x['param']} dim {x['dim']} (size {x['size']}) by "
+                   f"{x['axis']}={x['axis_size']}{factor}")
+
+
+def zero_groups(run, mesh):
+    """(dense, expert): the largest ZeRO group some parameter is split over on `mesh`, and
+    edp when a folded expert is; 1 when none."""
+    sizes = dict(mesh)
+    entries = prepared_params(run["planner"], run["doc"]["optimizer"], run["layout"],
+                              run["stage"], run["zero_axes"]) if run["stage"] else []
+    dense = expert = 1
+    for p, _, _, group in entries:
+        if not p["shape"] or 0 in p["shape"] or not group:
+            continue
+        if group == "edp":
+            region = dense_region(mesh)[1]
+            if region % sizes.get("ep", 1) == 0:
+                expert = region // sizes.get("ep", 1)
+        else:
+            dense = max(dense, math.prod(sizes.get(a, 1) for a in group))
+    return dense, expert
+
+
+def zero_words(run, shown):
+    """"ZeRO stage 3 (the weights, gradients and optimizer state split over dp x cp, 4
+    ranks; expert parameters over edp, 2 ranks)": the group sizes over the meshes shown."""
+    split = ("", "the optimizer state", "the gradients and optimizer state",
+             "the weights, gradients and optimizer state")[run["stage"]]
+    meshes = run["meshes"]
+    axes = " x ".join(a for a in run["zero_axes"] if any(a in m["mesh"] for m in meshes))
+    groups = [zero_groups(run, list(m["mesh"].items())) for m in shown
+              if m["max_rank_bytes"] is not None]
+    experts = any(zero_groups(run, list(m["mesh"].items()))[1] > 1 for m in meshes)
+
+    def sizes(k):
+        if not groups:
+            return "no rank"
+        least, most = min(g[k] for g in groups), max(g[k] for g in groups)
+        return plural(most, "rank") if least == most else f"{least} to {plural(most, 'rank')}"
+    over = f"{axes}, {sizes(0)}" if axes else ""
+    if experts:
+        over += ("; " if over else "") + "expert parameters over edp, " + sizes(1)
+    return f"ZeRO stage {run['stage']} ({split} split over {over or 'no axis of the meshes'})"
+
+
+def largest_gathered(run, mesh):
+    """The largest weight alone ZeRO-3 gathers on the worst rank of `mesh` (its dtype size
+    times its piece under the plan at coordinate 0): (bytes, FQN), the first of equals in
+    parameter order, those the planner keeps whole (no placement shards them, and ZeRO
+    leaves them a kept part) first."""
+    sizes = dict(mesh)
+    order = run["totals"]["axis_order"]
+    entries = prepared_params(run["planner"], run["doc"]["optimizer"], run["layout"],
+                              run["stage"], run["zero_axes"])
+    best = (0, None)
+    for constant_pass in (True, False):
+        for p, placements, (kept, split), _ in entries:
+            if 0 in p["shape"]:
+                continue
+            sharding = [a for a, q in placements.items() if q[0] in ("S", "SS")]
+            constant = not sharding and (split == 0 or kept > 0)
+            if constant != constant_pass:
+                continue
+            shape = list(p["shape"])
+            for axis in order:
+                q = placements.get(axis)
+                if q and q[0] in ("S", "SS") and sizes.get(axis, 1) > 1:
+                    shape[q[1]] = local_size(shape[q[1]], q, sizes[axis], 0)
+            value = DTYPES[p["dtype"].removeprefix("torch.")][0] * math.prod(shape)
+            if value > best[0]:
+                best = (value, p["fqn"])
+    return best
+
+
+def meshes_text(run):
+    """The planner's part of the text view: header, answer, one row per mesh, the bar line."""
+    doc, totals = run["doc"], run["totals"]
+    budget, meshes = doc["budget_bytes"], run["meshes"]
+    shown = doc["meshes"]  # all, or with --fits-only the usable ones
+    out = (f"{plural(totals['params'], 'param')}, {byte_size(totals['full_bytes'])} whole on "
+           f"one device, optimizer {doc['optimizer']}"
+           + (f", {zero_words(run, shown)}" if run["stage"] else "")
+           + (f", budget {byte_size(budget)}" if budget is not None else ", no budget") + "\n")
+    if "ep" in totals["axis_order"]:
+        folded = run["layout"] == "folded"
+        source = ("--expert-parallel" if run["flag_layout"] else
+                  "mesh_dim_names does not name ep" if folded else "mesh_dim_names names ep")
+        out += (f"expert parallel: folded ({source}): experts split over ep inside the dense "
+                "region, edp their data-parallel group; ep does not multiply the devices\n"
+                if folded else
+                f"expert parallel: axis ({source}): ep is a mesh axis and multiplies the "
+                "devices\n")
+    if budget is not None:
+        out += ("fits counts the weights only: no gradients or optimizer state (--optimizer), "
+                "activations, all-gather and bucket buffers or allocator slack"
+                if doc["optimizer"] == "none" else
+                "fits counts weights, gradients and optimizer state only: no activations, "
+                "all-gather and bucket buffers or allocator slack")
+        usable = [m for m in meshes if usable_mesh(m)]
+        divisible = [m for m in meshes if m["divisible"]]
+        named = usable[0] if usable else (min(divisible, key=lambda m: m["over_by_bytes"])
+                                          if divisible else None)
+        if run["stage"] == 3 and named is not None:
+            value, fqn = largest_gathered(run, list(named["mesh"].items()))
+            if value:
+                out += (f", nor the parameter ZeRO-3 gathers whole for compute (on "
+                        f"{mesh_text(named['mesh'])} the largest, {fqn}, is {byte_size(value)})")
+        out += "\n"
+    out += answer_text(run, budget) + "\n"
+    drawn = [v for v in [budget] + [m["max_rank_bytes"] for m in shown] if v]
+    least, largest = (min(drawn), max(drawn)) if drawn else (0, 0)
+
+    def cells(v):
+        if not v or not least:
+            return 0
+        if largest == least:
+            return BAR_WIDTH
+        at = math.log(v / least) / math.log(largest / least)
+        return 1 + int(math.floor((BAR_WIDTH - 1) * at + 0.5))
+    rows = [["MESH", "DEVICES", "WORST RANK", "BEST RANK", "BAR", "VERDICT"]]
+    for m in shown:
+        bar = "#" * cells(m["max_rank_bytes"]) + "." * (BAR_WIDTH - cells(m["max_rank_bytes"]))
+        if budget is not None:
+            bar = bar[:cells(budget)] + "|" + bar[cells(budget):]
+        verdict = ("does not divide: " + indivisible_text(m["indivisible"]) if m["indivisible"]
+                   else "divides" if m["fits"] is None else "fits" if m["fits"] else
+                   "over by " + byte_size(m["over_by_bytes"]))
+        laid = m["max_rank_bytes"] is not None
+        rows.append([mesh_text(m["mesh"]), str(m["devices"]),
+                     byte_size(m["max_rank_bytes"]) if laid else "-",
+                     byte_size(m["min_rank_bytes"]) if laid else "-", bar, verdict])
+    out += table("LRRRLL", rows)
+    if least:
+        out += "BAR: the worst rank, " + (
+            f"full at {byte_size(largest)}" if largest == least else
+            f"log scale from 1 '#' at {byte_size(least)} to {BAR_WIDTH} at {byte_size(largest)}")
+        out += "; '|' marks the budget\n" if budget is not None else "\n"
+    return out
+
+
+def report_text(run, top=10):
+    """The report's text view of report_run's result, lists cut to `top`."""
+    doc = run["doc"]
+    out = "plan: none (no META): every parameter replicated\n" if run["without_meta"] else ""
+    if doc["mesh"]:
+        out += f"mesh: {mesh_text(doc['mesh'])} (from " + (
+            "--mesh" if doc["mesh_source"] == "--mesh" else "parallel_dims") + ")\n"
+    else:
+        out += "mesh: " + ("none fixed" if doc["swept"] else
+                           "none, every axis counts as size 1") + "\n"
+    if doc["swept"] and run["meshes"]:
+        swept = ", ".join(a for a in run["meshes"][0]["mesh"] if a not in doc["mesh"])
+        out += ("rank 0 below: " + ("the fixed axes above" if doc["mesh"] else "no axis fixed")
+                + f", the swept axes ({swept}) at size 1; the meshes table has every swept "
+                "mesh\n")
+    if doc["optimizer"] != "none" or run["stage"]:
+        out += "rank 0 below counts " + ("the weights" if doc["optimizer"] == "none" else
+                                         "weights, gradients and optimizer state "
+                                         f"({doc['optimizer']})")
+        if run["stage"] and run["meshes"]:
+            names = " x ".join(dict.fromkeys(a for a in run["zero_axes"] if a in doc["mesh"]))
+            dense, expert = run["rank0_zero"]
+            groups = f"{names}, {plural(dense, 'rank')}" if names else "no axis of the mesh"
+            if run["expert_params"]:
+                groups += f"; experts over edp, {plural(expert, 'rank')}"
+            out += (f", after ZeRO stage {run['stage']} over {groups}; LOCAL is the plan's "
+                    "piece before it")
+        out += ", as the meshes table does\n"
+    if doc["placement_order"]:
+        out += "placement order: " + ", ".join(doc["placement_order"]) + "\n"
+    planned, uncovered = doc["counts"]["planned_params"], doc["counts"]["uncovered_params"]
+
+    def row(label, count, n):
+        return [label, str(count), byte_size(n), str(n)]
+    uncovered_label = ("model params, all replicated (no META)" if run["without_meta"] else
+                       "uncovered params (whole but for ZeRO)" if run["stage"] else
+                       "uncovered params (whole on every rank)")
+    out += "\n" + table("LRRR", [
+        ["", "PARAMS", "BYTES", "EXACT"],
+        row("rank 0, planned params", planned, doc["rank0_bytes"]),
+        row("  of which replicated", doc["counts"]["replicated_params"],
+            doc["replicated_bytes"]),
+        row("planned params at full size", planned, doc["unsharded_bytes"]),
+        row(uncovered_label, uncovered, doc["uncovered_bytes"]),
+        row("rank 0 total", planned + uncovered, doc["rank0_bytes"] + doc["uncovered_bytes"])])
+    if run["meshes"]:
+        out += "\nmeshes (worst and best rank over all ranks; uncovered params included):\n"
+        out += meshes_text(run)
+
+    def heading(name, shown, total, order):
+        count = f"all {total}" if shown == total else f"top {shown} of {total}"
+        return f"\n{name} ({count}, {order}):\n"
+    boundaries = doc["boundaries"]
+    if boundaries[:top]:
+        out += heading("boundaries", len(boundaries[:top]), len(boundaries), "by rank-0 bytes")
+        out += table("RRL", [["BYTES", "PARAMS", "BOUNDARY"]] + [
+            [byte_size(b["rank0_bytes"]), str(b["params"]), b["fqn"] or "(root)"]
+            for b in boundaries[:top]], "  ")
+        if top < len(boundaries):
+            rest = sum(b["rank0_bytes"] for b in boundaries[top:])
+            out += f"  ... {len(boundaries) - top} more, {byte_size(rest)}\n"
+    params = doc["params"]
+    if params[:top]:
+        out += heading("params", len(params[:top]), planned, "by rank-0 bytes")
+        shape = lambda s: "[" + ", ".join(map(str, s)) + "]"  # noqa: E731
+        out += table("RLLLLL", [["BYTES", "DTYPE", "SHAPE", "LOCAL", "PLACEMENTS", "PARAM"]] + [
+            [byte_size(p["rank0_bytes"]), p["dtype"] or "-", shape(p["shape"]),
+             shape(p["local_shape"]),
+             " ".join(f"{a}={t}" for a, t in p["placements"].items()) or "-", p["fqn"]]
+            for p in params[:top]], "  ")
+    if doc["uncovered"][:top]:
+        out += heading("model params" if run["without_meta"] else "uncovered params",
+                       len(doc["uncovered"][:top]), uncovered, "by bytes")
+        out += table("RLLL", [["BYTES", "DTYPE", "SHAPE", "PARAM"]] + [
+            [byte_size(u["bytes"]), u["dtype"] or "-", "[" + ", ".join(map(str, u["shape"])) + "]",
+             u["fqn"]] for u in doc["uncovered"][:top]], "  ")
+    if doc["findings"]:
+        counts = [sum(f["severity"] == s for f in doc["findings"]) for s in SEVERITIES]
+        out += "\nfindings: " + ", ".join(plural(n, s) for n, s in zip(counts, SEVERITIES))
+        out += " (on stderr)\n"
+    return out
 
 
 def param(fqn, shape, dtype="bfloat16", placements=(), requires_grad=True):
@@ -541,8 +1063,9 @@ def cases():
 def main():
     out = []
     for case in cases():
-        line, code = expected(case)
-        out.append({**case, "expected_json": line, "expected_exit": code})
+        doc, totals, code = expected(case)
+        out.append({**case, "expected_json": json.dumps(doc, separators=(",", ":")),
+                    "expected_totals": totals, "expected_exit": code})
     text = json.dumps({"cases": out}, indent=1) + "\n"
     if "--check" in sys.argv[1:]:
         if not FIXTURE.exists() or FIXTURE.read_text() != text:

@@ -588,8 +588,8 @@ inline std::string check_report(std::string_view input) {
   // The same mesh with ZeRO stage 3 over dp and a sweep of dp: the planner's worst rank
   // never grows with more dp ranks.
   ReportPlanOptions zero;
-  zero.zero.stage = 3;
-  zero.optimizer = Optimizer::kAdam;
+  zero.accounting.zero.stage = 3;
+  zero.accounting.optimizer = Optimizer::kAdam;
   std::vector<AxisSize> fixed(mesh.begin() + 1, mesh.end());
   zero.sweeps = {AxisSweep{"dp", {1, 2, 5}}};
   // A ZeRO that splits nothing (every parameter sharded on dp and cp) is a usage error
@@ -599,9 +599,9 @@ inline std::string check_report(std::string_view input) {
       swept.usage_errors.front().message.find("splits nothing") == std::string::npos) {
     return "the ZeRO sweep is refused: " + swept.usage_errors.front().message;
   }
-  if (swept.capacity) {
+  if (swept.capacity.planned()) {
     std::uint64_t last = ~std::uint64_t{0};
-    for (const MeshCapacity& m : swept.capacity->meshes) {
+    for (const MeshCapacity& m : swept.capacity.meshes) {
       if (m.indivisible && m.indivisible->dense_region()) continue;
       if (m.max_rank_bytes > last) return "ZeRO stage 3: a larger dp holds more";
       last = m.max_rank_bytes;

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""The layering test: every #include runs to the same or a lower rank.
+"""The layering test: every #include runs within its folder or to a lower rank.
 
 The ranks are read from docs/layers.txt (one line per folder: rank and folder). Every file
 of lib/src/<folder>/, lib/include/hpfreeze/<folder>/ (the public headers, beside the folder
 they belong to) and apps/ gets the rank of its folder; each of its #include lines is
 resolved to a file of a known folder and fails, named FILE:LINE, when it runs to a higher
-rank. A source file in no known folder and an include that names no file of the tree fail
-too. The public headers are what apps/ calls and nothing more: a public header includes
-only public headers and the standard library (no lib/src header, no dependency's header
-such as simdjson's), apps/ includes no lib/src header, and every public header is reached
-from apps/. docs/development.md must show the same ranks in the table of its "Layers"
-section.
+rank, or to another folder of the same rank (folders of one rank know nothing of each other:
+a pass never includes a pass, and only commands/ includes the loader). A source file in no
+known folder and an include that names no file of the tree fail too. The public headers are
+what apps/ calls and nothing more: a public header includes only public headers and the
+standard library (no lib/src header, no dependency's header such as simdjson's), apps/
+includes no lib/src header, and every public header is reached from apps/.
+docs/development.md must show the same ranks in the table of its "Layers" section.
 
     check_layers.py [--root REPO]      exit 0 when the tree keeps its layers, 1 otherwise
 """
@@ -168,6 +169,11 @@ def check(root):
                 errors.append(f"{shown}:{number}: #include \"{name}\" runs up from "
                               f"{folder} (rank {ranks[folder]}) to {target_folder} "
                               f"(rank {ranks[target_folder]})")
+            elif target_folder != folder and ranks[target_folder] == ranks[folder]:
+                errors.append(f"{shown}:{number}: #include \"{name}\" runs across from "
+                              f"{folder} to {target_folder}, both rank {ranks[folder]}: folders "
+                              "of one rank include nothing of each other (move what both need "
+                              "down a rank)")
 
     # Every public header is what apps/ calls, directly or through another public header.
     reached, todo = set(), [p for p in edges if p.is_relative_to(tree.apps.resolve())]
@@ -195,7 +201,7 @@ def main():
         print(f"layering: {len(errors)} problem(s)", file=sys.stderr)
         return 1
     print(f"layering: {files} files, {includes} includes of the tree's own headers, "
-          "each to the same or a lower rank")
+          "each within its folder or to a lower rank")
     return 0
 
 

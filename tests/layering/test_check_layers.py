@@ -53,6 +53,43 @@ class Layers(unittest.TestCase):
             'lib/src/base/up.cc:2: #include "json/json.h" runs up from base (rank 0) to json '
             '(rank 1)'])
 
+    def pass_tree(self):
+        """Two passes and the loader at one rank, above json and below commands."""
+        self.files["docs/layers.txt"] = ("0 base\n1 json\n2 diff\n2 report\n2 inputs\n"
+                                         "3 commands\n4 apps\n")
+        self.files["docs/development.md"] = DEVELOPMENT.replace(
+            "| 2 | `commands/` | x |\n| 3 | `apps/` | x |\n",
+            "| 2 | `diff/` | x |\n| 2 | `report/` | x |\n| 2 | `inputs/` | x |\n"
+            "| 3 | `commands/` | x |\n| 4 | `apps/` | x |\n")
+        self.files["lib/src/diff/diff.h"] = '#pragma once\n#include "json/json.h"\n'
+        self.files["lib/src/inputs/inputs.h"] = '#pragma once\n#include "json/json.h"\n'
+        self.files["lib/src/report/report.cc"] = '#include "report/report.h"\n'
+        self.files["lib/src/report/report.h"] = '#pragma once\n#include "base/names.h"\n'
+        self.files["lib/src/commands/run.cc"] += ('#include "diff/diff.h"\n'
+                                                  '#include "inputs/inputs.h"\n'
+                                                  '#include "report/report.h"\n')
+
+    def test_passes_and_the_loader_at_one_rank_pass(self):
+        self.pass_tree()
+        self.assertEqual(self.errors(), [])
+
+    def test_a_pass_never_includes_a_pass(self):
+        self.pass_tree()
+        self.files["lib/src/report/report.cc"] += '#include "diff/diff.h"\n'
+        self.assertEqual(self.errors(), [
+            'lib/src/report/report.cc:2: #include "diff/diff.h" runs across from report to '
+            "diff, both rank 2: folders of one rank include nothing of each other (move what "
+            "both need down a rank)"])
+
+    def test_only_commands_include_the_loader(self):
+        self.pass_tree()
+        self.files["lib/src/report/report.cc"] = ('#include "report/report.h"\n'
+                                                  '#include "inputs/inputs.h"\n')
+        self.assertEqual(self.errors(), [
+            'lib/src/report/report.cc:2: #include "inputs/inputs.h" runs across from report to '
+            "inputs, both rank 2: folders of one rank include nothing of each other (move "
+            "what both need down a rank)"])
+
     def test_a_public_header_includes_no_dependency_header(self):
         self.files["lib/include/hpfreeze/base/result.h"] = "#pragma once\n#include <simdjson.h>\n"
         self.assertEqual(self.errors(), [

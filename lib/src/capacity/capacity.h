@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "capacity/accounting.h"
 #include "hpfreeze/base/diagnostic.h"
 #include "hpfreeze/capacity/capacity_args.h"
 #include "spec/placement.h"
@@ -48,21 +49,6 @@ struct CapacityParamSource {
   std::function<CapacityParam(std::size_t)> at;
 };
 
-// "none", "sgd", "momentum", "adam", "adamw" (parse_optimizer, capacity_args.h, reads them).
-std::string_view optimizer_name(Optimizer optimizer);
-
-// Bytes per element of a torch dtype name (torch's dtype.itemsize), "torch." prefix and
-// the short aliases (half, float, double, long, int, short, cfloat, ...) accepted; nullopt
-// for a name not in the table, sub-byte types included (docs/capacity.md lists it).
-std::optional<std::uint64_t> dtype_element_size(std::string_view dtype);
-
-// Bytes one element of a parameter costs under `optimizer`: the weight, and for a
-// floating-point parameter that requires grad and an optimizer other than none, its
-// gradient (the param's dtype), an fp32 master copy when the dtype is narrower than 4
-// bytes, and 0/1/2 moments (sgd/momentum/adam(w)) of max(4, element size) bytes each.
-std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_size,
-                                bool requires_grad, Optimizer optimizer);
-
 // How the expert-parallel axis `ep` is laid out (ExpertLayout, capacity_args.h;
 // docs/capacity.md, "Expert parallelism"): kAxis, a mesh axis of its own that multiplies
 // the devices; kFolded, HyperParallel's and Megatron's MoE parallel folding: per pipeline
@@ -73,22 +59,11 @@ std::uint64_t bytes_per_element(std::string_view dtype, std::uint64_t element_si
 inline constexpr std::string_view kExpertAxis = "ep";
 inline constexpr std::string_view kStageAxis = "pp";
 inline constexpr std::string_view kExpertDataAxis = "edp";
-std::string_view expert_layout_name(ExpertLayout layout);  // "axis", "folded"
 
 // ZeRO / FSDP sharding over a data-parallel group (ZeroSharding, capacity_args.h;
-// docs/capacity.md, "ZeRO"): stage 1 splits the optimizer state (master copy and moments), 2
-// the gradients too, 3 the weights too. A parameter's group is the product of the listed
-// axes its placements do not shard (its coordinate row-major in the listed order); a folded
-// expert parameter's is edp.
-//
-// bytes_per_element in two parts: what every rank of the ZeRO group keeps of its local
-// piece, and what ZeRO `stage` splits over that group. kept + split is bytes_per_element.
-struct ElementCost {
-  std::uint64_t kept = 0;
-  std::uint64_t split = 0;
-};
-ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, bool requires_grad,
-                         Optimizer optimizer, int zero_stage);
+// docs/capacity.md, "ZeRO"): what each stage splits is element_cost's (accounting.h). A
+// parameter's group is the product of the listed axes its placements do not shard (its
+// coordinate row-major in the listed order); a folded expert parameter's is edp.
 
 // "512 B", "1.5 KiB", "29.9 GiB": binary units, one decimal, rounded half up; the unit is
 // the largest that keeps the rounded value below 1024.
@@ -163,30 +138,32 @@ struct MeshCapacity {
   [[nodiscard]] bool usable() const { return divisible() && fits.value_or(true); }
 };
 
+class CapacityModelBuilder;  // capacity_model.cc
+
 // The mesh-independent part of the work, done once per parameter list and shared by every
 // mesh: parameters with the same sharded dims and placements are merged into one group.
 class CapacityModel {
  public:
   // `axis_order` is the order placements are applied in (DTensor applies them in mesh-dim
-  // order); axes of placements missing from it are appended by name. Errors name the
+  // order); axes of placements missing from it are appended by name. Each element costs
+  // element_cost under `accounting`, whose layout says how ep is laid out. Errors name the
   // parameter: unknown dtype, dim out of range, more than 2^64-1 bytes, and in the folded
-  // layout an expert parameter placed on another axis too. With `zero`, the split part of
-  // each parameter (element_cost) is chunked once more on dim 0 of its local piece over its
-  // ZeRO group, after every placement of the plan.
+  // layout an expert parameter placed on another axis too. With ZeRO, the split part of
+  // each parameter is chunked once more on dim 0 of its local piece over its ZeRO group,
+  // after every placement of the plan. Any subset of a model's parameters makes a model of
+  // its own (a pipeline stage's, say), evaluated on its own mesh.
   static Expected<CapacityModel> build(const std::vector<CapacityParam>& params,
-                                       std::vector<std::string> axis_order, Optimizer optimizer,
-                                       const ZeroSharding& zero = {},
-                                       ExpertLayout layout = ExpertLayout::kAxis);
+                                       std::vector<std::string> axis_order,
+                                       const Accounting& accounting);
   static Expected<CapacityModel> build(const CapacityParamSource& params,
-                                       std::vector<std::string> axis_order, Optimizer optimizer,
-                                       const ZeroSharding& zero = {},
-                                       ExpertLayout layout = ExpertLayout::kAxis);
+                                       std::vector<std::string> axis_order,
+                                       const Accounting& accounting);
 
   // Exact worst/best rank bytes over every rank of `mesh`; axes of the mesh the model does
   // not know hold no sharded dim. Fails only when the ranks fall into more distinct size
-  // classes than can be enumerated (docs/capacity.md, "How it is computed").
-  [[nodiscard]] Expected<MeshCapacity> evaluate(const Mesh& mesh,
-                                                std::optional<std::uint64_t> budget) const;
+  // classes than can be enumerated (docs/capacity.md, "How it is computed"). Whether the
+  // mesh fits is judge's.
+  [[nodiscard]] Expected<MeshCapacity> evaluate(const Mesh& mesh) const;
 
   [[nodiscard]] const std::vector<std::string>& axis_order() const { return axis_order_; }
   [[nodiscard]] std::uint64_t full_bytes() const { return full_bytes_; }
@@ -223,6 +200,7 @@ class CapacityModel {
   };
 
  private:
+  friend class CapacityModelBuilder;
   std::vector<std::string> axis_order_;
   std::vector<std::string> first_fqns_;  // of each group's first parameter
   std::vector<Group> groups_;
@@ -235,8 +213,9 @@ class CapacityModel {
   std::string constant_gathered_fqn_;
 };
 
-// Where the expert layout of a run came from: the meta's mesh_dim_names, or the flag.
-enum class LayoutSource : std::uint8_t { kMeta, kFlag };
+// Whether `mesh` is usable under `filter`: sets its `fits` (with a budget: it divides and
+// its worst rank is within the budget) and `over_by`.
+void judge(MeshCapacity& mesh, const MeshFilter& filter);
 
 struct CapacityRequest {
   std::vector<CapacityParam> params;
@@ -244,23 +223,17 @@ struct CapacityRequest {
   std::vector<std::string> axis_order;  // the meta's mesh_dim_names; may be empty
   std::vector<AxisSize> fixed;          // --mesh, or the mesh the meta implies
   std::vector<AxisSweep> sweeps;        // one per axis, none also in `fixed`
-  Optimizer optimizer = Optimizer::kNone;
-  ZeroSharding zero;
-  // --zero-axis was given: a listed axis no mesh has is then an error, not size 1.
-  bool zero_axes_named = false;
-  ExpertLayout layout = ExpertLayout::kAxis;
-  LayoutSource layout_source = LayoutSource::kMeta;
-  std::optional<std::uint64_t> budget;
-  bool fits_only = false;  // the renderings list the usable meshes only
+  Accounting accounting;                // its layout resolved
+  MeshFilter filter;
 };
 
+// The planner's answer, and the settings it was counted with (the request's, copied whole).
+// A report holds one even when its planner could not run: then only the settings and
+// `swept` are set, and `meshes` is empty.
 struct CapacityResult {
-  Optimizer optimizer = Optimizer::kNone;
-  ZeroSharding zero;
-  ExpertLayout layout = ExpertLayout::kAxis;
-  LayoutSource layout_source = LayoutSource::kMeta;
-  std::optional<std::uint64_t> budget;
-  bool fits_only = false;
+  Accounting accounting;
+  MeshFilter filter;
+  bool swept = false;  // the request had sweeps
   // Resolved: the request's, then every other axis a placement names, by name, then the
   // axes only `fixed` or a sweep has, by name.
   std::vector<std::string> axis_order;
@@ -270,7 +243,13 @@ struct CapacityResult {
   // Set by a caller whose inputs have errors: the reason no answer is given, although
   // some mesh may be usable ("12 planned parameters are not in the model").
   std::optional<std::string> no_answer;
+
+  // Whether the planner ran: every request makes one mesh at least.
+  [[nodiscard]] bool planned() const { return !meshes.empty(); }
 };
+
+// Whether a rendering shows `mesh`: every mesh, or with --fits-only the usable ones.
+bool capacity_shown(const CapacityResult& result, const MeshCapacity& mesh);
 
 // The answer: the first usable mesh in the result's order (the smallest that divides
 // and, with a budget, fits); nullptr when none is, or when `no_answer` is set.
@@ -319,14 +298,9 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request);
 // or every mesh of a sweep), else 0.
 int capacity_exit_code(const CapacityResult& result);
 
-// The answer line, then one line per mesh (the usable ones with fits_only): mesh, devices,
+// The answer line, then one line per mesh (the usable ones with --fits-only): mesh, devices,
 // worst and best rank, a bar of the worst rank on a log scale (with '|' at the budget),
 // the verdict, then a line saying what the bar shows. Ends with a newline.
 std::string render_capacity_text(const CapacityResult& result);
-
-// One compact JSON object and a newline: {"optimizer", "zero", "expert_parallel",
-// "budget_bytes", "axis_order", "params", "full_bytes", "answer", "meshes": [{"mesh",
-// "devices", ...}]}.
-std::string render_capacity_json(const CapacityResult& result);
 
 }  // namespace hpfreeze

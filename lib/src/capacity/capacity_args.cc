@@ -212,6 +212,10 @@ Expected<std::vector<std::string>> parse_zero_axes(std::string_view text) {
   return axes;
 }
 
+std::string_view expert_layout_name(ExpertLayout layout) {
+  return layout == ExpertLayout::kFolded ? "folded" : "axis";
+}
+
 std::optional<ExpertLayout> parse_expert_layout(std::string_view name) {
   for (const ExpertLayout layout : {ExpertLayout::kFolded, ExpertLayout::kAxis}) {
     if (expert_layout_name(layout) == name) return layout;

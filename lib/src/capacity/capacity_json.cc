@@ -14,7 +14,7 @@ namespace {
 // The expert view is shown when the layout is folded and some mesh or placement names ep;
 // without ep the folded layout changes nothing.
 bool expert_view(const CapacityResult& result) {
-  return result.layout == ExpertLayout::kFolded &&
+  return result.accounting.layout == ExpertLayout::kFolded &&
          std::find(result.axis_order.begin(), result.axis_order.end(), kExpertAxis) !=
              result.axis_order.end();
 }
@@ -116,10 +116,9 @@ void write_mesh(JsonStream& w, const MeshCapacity& m, bool folded) {
   w.end_object();
 }
 
-}  // namespace
-
-void write_capacity_answer(JsonStream& w, const CapacityResult* result) {
-  const MeshCapacity* answer = result != nullptr ? capacity_answer(*result) : nullptr;
+// {"mesh", "devices", "max_rank_bytes", "ties"} of the answer, or null without one.
+void write_answer(JsonStream& w, const CapacityResult& result) {
+  const MeshCapacity* answer = capacity_answer(result);
   if (answer == nullptr) {
     w.null();
     return;
@@ -129,30 +128,21 @@ void write_capacity_answer(JsonStream& w, const CapacityResult* result) {
   write_coordinates(w, answer->mesh, nullptr);
   w.key("devices").number(answer->mesh.devices);
   w.key("max_rank_bytes").number(answer->max_rank_bytes);
-  w.key("ties").number(capacity_ties(*result));
+  w.key("ties").number(capacity_ties(result));
   w.end_object();
 }
 
-void write_capacity_meshes(JsonStream& w, const CapacityResult* result) {
-  w.start_array();
-  if (result != nullptr) {
-    for (const MeshCapacity& m : result->meshes) {
-      if (!result->fits_only || m.usable()) write_mesh(w, m, expert_view(*result));
-    }
-  }
-  w.end_array();
-}
-
-void write_capacity_zero(JsonStream& w, const CapacityResult* result) {
+// {"stage", "axes", "expert_axis"}: the defaults when the planner did not run.
+void write_zero(JsonStream& w, const CapacityResult& result) {
   const ZeroSharding defaults;
-  const ZeroSharding& zero = result != nullptr ? result->zero : defaults;
+  const ZeroSharding& zero = result.planned() ? result.accounting.zero : defaults;
   w.start_object();
   w.key("stage").integer(zero.stage);
   w.key("axes").start_array();
   for (const std::string& a : zero.axes) w.string(a);
   w.end_array();
   w.key("expert_axis");
-  if (result != nullptr && expert_view(*result)) {
+  if (result.planned() && expert_view(result)) {
     w.string(kExpertDataAxis);
   } else {
     w.null();
@@ -160,39 +150,29 @@ void write_capacity_zero(JsonStream& w, const CapacityResult* result) {
   w.end_object();
 }
 
-void write_expert_parallel(JsonStream& w, const CapacityResult* result) {
-  w.start_object();
-  w.key("layout").string(
-      expert_layout_name(result != nullptr ? result->layout : ExpertLayout::kAxis));
-  w.key("from").string(result != nullptr && result->layout_source == LayoutSource::kFlag ? "flag"
-                                                                                         : "meta");
-  w.end_object();
-}
+}  // namespace
 
-std::string render_capacity_json(const CapacityResult& result) {
-  std::string out;
-  {
-    JsonStream w(out, JsonLayout::kOneLine);
-    w.start_object();
-    w.key("optimizer").string(optimizer_name(result.optimizer));
-    w.key("zero");
-    write_capacity_zero(w, &result);
-    w.key("expert_parallel");
-    write_expert_parallel(w, &result);
-    w.key("budget_bytes").optional_number(result.budget);
-    w.key("axis_order").start_array();
-    for (const std::string& a : result.axis_order) w.string(a);
-    w.end_array();
-    w.key("params").number(result.params);
-    w.key("full_bytes").number(result.full_bytes);
-    w.key("answer");
-    write_capacity_answer(w, &result);
-    w.key("meshes");
-    write_capacity_meshes(w, &result);
-    w.end_object();
-    w.end_line();
+void write_capacity_json(JsonStream& w, const CapacityResult& result) {
+  const bool planned = result.planned();
+  const Accounting& accounting = result.accounting;
+  w.key("optimizer")
+      .optional_string(planned ? std::optional(optimizer_name(accounting.optimizer))
+                               : std::nullopt);
+  w.key("budget_bytes").optional_number(planned ? result.filter.budget : std::nullopt);
+  w.key("zero");
+  write_zero(w, result);
+  w.key("expert_parallel").start_object();
+  w.key("layout").string(expert_layout_name(accounting.layout));
+  w.key("from").string(accounting.layout_source == LayoutSource::kFlag ? "flag" : "meta");
+  w.end_object();
+  w.key("swept").boolean(result.swept);
+  w.key("answer");
+  write_answer(w, result);
+  w.key("meshes").start_array();
+  for (const MeshCapacity& m : result.meshes) {
+    if (capacity_shown(result, m)) write_mesh(w, m, expert_view(result));
   }
-  return out;
+  w.end_array();
 }
 
 }  // namespace hpfreeze

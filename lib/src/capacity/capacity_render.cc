@@ -59,10 +59,6 @@ std::string bar(std::uint64_t bytes, const BarScale& scale, std::optional<std::u
   return out;
 }
 
-bool shown(const CapacityResult& result, const MeshCapacity& m) {
-  return !result.fits_only || m.usable();
-}
-
 bool laid_out(const MeshCapacity& m) { return !m.indivisible || !m.indivisible->dense_region(); }
 
 // "4 ranks", "1 to 16 ranks": the sizes of one kind of ZeRO group over the meshes shown.
@@ -70,7 +66,7 @@ std::string group_sizes(const CapacityResult& result, std::uint64_t ZeroGroups::
   std::uint64_t least = UINT64_MAX;
   std::uint64_t most = 0;
   for (const MeshCapacity& m : result.meshes) {
-    if (!shown(result, m) || !laid_out(m)) continue;
+    if (!capacity_shown(result, m) || !laid_out(m)) continue;
     least = std::min(least, m.zero.*kind);
     most = std::max(most, m.zero.*kind);
   }
@@ -85,7 +81,7 @@ std::string zero_words(const CapacityResult& result) {
   static constexpr std::string_view kSplit[] = {"", "the optimizer state",
                                                 "the gradients and optimizer state",
                                                 "the weights, gradients and optimizer state"};
-  const ZeroSharding& zero = result.zero;
+  const ZeroSharding& zero = result.accounting.zero;
   std::string axes;
   for (const std::string& a : zero.axes) {
     const bool present =
@@ -115,11 +111,11 @@ std::string expert_line(const CapacityResult& result) {
     return "";
   }
   const std::string from =
-      result.layout_source == LayoutSource::kFlag
+      result.accounting.layout_source == LayoutSource::kFlag
           ? "--expert-parallel"
-          : (result.layout == ExpertLayout::kFolded ? "mesh_dim_names does not name ep"
-                                                    : "mesh_dim_names names ep");
-  if (result.layout == ExpertLayout::kAxis) {
+          : (result.accounting.layout == ExpertLayout::kFolded ? "mesh_dim_names does not name ep"
+                                                               : "mesh_dim_names names ep");
+  if (result.accounting.layout == ExpertLayout::kAxis) {
     return "expert parallel: axis (" + from + "): ep is a mesh axis and multiplies the devices\n";
   }
   return "expert parallel: folded (" + from +
@@ -129,9 +125,9 @@ std::string expert_line(const CapacityResult& result) {
 
 // What `fits` leaves out, with a budget.
 std::string fits_line(const CapacityResult& result) {
-  if (!result.budget) return "";
+  if (!result.filter.budget) return "";
   std::string out =
-      result.optimizer == Optimizer::kNone
+      result.accounting.optimizer == Optimizer::kNone
           ? "fits counts the weights only: no gradients or optimizer state (--optimizer), "
             "activations, all-gather and bucket buffers or allocator slack"
           : "fits counts weights, gradients and optimizer state only: no activations, all-gather "
@@ -139,7 +135,8 @@ std::string fits_line(const CapacityResult& result) {
   // The largest parameter ZeRO-3 gathers, on the mesh the answer line names.
   const MeshCapacity* named = capacity_answer(result);
   if (named == nullptr) named = closest_mesh(result);
-  if (result.zero.stage == kMaxZeroStage && named != nullptr && named->largest_gathered != 0) {
+  if (result.accounting.zero.stage == kMaxZeroStage && named != nullptr &&
+      named->largest_gathered != 0) {
     out += ", nor the parameter ZeRO-3 gathers whole for compute (on " + format_mesh(named->mesh) +
            " the largest, " + named->largest_gathered_fqn + ", is " +
            format_byte_size(named->largest_gathered) + ")";
@@ -176,17 +173,19 @@ std::string capacity_answer_text(const CapacityResult& result) {
   if (result.no_answer) return "no answer: " + *result.no_answer;
   if (const MeshCapacity* m = capacity_answer(result)) {
     const std::size_t ties = capacity_ties(result);
-    return std::string(result.budget ? "smallest mesh that fits: "
-                                     : "smallest mesh that divides: ") +
+    return std::string(result.filter.budget ? "smallest mesh that fits: "
+                                            : "smallest mesh that divides: ") +
            format_mesh(m->mesh) + " (" + devices(*m) + ", worst rank " +
            format_byte_size(m->max_rank_bytes) +
-           (result.budget ? " of " + format_byte_size(*result.budget) : std::string()) + ")" +
+           (result.filter.budget ? " of " + format_byte_size(*result.filter.budget)
+                                 : std::string()) +
+           ")" +
            (ties == 0 ? std::string()
                       : ", and " + std::to_string(ties) + " more with " + devices(*m));
   }
   if (result.meshes.empty()) return "no mesh";
   if (const MeshCapacity* m = closest_mesh(result)) {
-    return "no mesh fits the " + format_byte_size(result.budget.value_or(0)) +
+    return "no mesh fits the " + format_byte_size(result.filter.budget.value_or(0)) +
            " budget; closest: " + format_mesh(m->mesh) + " (" + devices(*m) + ", worst rank " +
            format_byte_size(m->max_rank_bytes) + ", over by " + format_byte_size(m->over_by) + ")";
   }
@@ -202,17 +201,6 @@ std::string capacity_answer_text(const CapacityResult& result) {
                     std::to_string(x.axis_size) +
                     (x.split_factor != 1 ? " x split factor " + std::to_string(x.split_factor)
                                          : std::string()));
-}
-
-std::string_view expert_layout_name(ExpertLayout layout) {
-  return layout == ExpertLayout::kFolded ? "folded" : "axis";
-}
-
-std::string_view optimizer_name(Optimizer optimizer) {
-  // In the order of the enum (capacity.h).
-  static constexpr std::array<std::string_view, 5> kNames{"none", "sgd", "momentum", "adam",
-                                                          "adamw"};
-  return kNames[static_cast<std::size_t>(optimizer)];
 }
 
 std::string format_byte_size(std::uint64_t bytes) {
@@ -232,27 +220,28 @@ std::string format_byte_size(std::uint64_t bytes) {
 }
 
 std::string render_capacity_text(const CapacityResult& result) {
-  std::string out = std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") +
-                    ", " + format_byte_size(result.full_bytes) + " whole on one device" +
-                    ", optimizer " + std::string(optimizer_name(result.optimizer)) +
-                    (result.zero.stage > 0 ? ", " + zero_words(result) : std::string()) + ", " +
-                    (result.budget ? "budget " + format_byte_size(*result.budget) : "no budget") +
-                    "\n";
+  std::string out =
+      std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") + ", " +
+      format_byte_size(result.full_bytes) + " whole on one device" + ", optimizer " +
+      std::string(optimizer_name(result.accounting.optimizer)) +
+      (result.accounting.zero.stage > 0 ? ", " + zero_words(result) : std::string()) + ", " +
+      (result.filter.budget ? "budget " + format_byte_size(*result.filter.budget) : "no budget") +
+      "\n";
   out += expert_line(result) + fits_line(result);
   out += capacity_answer_text(result) + "\n";
   BarScale scale;
-  if (result.budget) scale.add(*result.budget);
+  if (result.filter.budget) scale.add(*result.filter.budget);
   for (const MeshCapacity& m : result.meshes) {
-    if (shown(result, m)) scale.add(m.max_rank_bytes);
+    if (capacity_shown(result, m)) scale.add(m.max_rank_bytes);
   }
 
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"MESH", "DEVICES", "WORST RANK", "BEST RANK", "BAR", "VERDICT"});
   for (const MeshCapacity& m : result.meshes) {
-    if (!shown(result, m)) continue;
+    if (!capacity_shown(result, m)) continue;
     rows.push_back({format_mesh(m.mesh), std::to_string(m.mesh.devices),
                     bytes_cell(m, m.max_rank_bytes), bytes_cell(m, m.min_rank_bytes),
-                    bar(m.max_rank_bytes, scale, result.budget), verdict(m)});
+                    bar(m.max_rank_bytes, scale, result.filter.budget), verdict(m)});
   }
   // No cell ends in a blank (a verdict ends in a number or a unit): the table's trimming of
   // line ends changes nothing here.
@@ -265,7 +254,7 @@ std::string render_capacity_text(const CapacityResult& result) {
                ? "full at " + format_byte_size(scale.largest)
                : "log scale from 1 '#' at " + format_byte_size(scale.least) + " to " +
                      std::to_string(scale.width) + " at " + format_byte_size(scale.largest);
-    out += result.budget ? "; '|' marks the budget\n" : "\n";
+    out += result.filter.budget ? "; '|' marks the budget\n" : "\n";
   }
   return out;
 }

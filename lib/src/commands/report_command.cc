@@ -119,7 +119,7 @@ CommandResult run_report(const ReportRequest& request) {
   }
   result.output = render_report(request, report);
   // An error finding fails the run, no usable mesh among them (it says why).
-  result.negative = report.capacity && capacity_exit_code(*report.capacity) != 0;
+  result.negative = report.capacity.planned() && capacity_exit_code(report.capacity) != 0;
   result.diagnostics = findings_for_stderr(std::move(report.findings));
   return result;
 }

@@ -6,7 +6,6 @@
 // a ModelTree with parameters and no modules (`checkpoint` set), for `report` and `check`.
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,10 +13,6 @@
 #include "hpfreeze/base/diagnostic.h"
 
 namespace hpfreeze {
-
-// torch's name of a safetensors dtype code ("BF16" -> "bfloat16"); nullopt for the
-// sub-byte codes (F4, F6_E2M3, F6_E3M2) and any code not in the table.
-std::optional<std::string_view> safetensors_dtype(std::string_view code);
 
 // Decodes a safetensors header: `header` is the JSON text after the 8-byte length of a
 // file of `file_size` bytes named `name`. Errors name the file and the byte offset in it.

@@ -10,56 +10,18 @@
 #include <utility>
 
 #include "base/name_index.h"
-#include "capacity/capacity.h"
 #include "dumps/checkpoint.h"
 #include "dumps/dom_decode.h"
 #include "dumps/dump_kind.h"
 #include "io/io.h"
 #include "json/json_document.h"
+#include "spec/dtypes.h"
 
 namespace hpfreeze {
 
 using namespace dom_decode;
 
 namespace {
-
-struct DtypeCode {
-  std::string_view code;
-  std::string_view torch;
-  bool floating;  // counts as trainable
-};
-
-// The safetensors codes torch can hold, with torch's names.
-constexpr std::array<DtypeCode, 17> kCodes{{
-    {"BOOL", "bool", false},
-    {"U8", "uint8", false},
-    {"I8", "int8", false},
-    {"I16", "int16", false},
-    {"U16", "uint16", false},
-    {"I32", "int32", false},
-    {"U32", "uint32", false},
-    {"I64", "int64", false},
-    {"U64", "uint64", false},
-    {"F16", "float16", true},
-    {"BF16", "bfloat16", true},
-    {"F32", "float32", true},
-    {"F64", "float64", true},
-    {"C64", "complex64", true},
-    {"F8_E4M3", "float8_e4m3fn", true},
-    {"F8_E5M2", "float8_e5m2", true},
-    {"F8_E8M0", "float8_e8m0fnu", true},
-}};
-
-const DtypeCode* find_code(std::string_view code) {
-  for (const DtypeCode& c : kCodes) {
-    if (c.code == code) return &c;
-  }
-  return nullptr;
-}
-
-bool is_sub_byte(std::string_view code) {
-  return code == "F4" || code == "F6_E2M3" || code == "F6_E3M2";
-}
 
 std::string byte_text(std::uint64_t offset) { return "byte " + std::to_string(offset); }
 
@@ -109,12 +71,6 @@ struct Extent {
 };
 
 }  // namespace
-
-std::optional<std::string_view> safetensors_dtype(std::string_view code) {
-  const DtypeCode* c = find_code(code);
-  if (c == nullptr) return std::nullopt;
-  return c->torch;
-}
 
 ModelTree empty_checkpoint(const std::string& file, std::string pointer) {
   ModelTree model;
@@ -238,17 +194,18 @@ std::optional<Diagnostic> append_safetensors_header(ModelTree& model, const std:
         if (!value) fail(pointer, who() + " has no '" + std::string(field) + "'");
       }
       const std::string_view code = expect_string(*dtype, Path(pointer, "dtype"));
-      const DtypeCode* dt = find_code(code);
+      const Dtype* dt = safetensors_dtype(code);
       if (dt == nullptr) {
+        const bool sub_byte = is_sub_byte_safetensors_dtype(code);
         fail(Path(pointer, "dtype"),
-             who() + (is_sub_byte(code) ? " has the sub-byte dtype " : " has unknown dtype ") +
+             who() + (sub_byte ? " has the sub-byte dtype " : " has unknown dtype ") +
                  quote_for_diagnostic(code) +
-                 (is_sub_byte(code) ? ", whose element size the planner cannot count" : ""));
+                 (sub_byte ? ", whose element size the planner cannot count" : ""));
       }
       const Path shape_pointer(pointer, "shape");
       simdjson::dom::array dims = expect_array(*shape, shape_pointer);
       const std::span<std::uint64_t> sizes = model.dims.allocate(dims.size());
-      std::uint64_t bytes = *dtype_element_size(dt->torch);
+      std::uint64_t bytes = dt->size;
       bool fits = true;
       std::size_t d = 0;
       for (element e : dims) {
@@ -295,7 +252,7 @@ std::optional<Diagnostic> append_safetensors_header(ModelTree& model, const std:
       auto& [fqn, parameter] = model.parameters.emplace_back();
       fqn = model.names.copy(key);
       parameter.shape = sizes;
-      parameter.dtype = dt->torch;
+      parameter.dtype = dt->name;
       parameter.requires_grad = dt->floating;
     }
     // The tensors cover the data exactly, as the reference loader requires: in the order of

@@ -18,6 +18,7 @@
 #include "report/report_geometry.h"
 #include "report/report_plan.h"
 #include "report/report_totals.h"
+#include "spec/dtypes.h"
 
 namespace hpfreeze {
 namespace {
@@ -40,6 +41,10 @@ class ReportBuilder {
         mesh_(meta, plan),
         geometry_(mesh_, meta.file) {
     report_.without_meta = without_meta;
+    // The one copy of the settings in the report: the layout is resolved below (read()).
+    report_.capacity.accounting = plan.accounting;
+    report_.capacity.filter = plan.filter;
+    report_.capacity.swept = !plan.sweeps.empty();
   }
 
   Report build(const std::optional<std::vector<AxisSize>>& mesh,
@@ -50,10 +55,7 @@ class ReportBuilder {
     mesh_.order(report_);
     look_up_params();
     // The accounting of the meshes table, at rank 0 of the report's mesh.
-    report_.optimizer = plan_.optimizer;
-    report_.zero_stage = plan_.zero.stage;
-    report_.rank0_zero =
-        report_detail::rank0_zero_groups(plan_.zero, report_.layout, mesh_.sizes());
+    report_.rank0_zero = report_detail::rank0_zero_groups(accounting(), mesh_.sizes());
     for (const PlannedParam& p : planned_) measure(p);
     measure_uncovered();
     report_detail::add_totals(report_, counts_, meta_file_, model_, plan_);
@@ -67,6 +69,8 @@ class ReportBuilder {
   }
 
  private:
+  [[nodiscard]] const Accounting& accounting() const { return report_.capacity.accounting; }
+
   void error(const std::string& file, std::string pointer, std::string message) {
     report_.findings.push_back(make_error(file, std::move(pointer), std::move(message)));
   }
@@ -155,11 +159,12 @@ class ReportBuilder {
   bool full_bytes(std::string_view fqn, const ModelParameter& p, std::uint64_t unit,
                   std::uint64_t& out) {
     if (checked_volume(p.shape, unit, out)) return true;
-    const std::string per_element = plan_.optimizer == Optimizer::kNone
+    const Optimizer optimizer = accounting().optimizer;
+    const std::string per_element = optimizer == Optimizer::kNone
                                         ? std::to_string(unit) + "-byte elements"
                                         : std::to_string(unit) +
                                               " bytes per element with --optimizer " +
-                                              std::string(optimizer_name(plan_.optimizer));
+                                              std::string(optimizer_name(optimizer));
     error(model_.file, model_.parameter_pointer(fqn),
           "parameter " + quote_for_diagnostic(fqn) + " of shape " + shape_text(p.shape) + " and " +
               per_element + " needs more than 2^64-1 bytes");
@@ -168,8 +173,7 @@ class ReportBuilder {
 
   // The accounting of one parameter's elements: what ZeRO keeps and splits of each.
   ElementCost cost_of(const ModelParameter& p, std::uint64_t element) const {
-    return element_cost(p.dtype.value_or(kMissingDtype), element, p.requires_grad, plan_.optimizer,
-                        plan_.zero.stage);
+    return element_cost(p.dtype.value_or(kMissingDtype), element, p.requires_grad, accounting());
   }
 
   void measure(const PlannedParam& planned) {
@@ -201,7 +205,7 @@ class ReportBuilder {
                                  report_.findings);
     out.local_shape = local;
     out.axes = {report_.applied_axes.data() + axes_at, report_.applied_axes.size() - axes_at};
-    const bool expert = report_detail::is_expert(report_.layout, param);
+    const bool expert = report_detail::is_expert(accounting().layout, param);
     if (expert) {
       Diagnostics errors =
           report_detail::expert_placement_errors(param, meta_file_, pointer_of(planned));
@@ -214,9 +218,9 @@ class ReportBuilder {
     if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
     out.rank0_bytes =
-        report_detail::rank0_bytes(out.local_shape, cost,
-                                   report_detail::zero_group_of(plan_.zero, mesh_.sizes(), &param,
-                                                                expert, report_.rank0_zero));
+        zero_rank0_bytes(out.local_shape, cost,
+                         report_detail::zero_group_of(accounting().zero, mesh_.sizes(), &param,
+                                                      expert, report_.rank0_zero));
     // Saturates as the totals do; the rank-0 total then overflows too and says so.
     chunking::saturating_add(report_.boundaries[planned.boundary_report].rank0_bytes,
                              out.rank0_bytes);
@@ -262,10 +266,10 @@ class ReportBuilder {
       if (!full_bytes(fqn, info, cost.kept + cost.split, bytes)) continue;
       if (info.requires_grad) ++counts_.uncovered_trainable;
       // Whole on every rank but for ZeRO: a parameter with no placement.
-      const std::uint64_t rank0 = report_detail::rank0_bytes(
-          info.shape, cost,
-          report_detail::zero_group_of(plan_.zero, mesh_.sizes(), nullptr, false,
-                                       report_.rank0_zero));
+      const std::uint64_t rank0 =
+          zero_rank0_bytes(info.shape, cost,
+                           report_detail::zero_group_of(accounting().zero, mesh_.sizes(), nullptr,
+                                                        false, report_.rank0_zero));
       report_.uncovered.push_back(
           UncoveredParam{fqn, info.shape, info.dtype, bytes, rank0, info.requires_grad});
     }

@@ -28,8 +28,8 @@ namespace hpfreeze {
 // A mesh is a list of AxisSize (capacity_args.h), as --mesh gives it (parse_mesh_arg,
 // capacity_args.h, with the other command-line values).
 
-// Element sizes and byte formatting are the capacity module's (dtype_element_size,
-// format_byte_size in capacity.h): one table and one formatter for every byte count.
+// Element sizes are spec/dtypes.h's, byte formatting the capacity module's
+// (format_byte_size in capacity.h): one table and one formatter for every byte count.
 
 enum class MeshSource { kFlag, kParallelDims, kNone };
 
@@ -83,14 +83,10 @@ struct Report {
 
   std::vector<AxisSize> mesh;  // sorted by axis name
   MeshSource mesh_source = MeshSource::kNone;
-  bool without_meta = false;  // no META: every parameter of the model is replicated
-  ExpertLayout layout = ExpertLayout::kAxis;
-  LayoutSource layout_source = LayoutSource::kMeta;
+  bool without_meta = false;            // no META: every parameter of the model is replicated
   std::vector<std::string> axis_order;  // order placements are applied: every axis seen
-  // The accounting of every byte count below (as the meshes table's): the optimizer, and
-  // the ZeRO stage with its groups at rank 0 of the mesh above.
-  Optimizer optimizer = Optimizer::kNone;
-  int zero_stage = 0;
+  // The ZeRO groups at rank 0 of the mesh above (capacity.accounting is what every byte
+  // count below counts, as the meshes table does).
   ZeroGroups rank0_zero;
   std::uint64_t rank0_bytes = 0;
   std::uint64_t replicated_bytes = 0;
@@ -104,11 +100,12 @@ struct Report {
   std::vector<BoundaryReport> boundaries;  // rank0_bytes descending, then FQN
   std::vector<UncoveredParam> uncovered;   // bytes descending, then FQN
   Diagnostics findings;                    // errors, then warnings, then notes
-  // The capacity planner's answer (docs/capacity.md) for the mesh above, or for every mesh
-  // of the sweep: worst and best rank over all ranks. nullopt when it could not run (an
-  // input error it would repeat is already a finding).
-  std::optional<CapacityResult> capacity;
-  bool swept = false;  // --sweep was given
+  // The capacity planner's part (docs/capacity.md): the accounting and the mesh filter of
+  // the whole report (its layout resolved), whether --sweep was given, and the answer for
+  // the mesh above or for every mesh of the sweep: worst and best rank over all ranks.
+  // !capacity.planned() when the planner could not run (an input error it would repeat is
+  // already a finding).
+  CapacityResult capacity;
   // Command-line mistakes only the inputs reveal (an axis they do not know, sizes the
   // flags make into no mesh): exit 2, and nothing else of the report counts.
   Diagnostics usage_errors;

@@ -39,15 +39,14 @@ bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, st
   return true;
 }
 
-ZeroGroups rank0_zero_groups(const ZeroSharding& zero, ExpertLayout layout,
-                             const AxisSizes& sizes) {
+ZeroGroups rank0_zero_groups(const Accounting& accounting, const AxisSizes& sizes) {
   ZeroGroups out;
   bool overflow = false;  // the mesh's own error, which the planner reports
-  for (std::string_view a : listed_once(zero)) {
+  for (std::string_view a : listed_once(accounting.zero)) {
     overflow = __builtin_mul_overflow(out.dense, size_of(sizes, a), &out.dense) || overflow;
   }
   if (overflow) out.dense = 1;
-  if (layout != ExpertLayout::kFolded) return out;
+  if (accounting.layout != ExpertLayout::kFolded) return out;
   std::uint64_t region = 1;
   overflow = false;
   for (const auto& [axis, size] : sizes) {
@@ -73,17 +72,6 @@ std::uint64_t zero_group_of(const ZeroSharding& zero, const AxisSizes& sizes,
     if (!sharded) n *= size_of(sizes, a);  // <= groups.dense, which did not overflow
   }
   return n;
-}
-
-std::uint64_t rank0_bytes(std::span<const std::uint64_t> local, ElementCost cost,
-                          std::uint64_t group) {
-  if (local.empty() || group <= 1) cost = {cost.kept + cost.split, 0};
-  std::uint64_t kept = 0;
-  checked_volume(local, cost.kept, kept);
-  if (cost.split == 0) return kept;
-  std::uint64_t split = 0;
-  checked_volume(local.subspan(1), cost.split * chunking::ceil_div(local[0], group), split);
-  return kept + split;
 }
 
 bool is_expert(ExpertLayout layout, const MetaParam& param) {

@@ -1,8 +1,8 @@
 #pragma once
-// The report's byte counts as the meshes table counts them (docs/cli.md, "report"): the
-// optimizer's accounting and ZeRO's split at rank 0 of the report's mesh, and the folded
-// layout's rule for expert parameters. The builder (build_report.cc) calls these per
-// parameter.
+// The report's byte counts as the meshes table counts them (docs/cli.md, "report"): the ZeRO
+// groups at rank 0 of the report's mesh (what each element costs and what rank 0 keeps of
+// it are capacity/accounting.h's), and the folded layout's rule for expert parameters. The
+// builder (build_report.cc) calls these per parameter.
 
 #include <cstdint>
 #include <map>
@@ -25,18 +25,12 @@ bool checked_volume(std::span<const std::uint64_t> shape, std::uint64_t unit, st
 
 // The ZeRO groups at rank 0 of the mesh `sizes`: the product of the listed axes, and in the
 // folded layout edp (the dense region over ep; 1 when ep does not divide it).
-ZeroGroups rank0_zero_groups(const ZeroSharding& zero, ExpertLayout layout, const AxisSizes& sizes);
+ZeroGroups rank0_zero_groups(const Accounting& accounting, const AxisSizes& sizes);
 
 // The group a parameter is split over (`param` nullptr: an uncovered one, which no
 // placement shards): edp for an expert, else the listed axes it is not sharded on.
 std::uint64_t zero_group_of(const ZeroSharding& zero, const AxisSizes& sizes,
                             const MetaParam* param, bool expert, const ZeroGroups& groups);
-
-// What rank 0 holds of a parameter whose piece under the plan is `local`: the kept part of
-// each element whole, the split part's dim 0 chunked over `group` ranks (torch.chunk's
-// first chunk). At most the parameter's full bytes, which the caller has checked.
-std::uint64_t rank0_bytes(std::span<const std::uint64_t> local, ElementCost cost,
-                          std::uint64_t group);
 
 // In the folded layout, whether a Shard or StridedShard puts `param` on ep.
 bool is_expert(ExpertLayout layout, const MetaParam& param);

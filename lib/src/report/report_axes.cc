@@ -38,7 +38,8 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
 }
 
 std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan) {
-  named.insert(named.end(), plan.zero.axes.begin(), plan.zero.axes.end());
+  const std::vector<std::string>& zero_axes = plan.accounting.zero.axes;
+  named.insert(named.end(), zero_axes.begin(), zero_axes.end());
   named.insert(named.end(), plan.replica_axes.begin(), plan.replica_axes.end());
   std::sort(named.begin(), named.end());
   named.erase(std::unique(named.begin(), named.end()), named.end());
@@ -111,14 +112,11 @@ ReportMesh::ReportMesh(const FrozenMeta& meta, const ReportPlanOptions& plan)
 }
 
 void ReportMesh::choose_layout(Report& report) const {
-  if (plan_.expert_parallel) {
-    report.layout = *plan_.expert_parallel;
-    report.layout_source = LayoutSource::kFlag;
-    return;
-  }
+  Accounting& accounting = report.capacity.accounting;
+  if (accounting.layout_source == LayoutSource::kFlag) return;  // --expert-parallel said which
   const bool named = std::find(mesh_dim_names_.begin(), mesh_dim_names_.end(), kExpertAxis) !=
                      mesh_dim_names_.end();
-  report.layout = named ? ExpertLayout::kAxis : ExpertLayout::kFolded;
+  accounting.layout = named ? ExpertLayout::kAxis : ExpertLayout::kFolded;
 }
 
 void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {

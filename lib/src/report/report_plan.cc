@@ -16,14 +16,15 @@ bool listed(const std::vector<std::string>& names, std::string_view name) {
 // the devices: one note says so, rather than rows that differ in nothing else.
 void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions& plan,
                                         const PlanContext& context) {
-  const CapacityResult& cap = *report.capacity;
-  const bool folded = cap.layout == ExpertLayout::kFolded;
+  const CapacityResult& cap = report.capacity;
+  const ZeroSharding& zero = cap.accounting.zero;
+  const bool folded = cap.accounting.layout == ExpertLayout::kFolded;
   // Folded, every axis of the dense region sizes edp, the experts' ZeRO group.
   const bool expert_zero =
       folded && std::any_of(cap.meshes.begin(), cap.meshes.end(),
                             [](const MeshCapacity& m) { return m.zero.expert > 1; });
   for (const AxisSweep& s : plan.sweeps) {
-    if (plan.zero.stage > 0 && listed(plan.zero.axes, s.axis)) continue;
+    if (zero.stage > 0 && listed(zero.axes, s.axis)) continue;
     if (expert_zero && s.axis != kExpertAxis && s.axis != kStageAxis) continue;
     const AxisInfo* axis = find_axis(std::span(context.axes), s.axis);
     if (axis != nullptr && axis->shards) continue;
@@ -38,17 +39,18 @@ void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions&
 
 // A budget under 1 MiB, or under every mesh's worst rank, given without a unit of GiB or
 // more, is most likely a unit left out: `--budget 80` is 80 bytes.
-void note_mistyped_budget(Report& report, const ReportPlanOptions& plan) {
-  if (!plan.budget) return;
-  const std::uint64_t budget = *plan.budget;
+void note_mistyped_budget(Report& report) {
+  const MeshFilter& filter = report.capacity.filter;
+  if (!filter.budget) return;
+  const std::uint64_t budget = *filter.budget;
   std::uint64_t least = UINT64_MAX;
-  for (const MeshCapacity& m : report.capacity->meshes) {
+  for (const MeshCapacity& m : report.capacity.meshes) {
     if (!m.indivisible || !m.indivisible->dense_region()) least = std::min(least, m.max_rank_bytes);
   }
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   const bool small = budget < kMiB;
   const bool below = least != UINT64_MAX && budget < least;
-  const std::string text = plan.budget_text.empty() ? std::to_string(budget) : plan.budget_text;
+  const std::string text = filter.budget_text.empty() ? std::to_string(budget) : filter.budget_text;
   const std::size_t digits = text.find_first_not_of("0123456789.");
   const std::string_view unit =
       digits == std::string::npos ? std::string_view() : std::string_view(text).substr(digits);
@@ -66,22 +68,16 @@ void note_mistyped_budget(Report& report, const ReportPlanOptions& plan) {
 }  // namespace
 
 void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContext& context) {
-  CapacityRequest request;
-  request.source = context.source;
-  request.axis_order = report.axis_order;
-  request.fixed = report.mesh;
-  request.sweeps = plan.sweeps;
-  request.optimizer = plan.optimizer;
-  request.zero = plan.zero;
-  request.zero_axes_named = plan.zero_axes_named;
-  request.layout = report.layout;
-  request.layout_source = report.layout_source;
-  request.budget = plan.budget;
-  request.fits_only = plan.fits_only;
-  report.swept = !plan.sweeps.empty();
+  const CapacityRequest request{{},
+                                context.source,
+                                report.axis_order,
+                                report.mesh,
+                                plan.sweeps,
+                                report.capacity.accounting,
+                                report.capacity.filter};
   MeshesProblem problem{};
-  auto meshes =
-      enumerate_meshes(request.axis_order, request.fixed, request.sweeps, &problem, request.layout);
+  auto meshes = enumerate_meshes(request.axis_order, request.fixed, request.sweeps, &problem,
+                                 request.accounting.layout);
   if (!meshes) {
     bool usage = false;
     Diagnostic d = mesh_sizes_error(
@@ -105,14 +101,14 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
     }
     return;
   }
-  report.capacity = std::move(*result);
+  report.capacity = std::move(*result);  // the same settings, now with the meshes
 }
 
 void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanContext& context) {
-  if (!report.capacity) return;
-  CapacityResult& cap = *report.capacity;
+  if (!report.capacity.planned()) return;
+  CapacityResult& cap = report.capacity;
   note_swept_axes_that_shard_nothing(report, plan, context);
-  note_mistyped_budget(report, plan);
+  note_mistyped_budget(report);
   // No answer line while an input is in error: the numbers miss what the error left out.
   const std::size_t errors = static_cast<std::size_t>(
       std::count_if(report.findings.begin(), report.findings.end(),
@@ -129,7 +125,7 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   // cannot be laid out at all.
   if (capacity_exit_code(cap) == 0) return;
   const MeshCapacity& first = cap.meshes.front();
-  if (!report.swept && !first.divisible() && !first.indivisible->dense_region()) return;
+  if (!cap.swept && !first.divisible() && !first.indivisible->dense_region()) return;
   report.findings.push_back(make_error(context.meta_file, "", capacity_answer_text(cap)));
 }
 

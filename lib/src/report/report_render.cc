@@ -38,14 +38,17 @@ std::string zero_groups_text(const Report& r, const std::vector<std::string>& ax
 // What the byte counts of the rank-0 block and the params table include, when that is
 // more than the weights.
 std::string accounting_line(const Report& r) {
-  if (r.optimizer == Optimizer::kNone && r.zero_stage == 0) return "";
+  const Accounting& accounting = r.capacity.accounting;
+  const Optimizer optimizer = accounting.optimizer;
+  const int stage = accounting.zero.stage;
+  if (optimizer == Optimizer::kNone && stage == 0) return "";
   std::string out = "rank 0 below counts ";
-  out += r.optimizer == Optimizer::kNone ? "the weights"
-                                         : "weights, gradients and optimizer state (" +
-                                               std::string(optimizer_name(r.optimizer)) + ")";
-  if (r.zero_stage > 0 && r.capacity) {
-    out += ", after ZeRO stage " + std::to_string(r.zero_stage) + " over " +
-           zero_groups_text(r, r.capacity->zero.axes) + "; LOCAL is the plan's piece before it";
+  out += optimizer == Optimizer::kNone ? "the weights"
+                                       : "weights, gradients and optimizer state (" +
+                                             std::string(optimizer_name(optimizer)) + ")";
+  if (stage > 0 && r.capacity.planned()) {
+    out += ", after ZeRO stage " + std::to_string(stage) + " over " +
+           zero_groups_text(r, accounting.zero.axes) + "; LOCAL is the plan's piece before it";
   }
   return out + ", as the meshes table does\n";
 }
@@ -54,7 +57,7 @@ std::string mesh_line(const Report& r) {
   std::string out = r.without_meta ? "plan: none (no META): every parameter replicated\n" : "";
   out += "mesh:";
   if (r.mesh.empty()) {
-    out += r.swept ? " none fixed" : " none, every axis counts as size 1";
+    out += r.capacity.swept ? " none fixed" : " none, every axis counts as size 1";
   } else {
     Mesh fixed;  // spelled as the meshes table spells one
     fixed.axes = r.mesh;
@@ -62,11 +65,11 @@ std::string mesh_line(const Report& r) {
     out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
   }
   out += '\n';
-  if (r.swept && r.capacity) {
+  if (r.capacity.swept && r.capacity.planned()) {
     // The per-parameter block is of one mesh; say which, since no sweep row is it unless
     // every swept axis lists size 1.
     std::string swept;
-    for (const AxisSize& a : r.capacity->meshes.front().mesh.axes) {
+    for (const AxisSize& a : r.capacity.meshes.front().mesh.axes) {
       const bool fixed = std::any_of(r.mesh.begin(), r.mesh.end(),
                                      [&](const AxisSize& m) { return m.axis == a.axis; });
       if (!fixed) swept += (swept.empty() ? "" : ", ") + output_name(a.axis);
@@ -128,22 +131,23 @@ std::string render_report_text(const Report& r, std::size_t top) {
     return std::vector<std::string>{std::move(label), std::to_string(count),
                                     format_byte_size(bytes), std::to_string(bytes)};
   };
-  out += render_table({Align::kLeft, Align::kRight, Align::kRight, Align::kRight},
-                      {{"", "PARAMS", "BYTES", "EXACT"},
-                       row("rank 0, planned params", planned, r.rank0_bytes),
-                       row("  of which replicated", r.replicated_params, r.replicated_bytes),
-                       row("planned params at full size", planned, r.unsharded_bytes),
-                       row(r.without_meta     ? "model params, all replicated (no META)"
-                           : r.zero_stage > 0 ? "uncovered params (whole but for ZeRO)"
-                                              : "uncovered params (whole on every rank)",
-                           uncovered, r.uncovered_bytes),
-                       row("rank 0 total", planned + uncovered, total)},
-                      "");
+  out += render_table(
+      {Align::kLeft, Align::kRight, Align::kRight, Align::kRight},
+      {{"", "PARAMS", "BYTES", "EXACT"},
+       row("rank 0, planned params", planned, r.rank0_bytes),
+       row("  of which replicated", r.replicated_params, r.replicated_bytes),
+       row("planned params at full size", planned, r.unsharded_bytes),
+       row(r.without_meta                         ? "model params, all replicated (no META)"
+           : r.capacity.accounting.zero.stage > 0 ? "uncovered params (whole but for ZeRO)"
+                                                  : "uncovered params (whole on every rank)",
+           uncovered, r.uncovered_bytes),
+       row("rank 0 total", planned + uncovered, total)},
+      "");
 
-  if (r.capacity) {
+  if (r.capacity.planned()) {
     // The planner's view: every rank, optimizer accounting, budget (docs/capacity.md).
     out += "\nmeshes (worst and best rank over all ranks; uncovered params included):\n";
-    out += render_capacity_text(*r.capacity);
+    out += render_capacity_text(r.capacity);
   }
 
   const std::size_t nb = std::min(top, r.boundaries.size());
@@ -267,22 +271,7 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
     w.end_object();
   }
   w.end_array();
-  const CapacityResult* cap = r.capacity ? &*r.capacity : nullptr;
-  w.key("optimizer")
-      .optional_string(cap != nullptr ? std::optional(optimizer_name(cap->optimizer))
-                                      : std::nullopt);
-  w.key("budget_bytes").optional_number(cap != nullptr ? cap->budget : std::nullopt);
-  w.key("zero");
-  write_capacity_zero(w, cap);
-  w.key("expert_parallel").start_object();
-  w.key("layout").string(expert_layout_name(r.layout));
-  w.key("from").string(r.layout_source == LayoutSource::kFlag ? "flag" : "meta");
-  w.end_object();
-  w.key("swept").boolean(r.swept);
-  w.key("answer");
-  write_capacity_answer(w, cap);
-  w.key("meshes");
-  write_capacity_meshes(w, cap);
+  write_capacity_json(w, r.capacity);
   w.key("findings").start_array();
   // As check --json writes them, without the detail lines and text positions.
   for (const Diagnostic& d : r.findings) {

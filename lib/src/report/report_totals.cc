@@ -76,7 +76,7 @@ void add_totals(Report& report, const MeasureCounts& counts, const std::string& 
                    " not covered by any planned key (" + format_byte_size(uncovered_full.value) +
                    " at full size, " + std::to_string(counts.uncovered_trainable) +
                    " trainable); " + (n == 1 ? "it stays" : "they stay") + " whole on every rank" +
-                   (plan.zero.stage > 0 ? " but for the ZeRO split" : "");
+                   (report.capacity.accounting.zero.stage > 0 ? " but for the ZeRO split" : "");
   }
 }
 

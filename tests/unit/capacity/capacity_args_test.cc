@@ -154,6 +154,16 @@ TEST(CapacityArgs, Optimizer) {
   }
 }
 
+// --optimizer's choices (the front end's IsMember) are the table's names, in enum order.
+TEST(CapacityArgs, OptimizerNamesAreTheTable) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < kOptimizers; ++i) {
+    names.emplace_back(optimizer_name(static_cast<Optimizer>(i)));
+  }
+  EXPECT_EQ(optimizer_names(), names);
+  EXPECT_EQ(names, (std::vector<std::string>{"none", "sgd", "momentum", "adam", "adamw"}));
+}
+
 TEST(CapacityArgs, ZeroStage) {
   EXPECT_EQ(parse_zero_stage("0"), 0);
   EXPECT_EQ(parse_zero_stage("1"), 1);

@@ -10,7 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "capacity/capacity_json.h"
 #include "hpfreeze/capacity/capacity_args.h"
+#include "json/json_stream.h"
+#include "spec/dtypes.h"
+#include "support/accounting.h"
 #include "support/documents.h"
 
 namespace hpfreeze {
@@ -44,6 +48,8 @@ CapacityParam param(std::string fqn, std::vector<std::uint64_t> shape, std::stri
                   requires_grad);
 }
 
+using test_support::counting;
+
 Mesh mesh(std::vector<AxisSize> axes) {
   Mesh m{std::move(axes), 1};
   for (const AxisSize& a : m.axes) m.devices *= a.size;
@@ -51,18 +57,29 @@ Mesh mesh(std::vector<AxisSize> axes) {
 }
 
 MeshCapacity evaluate(const std::vector<CapacityParam>& params, std::vector<std::string> order,
-                      const Mesh& m, Optimizer optimizer = Optimizer::kNone,
-                      std::optional<std::uint64_t> budget = std::nullopt) {
-  Expected<CapacityModel> model = CapacityModel::build(params, std::move(order), optimizer);
+                      const Mesh& m, Optimizer optimizer = Optimizer::kNone) {
+  Expected<CapacityModel> model =
+      CapacityModel::build(params, std::move(order), counting(optimizer));
   EXPECT_TRUE(model.ok()) << (model ? "" : model.errors().front().message);
   if (!model) return {};
-  Expected<MeshCapacity> one = model->evaluate(m, budget);
+  Expected<MeshCapacity> one = model->evaluate(m);
   EXPECT_TRUE(one.ok());
   return one ? *one : MeshCapacity{};
 }
 
+// The planner's members of report --json, as one compact object.
+std::string capacity_json(const CapacityResult& result) {
+  std::string out;
+  JsonStream w(out, JsonLayout::kOneLine);
+  w.start_object();
+  write_capacity_json(w, result);
+  w.end_object();
+  w.end_line();
+  return out;
+}
+
 std::string build_error(const std::vector<CapacityParam>& params) {
-  Expected<CapacityModel> model = CapacityModel::build(params, {}, Optimizer::kNone);
+  Expected<CapacityModel> model = CapacityModel::build(params, {}, Accounting{});
   EXPECT_FALSE(model.ok());
   return model ? std::string("<ok>") : model.errors().front().message;
 }
@@ -174,6 +191,25 @@ TEST(CapacityAccounting, OptimizerStatePerElement) {
   EXPECT_EQ(bytes_per_element("int64", 8, true, Optimizer::kAdam), 8U);
 }
 
+// What rank 0 of a ZeRO group keeps of a local piece, the report's rank-0 rule: adam at
+// stage 1 on bf16 keeps 4 bytes of an element and splits 12. A [4,4] piece over 4 ranks:
+// 16 x 4 kept, then dim 0 chunked to 1 row: 4 x 12 split, 112; a 0-dim piece and a group of
+// one keep everything; [5,2] over 4 ranks: torch.chunk(5, 4)'s first chunk is 2 rows.
+TEST(CapacityAccounting, ZeroRank0Bytes) {
+  const ElementCost cost =
+      element_cost("bfloat16", 2, true, counting(Optimizer::kAdam, ZeroSharding{1, {"dp"}}));
+  EXPECT_EQ(cost.kept, 4U);
+  EXPECT_EQ(cost.split, 12U);
+  const std::uint64_t square[] = {4, 4};
+  const std::uint64_t odd[] = {5, 2};
+  const std::uint64_t empty[] = {0, 3};
+  EXPECT_EQ(zero_rank0_bytes(square, cost, 4), 16U * 4 + 4 * 12);
+  EXPECT_EQ(zero_rank0_bytes(square, cost, 1), 16U * 16);
+  EXPECT_EQ(zero_rank0_bytes({}, cost, 4), 16U);
+  EXPECT_EQ(zero_rank0_bytes(odd, cost, 4), 10U * 4 + 4 * 12);
+  EXPECT_EQ(zero_rank0_bytes(empty, cost, 4), 0U);
+}
+
 TEST(CapacityAccounting, Dtypes) {
   EXPECT_EQ(dtype_element_size("bfloat16"), 2U);
   EXPECT_EQ(dtype_element_size("torch.float8_e4m3fn"), 1U);
@@ -230,7 +266,7 @@ TEST(CapacityVerdict, ExitCodeAndText) {
   request.params = {param("model.w", {8, 6}, "bfloat16", {{"tp", "S(0)"}}),
                     param("model.n", {5}, "bfloat16", {})};
   request.sweeps = {{"tp", {3, 2, 1}}};
-  request.budget = 100;
+  request.filter.budget = 100;
   Expected<CapacityResult> r = plan_capacity(request);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->meshes.size(), 3U);
@@ -255,17 +291,17 @@ TEST(CapacityVerdict, ExitCodeAndText) {
             "BAR: the worst rank, log scale from 1 '#' at 46 B to 32 at 106 B; '|' marks the "
             "budget\n");
   // --fits-only: the usable rows; the answer is the same.
-  request.fits_only = true;
+  request.filter.fits_only = true;
   Expected<CapacityResult> fitting = plan_capacity(request);
   const std::string text = render_capacity_text(*fitting);
   EXPECT_NE(text.find("\ntp=2 "), std::string::npos) << text;
   EXPECT_EQ(text.find("\ntp=1 "), std::string::npos) << text;
   EXPECT_EQ(text.find("\ntp=3 "), std::string::npos) << text;
   EXPECT_NE(
-      render_capacity_json(*fitting).find(
+      capacity_json(*fitting).find(
           R"("answer":{"mesh":{"tp":2},"devices":2,"max_rank_bytes":58,"ties":0},"meshes":[{"mesh":{"tp":2})"),
       std::string::npos);
-  request.fits_only = false;
+  request.filter.fits_only = false;
   request.sweeps = {{"tp", {3, 1}}};
   Expected<CapacityResult> none_fit = plan_capacity(request);
   ASSERT_TRUE(none_fit.ok());
@@ -281,7 +317,7 @@ TEST(CapacityVerdict, ExitCodeAndText) {
   EXPECT_EQ(capacity_answer_text(*plan_capacity(request)),
             "no mesh divides; the first, tp=3, fails on model.w dim 0 (size 8) by tp=3");
   request.sweeps = {{"tp", {3, 1}}};
-  request.budget.reset();
+  request.filter.budget.reset();
   Expected<CapacityResult> no_budget = plan_capacity(request);
   ASSERT_TRUE(no_budget.ok());
   EXPECT_EQ(capacity_exit_code(*no_budget), 0);  // tp=1 divides; nothing to fit
@@ -315,7 +351,7 @@ TEST(CapacityBar, AlwaysThirtyTwoCellsWide) {
   request.sweeps = {tp};
   for (const std::uint64_t budget :
        {std::uint64_t{3000}, std::uint64_t{80}, std::uint64_t{1} << 40}) {
-    request.budget = budget;
+    request.filter.budget = budget;
     Expected<CapacityResult> r = plan_capacity(request);
     ASSERT_TRUE(r.ok());
     for (const std::string& bar : bars_of(render_capacity_text(*r), r->meshes.size())) {
@@ -390,11 +426,9 @@ TEST(CapacityChunking, ManyRunsOfComposedAxesAreRefusedNotEnumerated) {
                              {{outer, "S(-1)"}, {inner, "S(-1)"}}));
     }
   }
-  Expected<CapacityModel> model =
-      CapacityModel::build(params, {"a", "b", "x", "y"}, Optimizer::kNone);
+  Expected<CapacityModel> model = CapacityModel::build(params, {"a", "b", "x", "y"}, Accounting{});
   ASSERT_TRUE(model.ok());
-  Expected<MeshCapacity> m =
-      model->evaluate(mesh({{"a", n}, {"b", 3}, {"x", n}, {"y", 3}}), std::nullopt);
+  Expected<MeshCapacity> m = model->evaluate(mesh({{"a", n}, {"b", 3}, {"x", n}, {"y", 3}}));
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.errors().front().message,
             "the ranks of mesh a=1048576 b=3 x=1048576 y=3 fall into more than 4194304 classes "
@@ -553,8 +587,8 @@ TEST(CapacitySource, MatchesTheListWithOneReusedBuffer) {
   request.axis_order = {"tp"};
   request.fixed = {{"tp", 4}};
   request.sweeps = {{"ep", {1, 2, 8}}, {"zz", {3, 5}}};
-  request.optimizer = Optimizer::kAdam;
-  request.budget = 4096;
+  request.accounting.optimizer = Optimizer::kAdam;
+  request.filter.budget = 4096;
   request.source.count = params.size();
   request.source.at = [&](std::size_t i) {
     const CapacityParam& p = params[i];
@@ -573,12 +607,10 @@ TEST(CapacitySource, MatchesTheListWithOneReusedBuffer) {
   ASSERT_TRUE(from_source.ok() && from_list.ok());
   EXPECT_EQ(from_source->params, 40U);
   EXPECT_EQ(from_source->meshes.size(), 6U);
-  EXPECT_EQ(render_capacity_json(*from_source), render_capacity_json(*from_list));
+  EXPECT_EQ(capacity_json(*from_source), capacity_json(*from_list));
   EXPECT_EQ(render_capacity_text(*from_source), render_capacity_text(*from_list));
 }
 
-// The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
-// like torch; the rendered JSON must match its bytes.
 // docs/capacity.md's hand example: a [8,4] bf16 tp=S(0), b [6] float32 tp=R, c [3,2] bf16
 // tp=S(-1) (uneven dim 0) on tp=2 dp=4 with adam, 16 bytes an element for both dtypes
 // (bf16 2+2+4+8, fp32 4+4+8). Rank (tp 0) holds a [4,4], b [6], c [2,2]; (tp 1) a [4,4],
@@ -600,9 +632,9 @@ TEST(CapacityZero, HandExampleEveryStage) {
   const std::uint64_t best[] = {384, 168, 116, 64};
   for (int stage = 0; stage <= kMaxZeroStage; ++stage) {
     Expected<CapacityModel> model =
-        CapacityModel::build(params, {"tp", "dp"}, Optimizer::kAdam, ZeroSharding{stage, {"dp"}});
+        CapacityModel::build(params, {"tp", "dp"}, counting(Optimizer::kAdam, {stage, {"dp"}}));
     ASSERT_TRUE(model.ok());
-    Expected<MeshCapacity> m = model->evaluate(mesh({{"tp", 2}, {"dp", 4}}), std::nullopt);
+    Expected<MeshCapacity> m = model->evaluate(mesh({{"tp", 2}, {"dp", 4}}));
     ASSERT_TRUE(m.ok());
     EXPECT_EQ(m->max_rank_bytes, worst[stage]) << stage;
     EXPECT_EQ(m->min_rank_bytes, best[stage]) << stage;
@@ -610,8 +642,8 @@ TEST(CapacityZero, HandExampleEveryStage) {
     EXPECT_EQ(model->full_bytes(), 704u);  // (32 + 6 + 6) x 16, whatever the stage
   }
   Expected<CapacityModel> three =
-      CapacityModel::build(params, {"tp", "dp"}, Optimizer::kAdam, ZeroSharding{3, {"dp"}});
-  EXPECT_EQ(three->evaluate(mesh({{"tp", 2}, {"dp", 4}}), std::nullopt)->min_rank,
+      CapacityModel::build(params, {"tp", "dp"}, counting(Optimizer::kAdam, {3, {"dp"}}));
+  EXPECT_EQ(three->evaluate(mesh({{"tp", 2}, {"dp", 4}}))->min_rank,
             (std::vector<std::uint64_t>{0, 3}));
 }
 
@@ -624,8 +656,8 @@ TEST(CapacityZero, WhatIsSplit) {
       param("frozen", {6}, "bfloat16", {}, /*requires_grad=*/false)};
   auto worst = [&](int stage, const Mesh& m) {
     Expected<CapacityModel> model =
-        CapacityModel::build(params, {"dp"}, Optimizer::kAdam, ZeroSharding{stage, {"dp"}});
-    return model->evaluate(m, std::nullopt)->max_rank_bytes;
+        CapacityModel::build(params, {"dp"}, counting(Optimizer::kAdam, {stage, {"dp"}}));
+    return model->evaluate(m)->max_rank_bytes;
   };
   // e: 4 x 16 = 64; scale: 16; frozen: 6 x 2 = 12 (weight only).
   EXPECT_EQ(worst(0, mesh({{"dp", 2}})), 64u + 16 + 12);
@@ -635,6 +667,9 @@ TEST(CapacityZero, WhatIsSplit) {
   EXPECT_EQ(worst(3, mesh({})), 8u * 16 + 16 + 12);
 }
 
+// The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
+// like torch; the planner's members of report --json must match its bytes, and the
+// result its totals.
 TEST(CapacityFixture, MatchesIndependentCalculator) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc =
@@ -652,16 +687,19 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
       for (std::uint64_t v : s.at(1).get_array()) sweep.sizes.push_back(v);
       request.sweeps.push_back(std::move(sweep));
     }
-    request.optimizer = *parse_optimizer(std::string_view(c["optimizer"]));
-    if (!c["budget"].is_null()) request.budget = *parse_byte_size(std::string_view(c["budget"]));
+    request.accounting.optimizer = *parse_optimizer(std::string_view(c["optimizer"]));
+    if (!c["budget"].is_null())
+      request.filter.budget = *parse_byte_size(std::string_view(c["budget"]));
     simdjson::dom::array zero;
     if (c["zero"].get(zero) == simdjson::SUCCESS) {
-      request.zero.stage = int(int64_t(zero.at(0)));
-      request.zero.axes.clear();
-      for (std::string_view a : zero.at(1).get_array()) request.zero.axes.emplace_back(a);
+      request.accounting.zero.stage = int(int64_t(zero.at(0)));
+      request.accounting.zero.axes.clear();
+      for (std::string_view a : zero.at(1).get_array())
+        request.accounting.zero.axes.emplace_back(a);
     }
     std::string_view layout;
-    if (c["layout"].get(layout) == simdjson::SUCCESS) request.layout = *parse_expert_layout(layout);
+    if (c["layout"].get(layout) == simdjson::SUCCESS)
+      request.accounting.layout = *parse_expert_layout(layout);
     for (simdjson::dom::element p : c["params"].get_array()) {
       std::vector<std::uint64_t> shape;
       for (std::uint64_t d : p["shape"].get_array()) shape.push_back(d);
@@ -677,9 +715,14 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     }
     Expected<CapacityResult> result = plan_capacity(request);
     ASSERT_TRUE(result.ok()) << name << ": " << result.errors().front().message;
-    EXPECT_EQ(render_capacity_json(*result),
-              std::string(std::string_view(c["expected_json"])) + "\n")
+    EXPECT_EQ(capacity_json(*result), std::string(std::string_view(c["expected_json"])) + "\n")
         << name;
+    simdjson::dom::element totals = c["expected_totals"];
+    std::vector<std::string> order;
+    for (std::string_view axis : totals["axis_order"].get_array()) order.emplace_back(axis);
+    EXPECT_EQ(result->axis_order, order) << name;
+    EXPECT_EQ(result->params, std::uint64_t(totals["params"])) << name;
+    EXPECT_EQ(result->full_bytes, std::uint64_t(totals["full_bytes"])) << name;
     EXPECT_EQ(capacity_exit_code(*result), int64_t(c["expected_exit"])) << name;
     ++cases;
   }

@@ -11,6 +11,8 @@
 
 #include "capacity/capacity.h"
 #include "hpfreeze/capacity/capacity_args.h"
+#include "spec/dtypes.h"
+#include "support/accounting.h"
 
 namespace hpfreeze {
 namespace {
@@ -36,6 +38,8 @@ CapacityParam param(std::string fqn, std::vector<std::uint64_t> shape, std::stri
                        requires_grad, keep(std::move(axes))};
 }
 
+using test_support::counting;
+
 Mesh mesh(std::vector<AxisSize> axes, ExpertLayout layout) {
   Mesh m{std::move(axes), 1};
   for (const AxisSize& a : m.axes) {
@@ -47,12 +51,11 @@ Mesh mesh(std::vector<AxisSize> axes, ExpertLayout layout) {
 MeshCapacity evaluate(const std::vector<CapacityParam>& params, std::vector<std::string> order,
                       const Mesh& m, ExpertLayout layout, int stage,
                       std::vector<std::string> zero_axes = {"dp", "cp"}) {
-  Expected<CapacityModel> model =
-      CapacityModel::build(params, std::move(order), Optimizer::kAdam,
-                           ZeroSharding{stage, std::move(zero_axes)}, layout);
+  Expected<CapacityModel> model = CapacityModel::build(
+      params, std::move(order), counting(Optimizer::kAdam, {stage, std::move(zero_axes)}, layout));
   EXPECT_TRUE(model.ok()) << (model ? "" : model.errors().front().message);
   if (!model) return {};
-  Expected<MeshCapacity> one = model->evaluate(m, std::nullopt);
+  Expected<MeshCapacity> one = model->evaluate(m);
   EXPECT_TRUE(one.ok()) << (one ? "" : one.errors().front().message);
   return one ? *one : MeshCapacity{};
 }
@@ -94,8 +97,8 @@ TEST(FoldedLayout, WorkedExample) {
   request.params = params;
   request.axis_order = {"tp", "ep"};
   request.fixed = sizes;
-  request.optimizer = Optimizer::kAdam;
-  request.zero.stage = 3;
+  request.accounting.optimizer = Optimizer::kAdam;
+  request.accounting.zero.stage = 3;
   Expected<CapacityResult> refused = plan_capacity(request);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.errors().front().error_class, ErrorClass::kIo);
@@ -103,7 +106,7 @@ TEST(FoldedLayout, WorkedExample) {
             "--zero 3 splits nothing: every ZeRO group has size 1 on every mesh (the "
             "data-parallel axes dp, cp are absent or of size 1); add dp=N to --mesh, or name "
             "the data-parallel axis with --zero-axis");
-  request.layout = ExpertLayout::kFolded;
+  request.accounting.layout = ExpertLayout::kFolded;
   Expected<CapacityResult> result = plan_capacity(request);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->meshes.front().max_rank_bytes, 320U);
@@ -190,14 +193,14 @@ TEST(FoldedLayout, ADenseRegionOfOneRankIsOneRank) {
 TEST(FoldedLayout, AnExpertSplitOnAnotherAxisIsAnError) {
   Expected<CapacityModel> model = CapacityModel::build(
       {param("x.w", {4, 6}, "bf16", {{"ep", "S(0)"}, {"tp", "S(1)"}, {"cp", "R"}})}, {"tp"},
-      Optimizer::kNone, {}, ExpertLayout::kFolded);
+      counting(Optimizer::kNone, {}, ExpertLayout::kFolded));
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.errors().front().message,
             "parameter 'x.w' is an expert parameter (a Shard on axis 'ep') and has S(1) on axis "
             "'tp'; the folded layout splits experts on ep only");
   // As an axis, the same plan is fine.
   EXPECT_TRUE(CapacityModel::build({param("x.w", {4, 6}, "bf16", {{"ep", "S(0)"}, {"tp", "S(1)"}})},
-                                   {"tp"}, Optimizer::kNone, {}, ExpertLayout::kAxis)
+                                   {"tp"}, Accounting{})
                   .ok());
 }
 
@@ -210,16 +213,16 @@ TEST(FoldedLayout, ACutAcrossAxesIsBoundedNotSlow) {
     params.push_back(param("e" + std::to_string(k), {64 + k}, "bf16", {{"ep", "S(-1)"}}));
   }
   Expected<CapacityModel> model =
-      CapacityModel::build(params, {"tp"}, Optimizer::kNone, {}, ExpertLayout::kFolded);
+      CapacityModel::build(params, {"tp"}, counting(Optimizer::kNone, {}, ExpertLayout::kFolded));
   ASSERT_TRUE(model.ok());
   const Mesh big = mesh({{"dp", 4096}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
-  Expected<MeshCapacity> refused = model->evaluate(big, std::nullopt);
+  Expected<MeshCapacity> refused = model->evaluate(big);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.errors().front().message,
             "the ranks of mesh dp=4096 cp=3 tp=2 ep=4 cut 12288 ranks across axes into expert "
             "groups for 400 groups of parameters; too many to compare exactly");
   const Mesh small = mesh({{"dp", 2}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
-  EXPECT_TRUE(model->evaluate(small, std::nullopt).ok());
+  EXPECT_TRUE(model->evaluate(small).ok());
 }
 
 // A ZeRO stage on parameters that hold nothing claims nothing: no usage error.
@@ -227,7 +230,7 @@ TEST(ZeroGroups, NothingToSplitIsNoError) {
   CapacityRequest request;
   request.params = {param("w", {0, 4}, "bf16", {})};
   request.fixed = {{"tp", 2}};
-  request.zero.stage = 3;
+  request.accounting.zero.stage = 3;
   EXPECT_TRUE(plan_capacity(request).ok());
 }
 
@@ -235,15 +238,15 @@ TEST(ZeroGroups, ANamedAxisNoMeshHasIsAUsageError) {
   CapacityRequest request;
   request.params = {param("w", {8}, "bf16", {})};
   request.fixed = {{"dp", 2}};
-  request.zero = ZeroSharding{2, {"dp", "fsdp"}};
-  request.zero_axes_named = true;
+  request.accounting.zero = ZeroSharding{2, {"dp", "fsdp"}};
+  request.accounting.zero_axes_named = true;
   // Stage 2 with the optimizer none splits no byte, yet dp=2 is a group: not "nothing".
   Expected<CapacityResult> r = plan_capacity(request);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.errors().front().message,
             "--zero-axis: no mesh has axis 'fsdp'; add it to --mesh or --sweep, or name the "
             "axis the data-parallel ranks are on");
-  request.zero_axes_named = false;  // the default list: an absent axis counts as size 1
+  request.accounting.zero_axes_named = false;  // the default list: an absent axis counts as size 1
   EXPECT_TRUE(plan_capacity(request).ok());
 }
 
@@ -253,7 +256,7 @@ TEST(ZeroSizedDims, HoldNothingWhateverTheOtherDims) {
   for (std::uint64_t big : huge) {
     Expected<CapacityModel> model = CapacityModel::build(
         {param("w", {0, big}, "float32", {{"tp", "S(1)"}}), param("v", {3}, "bf16", {})}, {"tp"},
-        Optimizer::kAdam, ZeroSharding{3, {"dp"}});
+        counting(Optimizer::kAdam, {3, {"dp"}}));
     ASSERT_TRUE(model.ok()) << model.errors().front().message;
     EXPECT_EQ(model->full_bytes(), 48U);  // v alone: 3 x 16
   }
@@ -266,9 +269,9 @@ TEST(Answer, NamesTheTies) {
   request.params = {param("w", {8, 4}, "bf16", {{"tp", "S(0)"}})};
   request.axis_order = {"tp"};
   request.sweeps = {{"tp", {1, 2, 4}}, {"dp", {1, 2, 4}}};
-  request.optimizer = Optimizer::kAdam;
-  request.zero.stage = 3;
-  request.budget = 140;
+  request.accounting.optimizer = Optimizer::kAdam;
+  request.accounting.zero.stage = 3;
+  request.filter.budget = 140;
   Expected<CapacityResult> r = plan_capacity(request);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(capacity_ties(*r), 2U);
@@ -409,7 +412,8 @@ TEST(FoldedLayout, RandomPlansMatchEveryRankOfBothViews) {
           }
         }
         const ElementCost cost = element_cost(params[i].dtype, *dtype_element_size(params[i].dtype),
-                                              params[i].requires_grad, Optimizer::kAdam, stage);
+                                              params[i].requires_grad,
+                                              counting(Optimizer::kAdam, {stage, {"dp", "cp"}}));
         std::uint64_t group = 1;
         std::uint64_t at = 0;
         if (folded && plan.expert) {

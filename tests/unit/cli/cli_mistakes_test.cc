@@ -30,6 +30,13 @@ TEST_F(CliMistakes, UnknownCommandAfterAGlobalFlag) {
   expect_usage_error({"-v", "thwa"}, "unknown command 'thwa'; did you mean 'thaw'?");
 }
 
+// --optimizer's choices come from the planner's optimizer table (capacity_args.h).
+TEST_F(CliMistakes, AnOptimizerNotInTheTable) {
+  expect_usage_error({"report", "m.json", "--model", "x", "--optimizer", "lion"},
+                     "--optimizer: lion not in {none,sgd,momentum,adam,adamw} (see 'hpfreeze "
+                     "report --help')");
+}
+
 TEST_F(CliMistakes, UnknownCommandWithoutANearOne) {
   expect_usage_error({"xyzzy"}, "unknown command 'xyzzy' (see 'hpfreeze --help')");
 }

@@ -222,7 +222,7 @@ TEST_F(RunReportTest, NoUsableMeshSaysWhyInOneErrorLine) {
   request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
   request.model_path = write("model.json", model_json({{"b.w", "[6]", "bfloat16"}}));
   request.mesh = mesh({{"tp", 2}});
-  request.plan.budget = 5;  // bytes: rank 0 holds 3 elements, 6 bytes
+  request.plan.filter.budget = 5;  // bytes: rank 0 holds 3 elements, 6 bytes
   CommandResult out = run_report(request);
   EXPECT_EQ(out.outcome(), Outcome::kRejected);
   EXPECT_NE(out.output, "");
@@ -233,7 +233,7 @@ TEST_F(RunReportTest, NoUsableMeshSaysWhyInOneErrorLine) {
                                             "tp=2 (2 devices, worst rank 6 B, over by 1 B)")));
   // A sweep none of whose meshes divides: the first mesh's first offender. tp=4: 6 by 4.
   request.mesh.reset();
-  request.plan.budget.reset();
+  request.plan.filter.budget.reset();
   request.plan.sweeps = {{"tp", {4, 5}}};
   out = run_report(request);
   EXPECT_EQ(out.outcome(), Outcome::kRejected);
@@ -276,7 +276,7 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis.
   request.plan.sweeps = {{"pp", {1, 4}}};
   request.plan.replica_axes = {"pp"};
-  request.plan.zero.axes = {"fsdp"};
+  request.plan.accounting.zero.axes = {"fsdp"};
   request.mesh = mesh({{"cp", 1}, {"fsdp", 2}, {"tp", 1}});
   out = run_report(request);
   EXPECT_NE(out.outcome(), Outcome::kTrouble);

@@ -52,7 +52,7 @@ using Shape = std::vector<std::uint64_t>;
 
 // ---- dtypes and units ----
 
-// Element sizes come from the capacity module's one table (dtype_element_size, tested in
+// Element sizes come from the one table (spec/dtypes.h's dtype_element_size, tested in
 // capacity_test.cc); these spellings were unknown to report before it shared the table.
 TEST(BuildReport, DtypesOfTheSharedTable) {
   const Report r = report_of(plan_b(R"j({"c": {"tp": "R"}, "u": {"tp": "S(0)"}})j"),
@@ -61,10 +61,10 @@ TEST(BuildReport, DtypesOfTheSharedTable) {
   EXPECT_THAT(findings(r), IsEmpty());
   EXPECT_EQ(param(r, "b.c")->rank0_bytes, 3u * 8);  // complex64: two float32
   EXPECT_EQ(param(r, "b.u")->rank0_bytes, 2u * 2);
-  ASSERT_TRUE(r.capacity.has_value());
-  ASSERT_EQ(r.capacity->meshes.size(), 1u);
-  EXPECT_EQ(r.capacity->meshes[0].max_rank_bytes, 24u + 4);
-  EXPECT_EQ(r.capacity->meshes[0].min_rank_bytes, 24u + 4);
+  ASSERT_TRUE(r.capacity.planned());
+  ASSERT_EQ(r.capacity.meshes.size(), 1u);
+  EXPECT_EQ(r.capacity.meshes[0].max_rank_bytes, 24u + 4);
+  EXPECT_EQ(r.capacity.meshes[0].min_rank_bytes, 24u + 4);
 }
 
 TEST(BuildReport, UnknownDtypeIsNamed) {
@@ -81,9 +81,9 @@ TEST(BuildReport, WorstAndBestRankOverAllRanks) {
                              model_json({{"b.w", "[10]", "bfloat16"}}), mesh({{"tp", 4}}));
   EXPECT_THAT(findings(r), IsEmpty());
   EXPECT_EQ(r.rank0_bytes, 6u);
-  ASSERT_TRUE(r.capacity.has_value());
-  EXPECT_EQ(r.capacity->meshes[0].max_rank_bytes, 6u);
-  EXPECT_EQ(r.capacity->meshes[0].min_rank_bytes, 2u);
+  ASSERT_TRUE(r.capacity.planned());
+  EXPECT_EQ(r.capacity.meshes[0].max_rank_bytes, 6u);
+  EXPECT_EQ(r.capacity.meshes[0].min_rank_bytes, 2u);
 }
 
 TEST(BuildReport, ShardEven) {
@@ -490,7 +490,7 @@ TEST(BuildReport, TotalsThatOverflowAreErrors) {
                           // The planner cannot run: it says which parameter went beyond.
                           "error meta.json : the parameters need more than 2^64-1 bytes "
                           "together; parameter 'b.c' is the first beyond it"));
-  EXPECT_FALSE(r.capacity.has_value());
+  EXPECT_FALSE(r.capacity.planned());
   EXPECT_EQ(r.rank0_bytes, 18446744073709551615u);
   // The boundary that holds both saturates as the totals do instead of wrapping to 0 (a
   // fuzz_report find): the error line above already says the sum is beyond 2^64-1.

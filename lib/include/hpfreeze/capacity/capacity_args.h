@@ -2,7 +2,9 @@
 // The command-line values of capacity planning, each parsed here alone: --mesh, --sweep,
 // --budget, --optimizer, --zero, --zero-axis, --expert-parallel and --replica-axis's axis
 // name (docs/capacity.md). Each parser checks one value's syntax and fails with a usage
-// error quoting the offending text; the rules between values are run_report's.
+// error quoting the offending text; the rules between values are run_report's. And the two
+// values the planner's settings make, Accounting and MeshFilter: a new planner option is a
+// field of one of them.
 
 #include <cstddef>
 #include <cstdint>
@@ -29,9 +31,15 @@ struct AxisSweep {
 enum class Optimizer : std::uint8_t { kNone, kSgd, kMomentum, kAdam, kAdamW };
 inline constexpr std::size_t kOptimizers = 5;  // the enum's values, 0 .. kOptimizers-1
 
+// "none", "sgd", "momentum", "adam", "adamw": --optimizer's names, from the planner's one
+// table (which also says what each keeps); all of them in the order of the enum.
+std::string_view optimizer_name(Optimizer optimizer);
+std::vector<std::string> optimizer_names();
+
 // How the expert-parallel axis `ep` is laid out: an axis of its own, or folded into the
 // dense region (docs/capacity.md, "Expert parallelism").
 enum class ExpertLayout : std::uint8_t { kAxis, kFolded };
+std::string_view expert_layout_name(ExpertLayout layout);  // "axis", "folded"
 
 // ZeRO / FSDP over the data-parallel axes (docs/capacity.md, "ZeRO"): stage 1 splits the
 // optimizer state, 2 the gradients too, 3 the weights too.
@@ -39,6 +47,29 @@ inline constexpr int kMaxZeroStage = 3;
 struct ZeroSharding {
   int stage = 0;  // 0 (none) .. kMaxZeroStage
   std::vector<std::string> axes{"dp", "cp"};
+};
+
+// Where the expert layout of a run came from: the meta's mesh_dim_names, or the flag.
+enum class LayoutSource : std::uint8_t { kMeta, kFlag };
+
+// How every byte of a run is counted (docs/capacity.md, "Accounting", "ZeRO" and "Expert
+// parallelism"): set by report's flags, its layout resolved by the report pass (from the
+// meta's mesh_dim_names unless the flag gave it), then copied whole into the planner's
+// request and result, which every renderer reads.
+struct Accounting {
+  Optimizer optimizer = Optimizer::kNone;  // --optimizer
+  ZeroSharding zero;                       // --zero, --zero-axis
+  // --zero-axis was given: a listed axis no mesh has is then an error, not size 1.
+  bool zero_axes_named = false;
+  ExpertLayout layout = ExpertLayout::kAxis;  // --expert-parallel, or the meta's
+  LayoutSource layout_source = LayoutSource::kMeta;
+};
+
+// Which meshes are usable and which are shown (docs/capacity.md, "Budget").
+struct MeshFilter {
+  std::optional<std::uint64_t> budget;  // --budget: the bytes a rank may hold
+  std::string budget_text;              // --budget as given, for the note on a mistyped unit
+  bool fits_only = false;               // --fits-only: show the usable meshes only
 };
 
 // Whether `name` is an axis name: [A-Za-z_][A-Za-z0-9_]*.
