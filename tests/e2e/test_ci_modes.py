@@ -141,9 +141,16 @@ class FreezeCheck(TempDirTest):
                 case("negative-dim-warning", "model.json"), "-o", out, "--check",
                 "--message-format", "github")
         plan = case("negative-dim-warning", "plan.json")
-        # On the line of the placement (line 7: `     "tp": {`, its '{' at byte 12).
-        self.assertEqual((r.returncode, lines(r.stderr)),
-                         (0, [f"::warning file={plan},line=7,col=12::{NEG_WARNING}"]))
+        model = case("negative-dim-warning", "model.json")
+        # On the line of the placement (line 7: `     "tp": {`, its '{' at byte 12), and on
+        # the model's first trainable parameter the plan leaves out (line 12:
+        # `  "emb.weight": {`, its '{' at byte 17).
+        self.assertEqual((r.returncode, lines(r.stderr)), (0, [
+            f"::warning file={plan},line=7,col=12::{NEG_WARNING}",
+            f"::warning file={model},line=12,col=17::/parameters/emb.weight: 5 trainable "
+            "parameters are not covered by any planned parameter of "
+            f"{plan}, first here: 'emb.weight', 'blk.w', 'blk.attn.qkv' and 2 more "
+            "(upstream's preflight refuses them at run time)"]))
 
 
 class MessageFormat(TempDirTest):

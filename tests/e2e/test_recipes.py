@@ -114,7 +114,8 @@ class DocsShowTheRecipes(unittest.TestCase):
         self.assertEqual((r.returncode, r.stderr), (0, b""))
         meta = json.loads(r.stdout)
         self.assertEqual(meta["frozen_sharded_params"],
-                         ["lm_head.weight", "model.layers.0.self_attn.o_proj.weight",
+                         ["lm_head.weight", "model.embed_tokens.weight",
+                          "model.layers.0.self_attn.o_proj.weight",
                           "model.layers.0.self_attn.q_proj.weight"])
         self.assertEqual(meta["injections"], [{
             "inner_wrapper": {"_target_": "pkg.cp.ring_attention", "causal": True},
