@@ -157,6 +157,34 @@ class MakeRecipe(Project):
         self.make("clean")
         self.assertFalse(os.path.exists(os.path.join(self.dir, "out")))
 
+    def test_first_run_without_a_base(self):
+        # The newcomer review of 2026-12-07: the first `make` failed for want of
+        # base_meta.json. Without it the plan's meta is the base (the tiny case's plan has
+        # none: every default, as the tiny case freezes); creating it refreezes with it,
+        # removing it refreezes without it.
+        meta = os.path.join(self.dir, "out", "codegen_meta.json")
+        base = os.path.join(self.dir, "base_meta.json")
+        os.remove(base)
+        self.assertEqual(self.make().stdout,
+                         "hpfreeze freeze --plan plan.json --model model.json \\\n"
+                         "    -o out/codegen_meta.json --depfile out/codegen_meta.json.d\n")
+        self.assertEqual(read(meta), read(case("tiny", "expected.json")))
+        self.assertEqual(read(meta + ".d"), b"out/codegen_meta.json: plan.json model.json\n")
+        self.assert_up_to_date(1)
+
+        shutil.copy(case(TINY, "base.json"), base)
+        self.touch(base)
+        self.assertIn("--base base_meta.json", self.make().stdout)
+        self.assert_calls(2, "after creating base_meta.json")
+        self.assertEqual(read(meta), read(case(TINY, "expected.json")))
+        self.assert_up_to_date(2)
+
+        os.remove(base)
+        self.assertNotIn("--base", self.make().stdout)
+        self.assert_calls(3, "after removing base_meta.json")
+        self.assertEqual(read(meta), read(case("tiny", "expected.json")))
+        self.assert_up_to_date(3)
+
 
 @unittest.skipUnless(have("ninja"), "ninja is not installed")
 class NinjaRecipe(Project):
