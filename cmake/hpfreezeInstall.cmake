@@ -25,6 +25,14 @@ install(DIRECTORY docs/recipes DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONEN
 install(FILES testdata/example/plan.json testdata/example/model.json
               testdata/example/expected.json
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT hpfreeze)
+# The CMake package's consumer (docs/recipes.md, "CMake, with hpfreeze's package") as a
+# project that builds where it is installed: that example's plan and model, and its meta as
+# the base (last run's meta, whose frozen fields the freeze replaces: the same bytes).
+install(FILES tests/cmake_consumer/CMakeLists.txt testdata/example/plan.json
+              testdata/example/model.json
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/cmake COMPONENT hpfreeze)
+install(FILES testdata/example/expected.json DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/cmake
+        RENAME base_meta.json COMPONENT hpfreeze)
 
 install(FILES completions/_hpfreeze DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions
         COMPONENT hpfreeze)

@@ -12,7 +12,8 @@
 #          python3-wheel; pre-commit for the hook of .pre-commit-hooks.yaml)
 #   fuzz   build + clang and its libFuzzer / sanitizer runtime
 #
-# Idempotent: only missing packages are installed. Works as root, uses sudo otherwise. apt's
+# Idempotent: only missing packages are installed. Works as root, uses sudo otherwise
+# (scripts/as-root.sh). apt's
 # and dpkg's output goes to a log file, shown only when the install fails.
 set -euo pipefail
 
@@ -55,10 +56,10 @@ done
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++')
 
 echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
-if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+as_root=$(dirname "$0")/as-root.sh
 log=$(mktemp "${TMPDIR:-/tmp}/hpfreeze-setup.XXXXXX.log")
-if ! { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
-       "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+if ! { "$as_root" env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+       "$as_root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
          --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
   tail -n 40 "$log" >&2
   echo "setup: apt-get failed; the whole log is $log" >&2

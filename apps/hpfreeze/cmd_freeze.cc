@@ -87,8 +87,10 @@ Runner declare_freeze(CLI::App& app) {
                  "Also write a Make-syntax depfile 'OUT: PLAN MODEL [BASE]' for make and ninja "
                  "(needs -o FILE and no '-' input)")
       ->type_name(kFile);
-  app.add_flag("--no-verify", *no_verify, "Skip the checks against the model's parameters");
-  app.add_flag("--strict", request->options.strict, "Treat warnings as errors");
+  app.add_flag("--no-verify", *no_verify,
+               "Skip the checks against the model's parameters (their coverage included)");
+  app.add_flag("--strict", request->options.strict,
+               "Treat warnings as errors (a negative dim, uncovered trainable parameters)");
   app.add_flag("--allow-empty", request->options.allow_empty, "Accept a plan with no modules");
   app.footer(
       help_footer("the meta was written (warnings, if any, on stderr); with --check, OUT "

@@ -71,10 +71,13 @@ class FreezeCheck(TempDirTest):
         r = self.check("meta.json")
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stdout, b"")
+        rewrite = (f"run without --check to rewrite it: hpfreeze freeze --plan {PLAN} --model "
+                   f"{MODEL} -o meta.json")
         self.assertEqual(lines(r.stderr), [
             "hpfreeze: error: meta.json: differs from what freeze would write: 1 difference "
             "(hpfreeze diff's lines, the file being OLD)",
-            "  ~ /param_plan/lm_head/params/weight/tp: R -> S(0)"])
+            "  ~ /param_plan/lm_head/params/weight/tp: R -> S(0)",
+            "  " + rewrite])
         self.assertEqual(read(self.path("meta.json")), before)
         self.assertEqual(self.listing(), ["meta.json"])
         # The same difference, as diff prints it.
@@ -85,13 +88,13 @@ class FreezeCheck(TempDirTest):
         self.assertEqual((r.returncode, lines(r.stderr)), (1, [
             "::error file=meta.json::differs from what freeze would write: 1 difference "
             "(hpfreeze diff's lines, the file being OLD)%0A"
-            "~ /param_plan/lm_head/params/weight/tp: R -> S(0)"]))
+            "~ /param_plan/lm_head/params/weight/tp: R -> S(0)%0A" + rewrite]))
         r = self.check("meta.json", "--message-format", "json")
         self.assertEqual(r.returncode, 1)
         self.assertEqual(lines(r.stderr), [
             '{"severity":"error","file":"meta.json","pointer":"","message":"differs from what '
             "freeze would write: 1 difference (hpfreeze diff's lines, the file being OLD)\\n"
-            '~ /param_plan/lm_head/params/weight/tp: R -> S(0)"}'])
+            '~ /param_plan/lm_head/params/weight/tp: R -> S(0)\\n' + rewrite + '"}'])
 
     def test_many_differences_are_cut_to_ten(self):
         text = read(EXPECTED).decode().replace('"S(0)"', '"R"')
@@ -100,20 +103,24 @@ class FreezeCheck(TempDirTest):
         r = self.check("meta.json")
         self.assertEqual(r.returncode, 1)
         got = lines(r.stderr)
-        self.assertEqual(len(got), 12, got)
+        self.assertEqual(len(got), 13, got)
         m = re.match(r"^hpfreeze: error: meta.json: differs from what freeze would write: "
                      r"(\d+) differences ", got[0])
         self.assertIsNotNone(m, got[0])
         total = int(m.group(1))
         self.assertGreater(total, 10)
-        self.assertEqual(got[-1], f"  ... and {total - 10} more")
+        self.assertEqual(got[-2], f"  ... and {total - 10} more")
+        self.assertEqual(got[-1], f"  run without --check to rewrite it: hpfreeze freeze --plan "
+                                  f"{PLAN} --model {MODEL} -o meta.json")
         self.assertEqual(got[1:11], ["  " + line for line in lines(
             run("diff", "meta.json", EXPECTED, cwd=self.dir).stdout)[:10]])
 
     def test_missing_is_exit_1_and_stays_missing(self):
         r = self.check("meta.json")
-        self.assertEqual((r.returncode, lines(r.stderr)),
-                         (1, ["hpfreeze: error: meta.json: does not exist; freeze would write it"]))
+        self.assertEqual((r.returncode, lines(r.stderr)), (1, [
+            "hpfreeze: error: meta.json: does not exist; freeze would write it",
+            f"  run without --check to write it: hpfreeze freeze --plan {PLAN} --model {MODEL} "
+            "-o meta.json"]))
         self.assertEqual(self.listing(), [])
 
     def test_usage_errors_exit_2(self):
@@ -141,9 +148,16 @@ class FreezeCheck(TempDirTest):
                 case("negative-dim-warning", "model.json"), "-o", out, "--check",
                 "--message-format", "github")
         plan = case("negative-dim-warning", "plan.json")
-        # On the line of the placement (line 7: `     "tp": {`, its '{' at byte 12).
-        self.assertEqual((r.returncode, lines(r.stderr)),
-                         (0, [f"::warning file={plan},line=7,col=12::{NEG_WARNING}"]))
+        model = case("negative-dim-warning", "model.json")
+        # On the line of the placement (line 7: `     "tp": {`, its '{' at byte 12), and on
+        # the model's first trainable parameter the plan leaves out (line 12:
+        # `  "emb.weight": {`, its '{' at byte 17).
+        self.assertEqual((r.returncode, lines(r.stderr)), (0, [
+            f"::warning file={plan},line=7,col=12::{NEG_WARNING}",
+            f"::warning file={model},line=12,col=17::/parameters/emb.weight: 5 trainable "
+            "parameters are not covered by any planned parameter of "
+            f"{plan}, first here: 'emb.weight', 'blk.w', 'blk.attn.qkv' and 2 more "
+            "(upstream's preflight refuses them at run time)"]))
 
 
 class MessageFormat(TempDirTest):

@@ -285,6 +285,27 @@ class Package(unittest.TestCase):
                                                      r"[0-9.]+")
 
 
+    def test_the_installed_example_builds_where_it_is(self):
+        """share/doc/hpfreeze/examples/cmake, the consumer with the bundled example's plan,
+        model and meta as its base, built from the install itself under Ninja and Make: the
+        meta is the example's."""
+        example = os.path.join(self.prefix, "share", "doc", "hpfreeze", "examples", "cmake")
+        self.assertEqual(read(os.path.join(example, "CMakeLists.txt")), read(CONSUMER))
+        expected = read(os.path.join(self.prefix, "share", "doc", "hpfreeze", "examples",
+                                     "expected.json"))
+        for generator, tool in (("Ninja", "ninja"), ("Unix Makefiles", "make")):
+            if not have(tool):
+                continue
+            with self.subTest(generator=generator):
+                build = os.path.join(self.work.name, "example-" + tool)
+                self.sh("cmake", "-S", example, "-B", build, "-G", generator,
+                        f"-DCMAKE_PREFIX_PATH={self.prefix}")
+                out = self.sh("cmake", "--build", build).stdout
+                self.assertIn("Freezing the sharding plan into codegen_meta.json", out)
+                self.assertEqual(read(os.path.join(build, "codegen_meta.json")), expected)
+                self.assertNotIn("Freezing", self.sh("cmake", "--build", build).stdout)
+
+
 class DocsShowTheConsumer(unittest.TestCase):
     def test_recipes_md_shows_it_verbatim(self):
         with open(os.path.join(SOURCE, "docs", "recipes.md"), encoding="utf-8") as f:

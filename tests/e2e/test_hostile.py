@@ -317,7 +317,8 @@ class Hostile(TempDirTest):
         self.assertEqual((p.returncode, p.stdout, p.stderr.decode()), (
             1, b"", "hpfreeze: error: %s: differs from what freeze would write (5368709120 bytes "
                     "where freeze writes %d bytes); too large to list the differences: diff "
-                    "reads files below 4 GiB\n" % (out, written)))
+                    "reads files below 4 GiB\n  run without --check to rewrite it: hpfreeze "
+                    "freeze --plan %s --model %s -o %s\n" % (out, written, plan, model, out)))
         os.remove(out)
 
     def test_expand_refuses_names_that_would_forge_lines(self):

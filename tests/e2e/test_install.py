@@ -57,7 +57,8 @@ def expected_layout(commands):
     files |= {f"share/doc/hpfreeze/docs/recipes/{n}"
               for n in os.listdir(os.path.join(docs, "recipes"))}
     files |= {f"share/doc/hpfreeze/examples/{n}"
-              for n in ("plan.json", "model.json", "expected.json")}
+              for n in ("plan.json", "model.json", "expected.json", "cmake/CMakeLists.txt",
+                        "cmake/plan.json", "cmake/model.json", "cmake/base_meta.json")}
     return files
 
 
@@ -110,7 +111,13 @@ class Install(unittest.TestCase):
                 "share/doc/hpfreeze/docs/recipes/ci.yml": "docs/recipes/ci.yml",
                 "share/doc/hpfreeze/examples/plan.json": "testdata/example/plan.json",
                 "share/doc/hpfreeze/examples/model.json": "testdata/example/model.json",
-                "share/doc/hpfreeze/examples/expected.json": "testdata/example/expected.json"}
+                "share/doc/hpfreeze/examples/expected.json": "testdata/example/expected.json",
+                "share/doc/hpfreeze/examples/cmake/CMakeLists.txt":
+                    "tests/cmake_consumer/CMakeLists.txt",
+                "share/doc/hpfreeze/examples/cmake/plan.json": "testdata/example/plan.json",
+                "share/doc/hpfreeze/examples/cmake/model.json": "testdata/example/model.json",
+                "share/doc/hpfreeze/examples/cmake/base_meta.json":
+                    "testdata/example/expected.json"}
         for installed, source in same.items():
             self.assertTrue(filecmp.cmp(self.path(installed), os.path.join(SOURCE, source),
                                         shallow=False), installed)

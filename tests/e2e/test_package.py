@@ -250,7 +250,9 @@ class Deb(unittest.TestCase):
                     "/usr/share/cmake/hpfreeze/hpfreezeConfigVersion.cmake",
                     f"{doc}/copyright", f"{doc}/changelog.gz", f"{doc}/README.md",
                     f"{doc}/examples/plan.json", f"{doc}/examples/model.json",
-                    f"{doc}/examples/expected.json", "/usr/share/man/man1/hpfreeze.1.gz"}
+                    f"{doc}/examples/expected.json", f"{doc}/examples/cmake/CMakeLists.txt",
+                    f"{doc}/examples/cmake/plan.json", f"{doc}/examples/cmake/model.json",
+                    f"{doc}/examples/cmake/base_meta.json", "/usr/share/man/man1/hpfreeze.1.gz"}
         expected |= {f"/usr/share/man/man1/hpfreeze-{c}.1.gz" for c in subcommands(BINARY)}
         expected |= {f"{doc}/docs/{n}" for n in os.listdir(os.path.join(SOURCE, "docs"))
                      if n.endswith(".md")}
@@ -423,6 +425,31 @@ class Deb(unittest.TestCase):
                                capture_output=True, text=True, env=dict(os.environ, MANWIDTH="80"))
             self.assertEqual((r.returncode, r.stderr), (0, ""), page)
             self.assertIn("/usr/share/doc/hpfreeze/copyright", " ".join(r.stdout.split()))
+
+    def test_the_cmake_example_builds_from_the_unpacked_package(self):
+        """examples/cmake as a user copies it out of the package: find_package() finds the
+        package's config through CMAKE_PREFIX_PATH, and the build freezes the example's plan
+        with the packaged binary into the example's meta."""
+        if not have("cmake"):
+            self.skipTest("cmake is not installed")
+        example = os.path.join(self.root, "usr/share/doc/hpfreeze/examples/cmake")
+        self.assertEqual(read(os.path.join(example, "CMakeLists.txt")),
+                         read(os.path.join(SOURCE, "tests/cmake_consumer/CMakeLists.txt")))
+        generator = "Ninja" if have("ninja") else "Unix Makefiles"
+        with tempfile.TemporaryDirectory() as tmp:
+            source = os.path.join(tmp, "cmake")
+            shutil.copytree(example, source)
+            build = os.path.join(tmp, "build")
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith("CMAKE_") and k not in ("MAKEFLAGS", "MFLAGS")}
+            for args in (["cmake", "-S", source, "-B", build, "-G", generator,
+                          f"-DCMAKE_PREFIX_PATH={os.path.join(self.root, 'usr')}"],
+                         ["cmake", "--build", build]):
+                r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("Freezing the sharding plan into codegen_meta.json", r.stdout)
+            self.assertEqual(read(os.path.join(build, "codegen_meta.json")),
+                             read(os.path.join(EXAMPLE, "expected.json")))
 
     def test_the_cmake_package_points_at_the_binary(self):
         with open(os.path.join(self.root, "usr/share/cmake/hpfreeze/hpfreezeConfig.cmake")) as f:

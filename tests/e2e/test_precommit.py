@@ -101,6 +101,8 @@ class PreCommitHook(unittest.TestCase):
             "2 differences (hpfreeze diff's lines, the file being OLD)",
             '  - /frozen_sharded_params: "lin.weight"',
             "  ~ /param_plan/lin/params/weight/tp: S(0) -> R",
+            "  run without --check to rewrite it: hpfreeze freeze --plan plan.json --model "
+            "model.json --base codegen_meta.json -o codegen_meta.json",
         ]
         r = self.pre_commit("--all-files")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)

@@ -228,14 +228,15 @@ class WithoutTorch(TempDirTest):
 
 def readme_venv_recipe():
     """The README's offline venv recipe, its one `sh` block that makes a venv: the Debian
-    packages its `sudo apt-get install` line names, and the commands after it."""
+    packages its `scripts/as-root.sh apt-get install` line names, and the commands after it."""
     with open(os.path.join(SOURCE, "README.md"), encoding="utf-8") as f:
         blocks = [b for b in re.findall(r"^```sh\n(.*?)^```$", f.read(), re.M | re.S)
                   if "python3 -m venv" in b]
     assert len(blocks) == 1, f"README.md has {len(blocks)} sh blocks that make a venv"
     lines = [line for line in blocks[0].splitlines() if line.strip()]
-    apt = re.fullmatch(r"sudo apt-get install((?: [a-z0-9.+-]+)+)", lines[0])
-    assert apt, f"README.md's venv recipe starts with {lines[0]!r}, not sudo apt-get install"
+    apt = re.fullmatch(r"scripts/as-root\.sh apt-get install((?: [a-z0-9.+-]+)+)", lines[0])
+    assert apt, (f"README.md's venv recipe starts with {lines[0]!r}, not scripts/as-root.sh "
+                 "apt-get install")
     return apt.group(1).split(), lines[1:]
 
 
@@ -280,8 +281,8 @@ if sys.orig_argv[1:3] == ["-m", "venv"] and "--without-pip" not in sys.orig_argv
 @unittest.skipIf(sanitized_binary(), "the venv install is pure Python and the same under "
                                      "the sanitizer build; the Release suite runs it")
 class VenvInstall(unittest.TestCase):
-    """README.md's offline recipe, exactly as written there: `sudo apt-get install
-    PACKAGES`, then `python3 -m venv --system-site-packages venv` and `venv/bin/pip install
+    """README.md's offline recipe, exactly as written there: `scripts/as-root.sh apt-get
+    install PACKAGES`, then `python3 -m venv --system-site-packages venv` and `venv/bin/pip install
     --no-index --no-build-isolation ./python`, run from a directory holding a copy of
     python/. The apt-get line is not run: the packages it names must be installed here, and
     every Python the recipe runs sees only what they bring (their Depends closure, as

@@ -114,7 +114,8 @@ class DocsShowTheRecipes(unittest.TestCase):
         self.assertEqual((r.returncode, r.stderr), (0, b""))
         meta = json.loads(r.stdout)
         self.assertEqual(meta["frozen_sharded_params"],
-                         ["lm_head.weight", "model.layers.0.self_attn.o_proj.weight",
+                         ["lm_head.weight", "model.embed_tokens.weight",
+                          "model.layers.0.self_attn.o_proj.weight",
                           "model.layers.0.self_attn.q_proj.weight"])
         self.assertEqual(meta["injections"], [{
             "inner_wrapper": {"_target_": "pkg.cp.ring_attention", "causal": True},
@@ -155,6 +156,34 @@ class MakeRecipe(Project):
 
         self.make("clean")
         self.assertFalse(os.path.exists(os.path.join(self.dir, "out")))
+
+    def test_first_run_without_a_base(self):
+        # The newcomer review of 2026-12-07: the first `make` failed for want of
+        # base_meta.json. Without it the plan's meta is the base (the tiny case's plan has
+        # none: every default, as the tiny case freezes); creating it refreezes with it,
+        # removing it refreezes without it.
+        meta = os.path.join(self.dir, "out", "codegen_meta.json")
+        base = os.path.join(self.dir, "base_meta.json")
+        os.remove(base)
+        self.assertEqual(self.make().stdout,
+                         "hpfreeze freeze --plan plan.json --model model.json \\\n"
+                         "    -o out/codegen_meta.json --depfile out/codegen_meta.json.d\n")
+        self.assertEqual(read(meta), read(case("tiny", "expected.json")))
+        self.assertEqual(read(meta + ".d"), b"out/codegen_meta.json: plan.json model.json\n")
+        self.assert_up_to_date(1)
+
+        shutil.copy(case(TINY, "base.json"), base)
+        self.touch(base)
+        self.assertIn("--base base_meta.json", self.make().stdout)
+        self.assert_calls(2, "after creating base_meta.json")
+        self.assertEqual(read(meta), read(case(TINY, "expected.json")))
+        self.assert_up_to_date(2)
+
+        os.remove(base)
+        self.assertNotIn("--base", self.make().stdout)
+        self.assert_calls(3, "after removing base_meta.json")
+        self.assertEqual(read(meta), read(case("tiny", "expected.json")))
+        self.assert_up_to_date(3)
 
 
 @unittest.skipUnless(have("ninja"), "ninja is not installed")
@@ -280,7 +309,9 @@ class CiRecipe(Project):
             "::error file=codegen_meta.json::differs from what freeze would write: "
             "2 differences (hpfreeze diff's lines, the file being OLD)"
             '%0A- /frozen_sharded_params: "lin.weight"'
-            "%0A~ /param_plan/lin/params/weight/tp: S(0) -> R\n")))
+            "%0A~ /param_plan/lin/params/weight/tp: S(0) -> R"
+            "%0Arun without --check to rewrite it: hpfreeze freeze --plan plan.json --model "
+            "model.json --base codegen_meta.json -o codegen_meta.json\n")))
         self.assertEqual(read(meta), before)  # --check writes nothing
         self.assertEqual(sorted(os.listdir(self.dir)),
                          ["base_meta.json", "codegen_meta.json", "model.json", "plan.json"])
@@ -324,6 +355,116 @@ class CiBundleRecipe(Project):
         # The line the recipe shows is this one.
         with open(os.path.join(SOURCE, "docs", "recipes.md"), encoding="utf-8") as f:
             self.assertIn("\n" + line, f.read())
+
+
+def ci_job_steps():
+    """(name, id, if) of each step of docs/recipes/ci.yml, in order (id and if None when
+    absent)."""
+    with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    steps = []
+    for line in lines:
+        m = re.match(r"^      - (name|uses): (.+)$", line)
+        if m:
+            steps.append({"name": m.group(2), "id": None, "if": None})
+            continue
+        m = re.match(r"^        (id|if): (.+)$", line)
+        if m and steps:
+            steps[-1][m.group(1)] = m.group(2)
+    return steps
+
+
+def step_runs(condition, outcomes, cancelled=False):
+    """Whether GitHub Actions runs a step with `if: condition` (None: none) after steps with
+    these outcomes ({id or name: "success" | "failure" | "skipped"}), for the functions and
+    operators the recipe uses: success(), failure(), always(), cancelled() and `!` of them,
+    `steps.ID.outcome == 'VALUE'`, and `&&`. A step without `if:` is `success()`: no step
+    before it failed and the run was not cancelled."""
+    expression = (condition or "${{ success() }}").strip()
+    m = re.fullmatch(r"\$\{\{\s*(.*?)\s*\}\}", expression)
+    assert m, f"unknown if: {condition!r}"
+    failed = "failure" in outcomes.values()
+    values = {"success()": not failed and not cancelled, "failure()": failed,
+              "always()": True, "cancelled()": cancelled}
+    result = True
+    for term in m.group(1).split("&&"):
+        term = term.strip()
+        negate = term.startswith("!")
+        term = term.lstrip("!").strip()
+        outcome = re.fullmatch(r"steps\.([\w-]+)\.outcome == '(\w+)'", term)
+        if outcome:
+            value = outcomes.get(outcome.group(1)) == outcome.group(2)
+        else:
+            assert term in values, f"unknown term {term!r} in if: {condition!r}"
+            value = values[term]
+        result = result and (value != negate)
+    # A step whose condition has no status function gets success() added by the runner.
+    if not any(f in m.group(1) for f in values):
+        result = result and values["success()"]
+    return result
+
+
+@unittest.skipUnless(have("bash"), "bash is not installed")
+class CiJob(Project):
+    """The job's last two steps as GitHub Actions runs them: a step runs after a failed one
+    only when its `if:` says so (review of 2026-12-07: a failed freeze check hid the bundle's
+    hash drift until the next push)."""
+    CHECK = "codegen_meta.json is up to date"
+    BUNDLE = "Generated bundles hold what their meta records"
+
+    def run_job(self, steps, outcomes):
+        """Runs the steps named (scripts of the recipe) after earlier `outcomes`; returns
+        the stderr of the steps that ran, by name."""
+        conditions = {s["name"]: s["if"] for s in ci_job_steps()}
+        ids = {s["name"]: s["id"] or s["name"] for s in ci_job_steps()}
+        ran = {}
+        for name in steps:
+            if not step_runs(conditions[name], outcomes):
+                outcomes[ids[name]] = "skipped"
+                continue
+            r = self.sh("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                        ci_step(name), check=False)
+            outcomes[ids[name]] = "success" if r.returncode == 0 else "failure"
+            ran[name] = r.stderr
+        return ran
+
+    def test_the_runner_model(self):
+        self.assertTrue(step_runs(None, {"a": "success"}))
+        self.assertFalse(step_runs(None, {"a": "failure"}))
+        self.assertTrue(step_runs("${{ always() }}", {"a": "failure"}, cancelled=True))
+        self.assertFalse(step_runs("${{ !cancelled() }}", {}, cancelled=True))
+        self.assertFalse(step_runs("${{ steps.x.outcome == 'success' }}",
+                                   {"x": "success", "y": "failure"}))
+
+    def test_one_push_shows_a_stale_meta_and_a_hash_drift(self):
+        bundle = os.path.join(self.dir, "generated")
+        modeling = write_bundle(bundle)
+        shutil.copy(case(TINY, "expected.json"), os.path.join(self.dir, "codegen_meta.json"))
+        before = {"install": "success"}
+        ran = self.run_job([self.CHECK, self.BUNDLE], dict(before))
+        self.assertEqual(list(ran), [self.CHECK, self.BUNDLE])
+        self.assertEqual(ran[self.CHECK], "")
+        self.assertNotIn("::error", ran[self.BUNDLE])
+        # One push changes the plan and edits a generated file by hand: both steps fail,
+        # each with its annotation.
+        self.change_plan()
+        with open(os.path.join(bundle, modeling), "a", encoding="utf-8") as f:
+            f.write("# edited by hand\n")
+        ran = self.run_job([self.CHECK, self.BUNDLE], dict(before))
+        self.assertEqual(list(ran), [self.CHECK, self.BUNDLE])
+        self.assertIn("::error file=codegen_meta.json::differs from what freeze would write",
+                      ran[self.CHECK])
+        self.assertIn(f"::error file=generated/{modeling}::", ran[self.BUNDLE])
+        self.assertIn("hash drift", ran[self.BUNDLE])
+
+    def test_not_after_a_failed_install_or_when_cancelled(self):
+        condition = next(s["if"] for s in ci_job_steps() if s["name"] == self.BUNDLE)
+        self.assertIn("!cancelled()", condition)
+        self.assertFalse(step_runs(condition, {"install": "failure"}))
+        self.assertFalse(step_runs(condition, {"install": "success"}, cancelled=True))
+        self.assertTrue(step_runs(condition, {"install": "success", "check": "failure"}))
+        # The id the condition names is the install step's.
+        self.assertIn({"name": "Install hpfreeze", "id": "install", "if": None}, ci_job_steps())
 
 
 # The Debian/Ubuntu package behind each find_package() name of the project's CMake files.

@@ -151,9 +151,16 @@ class CheckpointReport(TempDirTest):
         plan = self.path("plan.json")
         with open(plan, "w") as f:
             json.dump({"format": "hpfreeze.plan/v1", "modules": {}}, f)
-        r = run("freeze", "--plan", plan, "--model", ck, "--allow-empty")
+        r = run("expand", ck)
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr.decode(), f"hpfreeze: error: {ck}: " + message)
+        # freeze's --model also says what freeze needs that a checkpoint lacks.
+        r = run("freeze", "--plan", plan, "--model", ck, "--allow-empty")
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(r.stderr.decode().startswith(
+            f"hpfreeze: error: {ck}: this looks like a safetensors checkpoint, not JSON; --model "
+            "wants a model tree dump (hpfreeze.model/v1): freeze needs the class of every "
+            "module"), r.stderr)
 
     def test_missing_shard_cannot_be_read(self):
         index = checkpoints.write_sharded(self.path("ck"), {"a.safetensors": TENSORS})

@@ -8,6 +8,7 @@ import os
 import shutil
 import unittest
 
+from checkpoints import write_safetensors, write_sharded
 from hpf import TempDirTest, case, read, run
 
 PLAN = "a plan dump (hpfreeze.plan/v1)"
@@ -48,6 +49,48 @@ class BaseOfTheWrongKind(TempDirTest):
         r = self.freeze("out.json")
         self.assertEqual((r.returncode, r.stderr), (0, b""))
         self.assertEqual(read(self.path("out.json")), read(case("tiny-base", "expected.json")))
+
+
+class CheckpointAsFreezeModel(TempDirTest):
+    """freeze --model with a checkpoint (the newcomer review of 2026-12-07 gave it DeepSeek's
+    index): the line says what freeze needs that a checkpoint lacks and where a model dump
+    comes from; report and check still take the checkpoint."""
+    WHY = ("--model wants a model tree dump (hpfreeze.model/v1): freeze needs the class of "
+           "every module (its boundary_classes), which a checkpoint does not hold; "
+           "hpfreeze-export writes a model tree dump from the live model (docs/formats.md, "
+           "\"The Python exporter\"), and report and check take the checkpoint itself")
+
+    def setUp(self):
+        super().setUp()
+        tensors = {"lin.weight": ("F32", [8, 4])}  # what the tiny case plans
+        self.index = write_sharded(self.path("ckpt"), {"model-00001-of-00001.safetensors":
+                                                       tensors})
+        self.single = write_safetensors(self.path("model.safetensors"), tensors)
+
+    def test_freeze_says_what_it_needs_and_writes_nothing(self):
+        plan = case("tiny", "plan.json")
+        cases = ((self.index, None, self.index, "a sharded checkpoint's index "
+                  "(*.safetensors.index.json); "),
+                 ("-", read(self.index), "<stdin>", "a sharded checkpoint's index "
+                  "(*.safetensors.index.json); "),
+                 (self.single, None, self.single, "a safetensors checkpoint, not JSON; "))
+        for model, stdin, shown, kind in cases:
+            with self.subTest(model=shown):
+                r = run("freeze", "--plan", plan, "--model", model, "-o", self.path("out.json"),
+                        stdin=stdin)
+                self.assertEqual((r.returncode, r.stdout, r.stderr.decode()), (1, b"", (
+                    f"hpfreeze: error: {shown}: this looks like {kind}{self.WHY}\n")))
+                self.assertFalse(os.path.exists(self.path("out.json")))
+
+    def test_report_and_check_still_take_it(self):
+        meta = case("tiny", "expected.json")
+        for model in (self.index, self.single):
+            with self.subTest(model=model):
+                r = run("check", meta, "--model", model)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn(b"a checkpoint has no module tree", r.stderr)
+                r = run("report", meta, "--model", model)
+                self.assertEqual(r.returncode, 0, r.stderr)
 
 
 class ExpandOfTheWrongKind(TempDirTest):

@@ -637,6 +637,7 @@ class Plan:
 class Model:
     modules: dict[str, str]
     parameters: dict[str, list[int]] | None
+    frozen: set[str] = field(default_factory=set)  # requires_grad false
 
 
 def _require_object(value: Any, file: str, pointer: str, what: str) -> dict:
@@ -754,6 +755,7 @@ def decode_model(doc: Any, file: str) -> Model:
         if not isinstance(cls, str):
             raise OracleError(file, pointer_child("/modules", fqn), "a class name must be a string")
     parameters = None
+    frozen = set()
     if root.get("parameters") is not None:
         parameters = {}
         raw = _require_object(root["parameters"], file, "/parameters", "parameters")
@@ -779,7 +781,9 @@ def decode_model(doc: Any, file: str) -> Model:
             if grad is not None and not isinstance(grad, bool):
                 raise OracleError(file, p + "/requires_grad", "requires_grad must be a boolean")
             parameters[fqn] = list(shape)
-    return Model(dict(modules), parameters)
+            if grad is False:
+                frozen.add(fqn)
+    return Model(dict(modules), parameters, frozen)
 
 
 # --------------------------------------------------------------------------------------
@@ -898,7 +902,7 @@ class Options:
 
 
 def freeze(plan: Plan, model: Model, base: dict | None, plan_file: str,
-           options: Options) -> tuple[dict, list[str]]:
+           options: Options, model_file: str = "model.json") -> tuple[dict, list[str]]:
     """Returns (meta, warnings); raises OracleError."""
     param_plan: dict[str, dict] = {}
     injections: list[dict] = []
@@ -945,6 +949,16 @@ def freeze(plan: Plan, model: Model, base: dict | None, plan_file: str,
             raise OracleError(plan_file, first, message)
         warnings.append(f"freeze_oracle: warning: {plan_file}: {first}: {message}")
 
+    if options.verify and model.parameters is not None:
+        uncovered = uncovered_parameters(plan, model)
+        if uncovered:
+            pointer = pointer_child("/parameters", uncovered[0])
+            message = (f"{len(uncovered)} trainable parameter(s) under no planned key, "
+                       f"first {uncovered[0]!r}")
+            if options.strict:
+                raise OracleError(model_file, pointer, message)
+            warnings.append(f"freeze_oracle: warning: {model_file}: {pointer}: {message}")
+
     meta = default_meta()
     if base is not None:
         for key, value in base.items():
@@ -982,6 +996,20 @@ def verify(plan: Plan, parameters: dict[str, list[int]], plan_file: str):
                                   f"tied parameter {name!r} is not in the model")
 
 
+def uncovered_parameters(plan: Plan, model: Model) -> list[str]:
+    """Upstream's preflight rule: a trainable model parameter is covered when its name is a
+    planned FQN or starts with one followed by a dot. The uncovered ones, in model order."""
+    keys = {join_fqn(spec.fqn, name) for spec in plan.modules for name in (spec.params or {})}
+    out = []
+    for fqn in model.parameters:
+        if fqn in model.frozen:
+            continue
+        parts = fqn.split(".")
+        if not any(".".join(parts[:k]) in keys for k in range(1, len(parts) + 1)):
+            out.append(fqn)
+    return out
+
+
 def encode_meta(meta: dict) -> bytes:
     out = io.StringIO()
     json.dump(meta, out, indent=2, sort_keys=True)
@@ -1012,7 +1040,7 @@ def run(plan_path: str, model_path: str, base_path: str | None,
             base = _check_base(base_doc, base_path, "")
         else:
             base = plan.meta
-        meta, warnings = freeze(plan, model, base, plan_path, options)
+        meta, warnings = freeze(plan, model, base, plan_path, options, model_path)
     except OracleError as exc:
         return 1, b"", [exc.render()]
     return 0, encode_meta(meta), warnings

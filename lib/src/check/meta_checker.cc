@@ -10,6 +10,7 @@
 #include "base/name_index.h"
 #include "check/check.h"
 #include "check/skipped_overrides.h"
+#include "dumps/coverage.h"
 #include "json/json.h"
 #include "meta/meta.h"
 #include "spec/placement.h"
@@ -390,9 +391,9 @@ class MetaChecker {
     for (const MetaBoundary& b : meta_->boundaries) {
       for (const MetaParam& p : b.params) check_param_in_model(b, p, in_model);
     }
-    const CoverageIndex coverage(*meta_);
-    for (const auto& [fqn, info] : model.parameters) {
-      if (!info.requires_grad || coverage.covers(fqn)) continue;
+    for (const std::size_t i :
+         uncovered_trainable_parameters(model, [this] { return coverage_of(*meta_); })) {
+      const std::string_view fqn = model.parameters[i].first;
       add(allow_uncovered_ ? Severity::kWarning : Severity::kError, model.file,
           model.parameter_pointer(fqn),
           "trainable parameter " + quote_for_diagnostic(fqn) +

@@ -2,9 +2,11 @@
 // file -o names; nothing is written (docs/cli.md, "--check").
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "base/stage_clock.h"
@@ -151,7 +153,55 @@ std::optional<bool> compare_with_file(const std::string& path, const std::string
   return false;
 }
 
+// `word` as one shell word: as it is when it holds only bytes no shell reads as syntax,
+// else in single quotes, or as $'...' when it holds a control byte (a newline would break
+// the diagnostic line, and the reader could not type it).
+std::string shell_word(std::string_view word) {
+  const auto plain = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+  };
+  if (!word.empty() && std::all_of(word.begin(), word.end(), plain)) return std::string(word);
+  const bool control = std::any_of(word.begin(), word.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  std::string out = control ? "$'" : "'";
+  for (const char c : word) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (control && (byte < 0x20 || byte == 0x7f)) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else if (control && (c == '\\' || c == '\'')) {
+      out += '\\';
+      out += c;
+    } else if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// The next step of a failed check, under its error.
+std::string rewrite_hint(const FreezeRequest& request, std::string_view what) {
+  return "run without --check to " + std::string(what) + " it: " + freeze_command_line(request);
+}
+
 }  // namespace
+
+std::string freeze_command_line(const FreezeRequest& request) {
+  std::string command = "hpfreeze freeze --plan " + shell_word(request.plan_path) + " --model " +
+                        shell_word(request.model_path);
+  if (request.base_path) command += " --base " + shell_word(*request.base_path);
+  command += " -o " + shell_word(request.output_path);
+  if (!request.options.verify) command += " --no-verify";
+  if (request.options.strict) command += " --strict";
+  if (request.options.allow_empty) command += " --allow-empty";
+  return command;
+}
 
 CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stages) {
   CommandResult result;
@@ -171,9 +221,12 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
   const StageClock::time_point start = StageClock::now();
   std::optional<bool> matched = false;
   if (*missing) {
+    (*missing)->detail.push_back(rewrite_hint(request, "write"));
     result.diagnostics.push_back(std::move(**missing));
   } else {
     matched = compare_with_file(request.output_path, rendered->bytes, result.diagnostics);
+    if (matched && !*matched)
+      result.diagnostics.back().detail.push_back(rewrite_hint(request, "rewrite"));
   }
   if (!matched) return result;  // the file could not be read
   if (stages != nullptr) {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace hpfreeze {
 
@@ -9,13 +10,41 @@ bool looks_like_safetensors(std::string_view first_bytes) {
   return first_bytes.substr(0, 8).find('\0') != std::string_view::npos;
 }
 
-std::optional<std::string> not_json_kind(std::string_view bytes) {
-  if (bytes.size() < 9 || !looks_like_safetensors(bytes) || bytes[8] != '{') return std::nullopt;
+namespace {
+
+// Whether `bytes` are a whole safetensors file: its header length, a header that fits in
+// the bytes and starts as an object.
+bool whole_safetensors(std::string_view bytes) {
+  if (bytes.size() < 9 || !looks_like_safetensors(bytes) || bytes[8] != '{') return false;
   std::uint64_t length = 0;
   for (std::size_t i = 8; i-- > 0;) length = length << 8 | static_cast<unsigned char>(bytes[i]);
-  if (length > bytes.size() - 8) return std::nullopt;
+  return length <= bytes.size() - 8;
+}
+
+// Why freeze's --model takes no checkpoint, and where the dump it takes comes from.
+constexpr std::string_view kModelDumpFromCheckpoint =
+    ": freeze needs the class of every module (its boundary_classes), which a checkpoint "
+    "does not hold; hpfreeze-export writes a model tree dump from the live model "
+    "(docs/formats.md, \"The Python exporter\"), and report and check take the checkpoint "
+    "itself";
+
+bool is_checkpoint(DumpKind kind) {
+  return kind == DumpKind::kCheckpointIndex || kind == DumpKind::kSafetensors;
+}
+
+}  // namespace
+
+std::optional<std::string> not_json_kind(std::string_view bytes) {
+  if (!whole_safetensors(bytes)) return std::nullopt;
   return "this looks like a safetensors checkpoint, not JSON (report and check read one as "
          "--model FILE, by path)";
+}
+
+std::optional<std::string> not_json_model_dump_kind(std::string_view bytes) {
+  if (!whole_safetensors(bytes)) return std::nullopt;
+  return std::string("this looks like ") + std::string(dump_kind_name(DumpKind::kSafetensors)) +
+         ", not JSON; --model wants " + std::string(dump_kind_name(DumpKind::kModel)) +
+         std::string(kModelDumpFromCheckpoint);
 }
 
 DumpKind tagged_dump_kind(const JsonDocument& document) {
@@ -85,9 +114,10 @@ std::string_view dump_kind_name(DumpKind kind) {
 std::optional<Diagnostic> wrong_kind_error(const JsonDocument& document, DumpKind kind,
                                            DumpKind wanted, std::string_view who) {
   if (kind == DumpKind::kUnknown || kind == wanted) return std::nullopt;
-  return make_error(document.name(), {},
-                    "this looks like " + std::string(dump_kind_name(kind)) + "; " +
-                        std::string(who) + " wants " + std::string(dump_kind_name(wanted)));
+  std::string message = "this looks like " + std::string(dump_kind_name(kind)) + "; " +
+                        std::string(who) + " wants " + std::string(dump_kind_name(wanted));
+  if (wanted == DumpKind::kModel && is_checkpoint(kind)) message += kModelDumpFromCheckpoint;
+  return make_error(document.name(), {}, std::move(message));
 }
 
 }  // namespace hpfreeze

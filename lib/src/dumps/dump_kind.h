@@ -7,7 +7,8 @@
 // - freeze --base: base_meta_lookalike_kind;
 // - the meta readers (decode_meta: check, thaw, report, diff): meta_lookalike_kind;
 // - --model of report and check, by its first bytes: looks_like_safetensors;
-// - every JSON reader given a file that is no JSON: not_json_kind.
+// - every JSON reader given a file that is no JSON: not_json_kind (freeze's --model:
+//   not_json_model_dump_kind).
 
 #include <optional>
 #include <string>
@@ -56,8 +57,16 @@ bool looks_like_safetensors(std::string_view first_bytes);
 // anything else, a stream cut at its first NUL included: it keeps its syntax error.
 std::optional<std::string> not_json_kind(std::string_view bytes);
 
+// The same for freeze's --model, which wants a model tree dump: a safetensors file is "this
+// looks like a safetensors checkpoint, not JSON; --model wants a model tree dump
+// (hpfreeze.model/v1): " and why (the module classes a checkpoint does not hold) and where
+// one comes from (hpfreeze-export), as wrong_kind_error says it of an index.
+std::optional<std::string> not_json_model_dump_kind(std::string_view bytes);
+
 // "this looks like KIND; WHO wants WANTED" (no pointer) when `kind` is known and not
-// `wanted`; `who` is the flag or command that read the document.
+// `wanted`; `who` is the flag or command that read the document. A checkpoint's index where
+// a model tree dump is wanted (freeze --model) adds why a checkpoint will not do and where a
+// dump comes from.
 std::optional<Diagnostic> wrong_kind_error(const JsonDocument& document, DumpKind kind,
                                            DumpKind wanted, std::string_view who);
 

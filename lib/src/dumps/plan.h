@@ -155,6 +155,14 @@ Expected<ModelTree> decode_model_tree(const JsonDocument& document);
 // FQN of a parameter planned on a boundary: "b.n", "n" on the root boundary "", "b" when
 // the name is "".
 std::string join_fqn(std::string_view boundary, std::string_view name);
+// Whether `fqn` is join_fqn(boundary, name), without joining (inline: freeze asks it once
+// per planned parameter).
+inline bool is_joined_fqn(std::string_view fqn, std::string_view boundary, std::string_view name) {
+  if (boundary.empty()) return fqn == name;
+  if (name.empty()) return fqn == boundary;
+  return fqn.size() == boundary.size() + 1 + name.size() && fqn[boundary.size()] == '.' &&
+         fqn.starts_with(boundary) && fqn.ends_with(name);
+}
 
 // Converts a SpecValue with no typed value inside to Json (views shared).
 Json spec_value_to_plain_json(const SpecValue& value);

@@ -12,6 +12,7 @@
 
 #include "base/huge_pages.h"
 #include "base/name_index.h"
+#include "dumps/coverage.h"
 #include "freeze/sort_by_name.h"
 
 namespace hpfreeze {
@@ -181,14 +182,6 @@ std::string_view join_fqn_in(StringArena& arena, std::string_view boundary, std:
   return {out, boundary.size() + 1 + name.size()};
 }
 
-// Whether fqn is join_fqn(boundary, name), without joining.
-bool is_joined_fqn(std::string_view fqn, std::string_view boundary, std::string_view name) {
-  if (boundary.empty()) return fqn == name;
-  if (name.empty()) return fqn == boundary;
-  return fqn.size() == boundary.size() + 1 + name.size() && fqn[boundary.size()] == '.' &&
-         fqn.starts_with(boundary) && fqn.ends_with(name);
-}
-
 // FQNs of the sharded params (frozen_sharded_params, docs/formats.md "The meta"), copied
 // into `arena`, sorted and de-duplicated.
 std::vector<std::string_view> sharded_param_fqns(const PlanDump& plan, StringArena& arena) {
@@ -264,7 +257,11 @@ std::vector<std::string_view> sharded_param_fqns(const FrozenParamPlan& plan, St
 }
 
 // Pointers and FQN strings are only built for the errors: this runs once per planned param.
-void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorList& errors) {
+// `planned` flags each model parameter found here, for the coverage rule; returns how many.
+std::size_t verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorList& errors,
+                                 std::vector<std::uint8_t>& planned) {
+  planned.assign(model.parameters.size(), 0);
+  std::size_t found = 0;
   std::string fqn;
   std::size_t cursor = 0;
   for (const ModuleSpec& spec : plan.modules) {
@@ -285,6 +282,9 @@ void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorLis
                                   model.file + ")"));
         continue;
       }
+      // A hit leaves the cursor after it; two keys may join to one name.
+      found += planned[cursor - 1] == 0 ? 1 : 0;
+      planned[cursor - 1] = 1;
       const auto rank = static_cast<std::int64_t>(info->shape.size());
       for (const AxisPlacement& a : param.axes) {
         if (!a.placement.has_dim()) continue;
@@ -310,6 +310,29 @@ void verify_against_model(const PlanDump& plan, const ModelTree& model, ErrorLis
       }
     }
   }
+  return found;
+}
+
+// How many of the uncovered parameters the warning names.
+constexpr std::size_t kUncoveredNamed = 3;
+
+// The one line about the trainable parameters no planned key covers, at the first of them
+// in the model (check --model lists each, counted the same way).
+Diagnostic uncovered_warning(const PlanDump& plan, const ModelTree& model,
+                             const std::vector<std::size_t>& uncovered) {
+  const std::size_t n = uncovered.size();
+  std::string message = plural(n, "trainable parameter") + (n == 1 ? " is" : " are") +
+                        " not covered by any planned parameter of " + plan.file +
+                        (n == 1 ? ": " : ", first here: ");
+  for (std::size_t k = 0; k < std::min(n, kUncoveredNamed); ++k) {
+    if (k > 0) message += ", ";
+    message += quote_for_diagnostic(model.parameters[uncovered[k]].first);
+  }
+  if (n > kUncoveredNamed) message += " and " + std::to_string(n - kUncoveredNamed) + " more";
+  message += n == 1 ? " (upstream's preflight refuses it at run time)"
+                    : " (upstream's preflight refuses them at run time)";
+  return make_warning(model.file, model.parameter_pointer(model.parameters[uncovered[0]].first),
+                      std::move(message));
 }
 
 }  // namespace
@@ -391,7 +414,14 @@ PlanFreezer::PlanFreezer(PlanFreezer&&) noexcept = default;
 ModelChecks check_against_model(const PlanDump& plan, const ModelTree& model,
                                 const FreezeOptions& options) {
   ModelChecks checks;
-  if (options.verify && model.has_parameters) verify_against_model(plan, model, checks.errors);
+  if (options.verify && model.has_parameters) {
+    std::vector<std::uint8_t> planned;
+    // When every parameter is a planned key itself, none is uncovered.
+    if (verify_against_model(plan, model, checks.errors, planned) < model.parameters.size()) {
+      checks.uncovered = uncovered_trainable_parameters(
+          model, [&plan] { return CoverageIndex(planned_keys(plan)); }, planned);
+    }
+  }
   return checks;
 }
 
@@ -438,6 +468,16 @@ Expected<FreezeResult> PlanFreezer::finish(const ModelTree& model, ModelChecks c
     }
   }
   errors_->append(std::move(checks.errors));
+  if (!checks.uncovered.empty()) {
+    Diagnostic uncovered = uncovered_warning(plan, model, checks.uncovered);
+    if (options_.strict) {
+      uncovered.severity = Severity::kError;
+      uncovered.message += " (--strict makes this an error)";
+      errors_->add(std::move(uncovered));
+    } else {
+      result_.warnings.push_back(std::move(uncovered));
+    }
+  }
   if (!errors_->empty()) return errors_->take(plan.file);
   frozen.boundary_classes = Json(std::move(boundary_classes));
   return std::move(result_);

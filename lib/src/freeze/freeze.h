@@ -65,9 +65,11 @@ struct FreezeResult {
 // The checks of a plan against the model's parameters that finish() makes when
 // FreezeOptions::verify is set and the model lists its parameters: every planned
 // parameter is in the model, every dim is within its parameter's rank, every tied
-// parameter exists. Their errors, in that order.
+// parameter exists (their errors, in that order); and the trainable parameters no planned
+// key covers (dumps/coverage.h), one warning (an error under FreezeOptions::strict).
 struct ModelChecks {
   ErrorList errors;
+  std::vector<std::size_t> uncovered;  // into ModelTree::parameters, in model order
 };
 ModelChecks check_against_model(const PlanDump& plan, const ModelTree& model,
                                 const FreezeOptions& options);

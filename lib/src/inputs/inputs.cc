@@ -125,8 +125,8 @@ void Loader::parse(LoadingInput& slot, TextAfterParse text) {
       (slot.kind() == InputKind::kPlanDump || slot.kind() == InputKind::kModelDump ||
        slot.kind() == InputKind::kModel) &&
       !(options_.schedule == Schedule::kReadAheadBesideFirst && &slot == order_.front());
-  const ParseOptions parse_options =
-      slot.keys_left_to_decoder ? decoder_checks_keys() : ParseOptions{};
+  ParseOptions parse_options = slot.keys_left_to_decoder ? decoder_checks_keys() : ParseOptions{};
+  if (slot.kind() == InputKind::kModelDump) parse_options.not_json = not_json_model_dump_kind;
   Expected<JsonDocument> document = parse_stage(std::move(*slot.text), slot.in->stage, scratch_,
                                                 is_last_parse(slot), parse_options, text);
   slot.text.reset();

@@ -28,7 +28,7 @@ Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
   if (!input) return std::move(input.errors());
   const StageClock::time_point start = StageClock::now();
   options.scratch = &scratch;
-  options.not_json = not_json_kind;
+  if (options.not_json == nullptr) options.not_json = not_json_kind;
   Expected<JsonDocument> document =
       parse_json_document(input->display_name, std::move(input->bytes), options);
   if (last) scratch.close();

@@ -38,8 +38,8 @@ enum class TextAfterParse {
 // The document without its input text, which nothing after the parse needs: the text's
 // memory (see `text`) and the parser go to `scratch` for the next read and parse, and after
 // the `last` parse the scratch is closed, so that this text and the tapes released later go
-// back to the system. A text that is some other format is named as such (dump_kind.h,
-// not_json_kind). `stage` receives the parse time.
+// back to the system. A text that is some other format is named as such (dump_kind.h:
+// options.not_json, not_json_kind when unset). `stage` receives the parse time.
 Expected<JsonDocument> parse_stage(Expected<InputFile> input, LoadStage& stage,
                                    ParseScratch& scratch, bool last, ParseOptions options = {},
                                    TextAfterParse text = TextAfterParse::kToScratch);

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "dumps/coverage.h"
 #include "hpfreeze/base/diagnostic.h"
 #include "json/json.h"
 #include "json/json_document.h"
@@ -231,23 +232,7 @@ Expected<Json> decode_base_meta(const Json& base, const std::string& file,
 // codegen_meta.json", base_meta_lookalike_kind in dump_kind.h).
 Expected<Json> decode_base_meta(const JsonDocument& base);
 
-// Upstream's preflight rule for a model parameter: it is covered when its FQN is a
-// planned parameter FQN or lies under one (key + "."). covers() is linear in the length
-// of the name, however many dots it has.
-class CoverageIndex {
- public:
-  explicit CoverageIndex(const FrozenMeta& meta);
-  [[nodiscard]] bool covers(std::string_view fqn) const;
-
- private:
-  [[nodiscard]] bool contains(std::uint64_t hash, std::string_view prefix) const;
-
-  // Open addressing over the planned FQNs (linear probing, at most half full): a slot
-  // holds an index into keys_ and hashes_ plus one, 0 when empty.
-  std::vector<std::string_view> keys_;
-  std::vector<std::uint64_t> hashes_;
-  std::vector<std::uint32_t> slots_;
-  int shift_ = 64;  // slot = (hash * golden ratio) >> shift_
-};
+// The coverage of the meta's param_plan (dumps/coverage.h): every planned FQN a key.
+CoverageIndex coverage_of(const FrozenMeta& meta);
 
 }  // namespace hpfreeze

@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <utility>
+#include <vector>
 
+#include "dumps/coverage.h"
 #include "dumps/dump_kind.h"
 #include "dumps/plan.h"
 #include "hpfreeze/base/command_result.h"
@@ -434,70 +437,15 @@ std::optional<FrozenMeta> decode_meta_keep_going(const JsonDocument& document,
   return meta;
 }
 
-namespace {
-
-// FNV-1a, fed one byte at a time so that every prefix's hash comes out of one pass.
-constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr std::uint64_t kFnvPrime = 1099511628211ull;
-
-std::uint64_t fnv(std::uint64_t h, char c) {
-  return (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
-}
-
-std::uint64_t fnv(std::string_view s) {
-  std::uint64_t h = kFnvOffset;
-  for (char c : s) h = fnv(h, c);
-  return h;
-}
-
-// Fibonacci hashing spreads FNV's weak low bits over the table.
-constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-}  // namespace
-
-CoverageIndex::CoverageIndex(const FrozenMeta& meta) {
+CoverageIndex coverage_of(const FrozenMeta& meta) {
   std::size_t n = 0;
   for (const MetaBoundary& b : meta.boundaries) n += b.params.size();
-  keys_.reserve(n);
-  hashes_.reserve(n);
+  std::vector<PlannedKey> keys;
+  keys.reserve(n);
   for (const MetaBoundary& b : meta.boundaries) {
-    for (const MetaParam& p : b.params) {
-      keys_.push_back(p.fqn);
-      hashes_.push_back(fnv(p.fqn));
-    }
+    for (const MetaParam& p : b.params) keys.push_back({p.fqn, {}});
   }
-  std::size_t capacity = 16;
-  shift_ = 60;
-  while (capacity < 2 * keys_.size()) {
-    capacity *= 2;
-    --shift_;
-  }
-  slots_.assign(capacity, 0);
-  const std::size_t mask = capacity - 1;
-  for (std::size_t k = 0; k < keys_.size(); ++k) {
-    std::size_t i = static_cast<std::size_t>((hashes_[k] * kGolden) >> shift_);
-    while (slots_[i] != 0) i = (i + 1) & mask;
-    slots_[i] = static_cast<std::uint32_t>(k + 1);
-  }
-}
-
-bool CoverageIndex::contains(std::uint64_t hash, std::string_view prefix) const {
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = static_cast<std::size_t>((hash * kGolden) >> shift_); slots_[i] != 0;
-       i = (i + 1) & mask) {
-    const std::size_t k = slots_[i] - 1;
-    if (hashes_[k] == hash && keys_[k] == prefix) return true;
-  }
-  return false;
-}
-
-bool CoverageIndex::covers(std::string_view fqn) const {
-  std::uint64_t h = kFnvOffset;
-  for (std::size_t i = 0; i < fqn.size(); ++i) {
-    if (fqn[i] == '.' && contains(h, fqn.substr(0, i))) return true;
-    h = fnv(h, fqn[i]);
-  }
-  return contains(h, fqn);
+  return CoverageIndex(std::move(keys));
 }
 
 }  // namespace hpfreeze

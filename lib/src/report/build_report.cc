@@ -251,7 +251,7 @@ class ReportBuilder {
   // it; the prefix index is built only when some param is not matched by name.
   bool covered(std::size_t k, std::string_view fqn) {
     if (first_plan_[k] != std::numeric_limits<std::size_t>::max()) return true;
-    if (!coverage_) coverage_.emplace(meta_);
+    if (!coverage_) coverage_.emplace(coverage_of(meta_));
     return coverage_->covers(fqn);
   }
 

@@ -118,7 +118,8 @@ TEST(FreezePasses, VerificationAgainstTheModel) {
 TEST(FreezePasses, StrictTurnsTheNegativeDimWarningIntoAnError) {
   JsonDocument plan_doc = parse(R"j({"modules": {"b": {"params": {"w": {"tp":
       {"$placement": "Shard", "dim": -1}}},
-      "out_src": {"o": {"tp": {"$placement": "Shard", "dim": -2}}}}}})j");
+      "out_src": {"o": {"tp": {"$placement": "Shard", "dim": -2}}}},
+      "lin": {"params": {"weight": {"tp": "R"}}}}})j");
   JsonDocument model_doc = parse(kModel, "model.json");
   Expected<PlanDump> plan = decode_plan_dump(plan_doc);
   Expected<ModelTree> model = decode_model_tree(model_doc);

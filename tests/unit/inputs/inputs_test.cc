@@ -282,11 +282,24 @@ TEST_P(LoadInputs, AFileOfAnotherKindIsNamed) {
   EXPECT_EQ(lines(load({{"META", "plan.json", InputKind::kMeta}}, "thaw")),
             Lines{"plan.json: this looks like a plan dump (hpfreeze.plan/v1); thaw wants a "
                   "codegen_meta.json"});
-  // Any JSON reader names a safetensors file.
+  // Any JSON reader names a safetensors file; freeze's --model, and a checkpoint's index
+  // given there, say why a checkpoint will not do and where a model dump comes from.
   fs.add_file("model.safetensors", safetensors("{}", 0));
-  EXPECT_EQ(lines(load(freeze("plan.json", "model.safetensors"), "freeze")),
+  EXPECT_EQ(lines(load({{"PLAN", "model.safetensors", InputKind::kPlanDump}}, "expand")),
             Lines{"model.safetensors: this looks like a safetensors checkpoint, not JSON "
                   "(report and check read one as --model FILE, by path)"});
+  const std::string why =
+      "--model wants a model tree dump (hpfreeze.model/v1): freeze needs the class of every "
+      "module (its boundary_classes), which a checkpoint does not hold; hpfreeze-export writes "
+      "a model tree dump from the live model (docs/formats.md, \"The Python exporter\"), and "
+      "report and check take the checkpoint itself";
+  EXPECT_EQ(lines(load(freeze("plan.json", "model.safetensors"), "freeze")),
+            Lines{"model.safetensors: this looks like a safetensors checkpoint, not JSON; " + why});
+  fs.add_file("model.safetensors.index.json", R"j({"weight_map": {"w": "a.safetensors"}})j");
+  EXPECT_EQ(lines(load(freeze("plan.json", "model.safetensors.index.json"), "freeze")),
+            Lines{"model.safetensors.index.json: this looks like a sharded checkpoint's index "
+                  "(*.safetensors.index.json); " +
+                  why});
 }
 
 // ---------------------------------------------------------------------------------------

@@ -250,12 +250,12 @@ TEST(DecodeMeta, ParamsOutOfTheTreeDecodeTheSame) {
   EXPECT_EQ(decoded, 1u);  // the first text; the others are rejected
 }
 
-TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {
+TEST(MetaCoverage, PlannedKeysAndWhatLiesUnderThem) {
   JsonDocument doc = parse(R"j({"param_plan": {"m": {"params": {"w": {"tp": "R"},
       "sub.x": {"tp": "R"}}}, "": {"params": {"top": {"tp": "R"}}}}})j");
   Expected<FrozenMeta> meta = decode_meta(doc, "test");
   ASSERT_TRUE(meta.ok());
-  const CoverageIndex coverage(*meta);
+  const CoverageIndex coverage = coverage_of(*meta);
   EXPECT_TRUE(coverage.covers("m.w"));
   EXPECT_TRUE(coverage.covers("m.w.extra"));
   EXPECT_TRUE(coverage.covers("m.sub.x"));
@@ -270,7 +270,7 @@ TEST(CoverageIndex, PlannedKeysAndWhatLiesUnderThem) {
 
 // Enough keys to fill many probe chains of the table, one FQN planned twice, and a meta
 // with no params at all.
-TEST(CoverageIndex, ManyKeysDuplicatesAndNone) {
+TEST(MetaCoverage, ManyKeysDuplicatesAndNone) {
   std::string params;
   for (int i = 0; i < 5000; ++i) {
     if (i > 0) params += ", ";
@@ -280,7 +280,7 @@ TEST(CoverageIndex, ManyKeysDuplicatesAndNone) {
                            "}}, \"m.layers.7\": {\"params\": {\"w\": {\"tp\": \"R\"}}}}}");
   Expected<FrozenMeta> meta = decode_meta(doc, "test");
   ASSERT_TRUE(meta.ok());
-  const CoverageIndex coverage(*meta);
+  const CoverageIndex coverage = coverage_of(*meta);
   for (int i = 0; i < 5000; ++i) {
     const std::string fqn = "m.layers." + std::to_string(i) + ".w";
     EXPECT_TRUE(coverage.covers(fqn)) << fqn;
@@ -293,7 +293,7 @@ TEST(CoverageIndex, ManyKeysDuplicatesAndNone) {
   JsonDocument empty = parse(R"j({"param_plan": {"m": {}}})j");
   Expected<FrozenMeta> none = decode_meta(empty, "test");
   ASSERT_TRUE(none.ok());
-  EXPECT_FALSE(CoverageIndex(*none).covers("m.w"));
+  EXPECT_FALSE(coverage_of(*none).covers("m.w"));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@ namespace hpfreeze {
 
 struct FreezeOptions {
   bool verify = true;        // check planned params against the model's `parameters`
-  bool strict = false;       // warnings (negative dims) become errors
+  bool strict = false;       // warnings (negative dims, uncovered parameters) become errors
   bool allow_empty = false;  // accept a plan without modules
 };
 
