@@ -10,6 +10,7 @@
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/base/concurrency.h"
 #include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/io/file_system.h"
 
 namespace hpfreeze {
 
@@ -32,6 +33,9 @@ struct CheckRequest {
   // Also verify each meta's generated bundle (check/bundle_check.h): its findings join the
   // meta's before they are sorted. A meta on stdin has no bundle: "-" is a usage error then.
   bool bundle = false;
+  // The files it reads and writes: the real disk when null (the library's tests give an
+  // in-memory one).
+  FileSystem* files = nullptr;
 };
 
 // What a run of check found, for the front end's -v line.

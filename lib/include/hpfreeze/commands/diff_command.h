@@ -5,6 +5,7 @@
 
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/diff/diff_options.h"
+#include "hpfreeze/io/file_system.h"
 
 namespace hpfreeze {
 
@@ -15,6 +16,9 @@ struct DiffRequest {
   DiffOptions options;
   // No output, the outcome only (diff --quiet, as git diff --quiet).
   bool quiet = false;
+  // The files it reads and writes: the real disk when null (the library's tests give an
+  // in-memory one).
+  FileSystem* files = nullptr;
 };
 
 // Reads, decodes (decode_meta) and compares both files. The output holds one line per
