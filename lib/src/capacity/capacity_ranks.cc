@@ -463,7 +463,7 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh,
           return make_error({}, {},
                             refused(mesh, "cut " + std::to_string(layout.digits[t.digit]) +
                                               " ranks across axes into expert groups for " +
-                                              std::to_string(groups) + " groups of parameters"));
+                                              plural(groups, "group") + " of parameters"));
         }
         for (std::uint64_t x = 0; x < layout.digits[t.digit]; ++x) {
           search.cuts_[t.digit].push_back(x);
