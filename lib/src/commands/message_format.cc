@@ -167,7 +167,8 @@ void add_pointer_positions(Diagnostics& diagnostics, FileSystem* files) {
       offset += n;
       return piece;
     };
-    std::vector<std::string> pointers;
+    std::vector<std::string_view> pointers;
+    pointers.reserve(located.size());
     for (const Diagnostic* d : located) pointers.push_back(d->pointer);
     const std::vector<std::optional<TextPosition>> at = locate_pointers(next, pointers);
     for (std::size_t i = 0; i < located.size(); ++i) {

@@ -3,28 +3,36 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <utility>
 
 namespace hpfreeze {
 namespace {
 
 // The reference tokens of an RFC 6901 pointer, "~1" and "~0" undone; nullopt for a text
-// that is no pointer (it must start with '/' unless empty).
-std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer) {
-  std::vector<std::string> tokens;
+// that is no pointer (it must start with '/' unless empty). A token views the pointer itself
+// unless it had an escape: then it views its decoded copy, kept in `decoded`.
+std::optional<std::vector<std::string_view>> pointer_tokens(std::string_view pointer,
+                                                            std::deque<std::string>& decoded) {
+  std::vector<std::string_view> tokens;
   if (pointer.empty()) return tokens;
   if (pointer.front() != '/') return std::nullopt;
   for (std::size_t at = 1;;) {
     const std::size_t slash = std::min(pointer.find('/', at), pointer.size());
-    std::string token;
-    for (std::size_t i = at; i < slash; ++i) {
-      if (pointer[i] == '~' && i + 1 < slash && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
-        token += pointer[++i] == '0' ? '~' : '/';
-      } else {
-        token += pointer[i];
+    std::string_view token = pointer.substr(at, slash - at);
+    if (token.find('~') != std::string_view::npos) {
+      std::string& plain = decoded.emplace_back();
+      for (std::size_t i = 0; i < token.size(); ++i) {
+        if (token[i] == '~' && i + 1 < token.size() &&
+            (token[i + 1] == '0' || token[i + 1] == '1')) {
+          plain += token[++i] == '0' ? '~' : '/';
+        } else {
+          plain += token[i];
+        }
       }
+      token = plain;
     }
-    tokens.push_back(std::move(token));
+    tokens.push_back(token);
     if (slash == pointer.size()) return tokens;
     at = slash + 1;
   }
@@ -66,7 +74,7 @@ int hex_digit(int c) {
 class PointerScanner {
  public:
   // `targets` sorted and without repeats.
-  PointerScanner(const TextPieces& pieces, std::vector<std::vector<std::string>> targets)
+  PointerScanner(const TextPieces& pieces, std::vector<std::vector<std::string_view>> targets)
       : pieces_(pieces),
         targets_(std::move(targets)),
         found_(targets_.size()),
@@ -168,10 +176,10 @@ class PointerScanner {
   // Orders targets (all longer than `depth`) by their token at `depth`, against a name.
   struct TokenAt {
     std::size_t depth;
-    bool operator()(const std::vector<std::string>& target, const std::string& token) const {
+    bool operator()(const std::vector<std::string_view>& target, std::string_view token) const {
       return target[depth] < token;
     }
-    bool operator()(const std::string& token, const std::vector<std::string>& target) const {
+    bool operator()(std::string_view token, const std::vector<std::string_view>& target) const {
       return token < target[depth];
     }
   };
@@ -258,26 +266,27 @@ class PointerScanner {
   bool ended_ = false;
   std::size_t line_ = 1;
   std::size_t column_ = 1;
-  std::vector<std::vector<std::string>> targets_;
+  std::vector<std::vector<std::string_view>> targets_;
   std::vector<std::optional<TextPosition>> found_;
   std::size_t missing_;
 };
 
 }  // namespace
 
-std::vector<std::optional<TextPosition>> locate_pointers(const TextPieces& pieces,
-                                                         std::span<const std::string> pointers) {
+std::vector<std::optional<TextPosition>> locate_pointers(
+    const TextPieces& pieces, std::span<const std::string_view> pointers) {
   // Each distinct path is looked for once: the pointers' tokens, sorted, without repeats
   // ("/~" and "/~0" name one path), each pointer knowing its own.
-  std::vector<std::pair<std::vector<std::string>, std::size_t>> tokens;
+  std::deque<std::string> decoded;
+  std::vector<std::pair<std::vector<std::string_view>, std::size_t>> tokens;
   tokens.reserve(pointers.size());
   for (std::size_t i = 0; i < pointers.size(); ++i) {
-    if (std::optional<std::vector<std::string>> t = pointer_tokens(pointers[i])) {
+    if (std::optional<std::vector<std::string_view>> t = pointer_tokens(pointers[i], decoded)) {
       tokens.emplace_back(std::move(*t), i);
     }
   }
   std::sort(tokens.begin(), tokens.end());
-  std::vector<std::vector<std::string>> targets;
+  std::vector<std::vector<std::string_view>> targets;
   std::vector<std::size_t> target_of(pointers.size(), SIZE_MAX);
   for (auto& [path, pointer] : tokens) {
     if (targets.empty() || targets.back() != path) targets.push_back(std::move(path));
@@ -291,6 +300,12 @@ std::vector<std::optional<TextPosition>> locate_pointers(const TextPieces& piece
     out.push_back(target == SIZE_MAX ? std::nullopt : found[target]);
   }
   return out;
+}
+
+std::vector<std::optional<TextPosition>> locate_pointers(const TextPieces& pieces,
+                                                         std::span<const std::string> pointers) {
+  const std::vector<std::string_view> views(pointers.begin(), pointers.end());
+  return locate_pointers(pieces, std::span<const std::string_view>(views));
 }
 
 }  // namespace hpfreeze
