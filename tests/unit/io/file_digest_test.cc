@@ -194,14 +194,9 @@ TEST_F(DigestFile, AFifoOrADeviceIsRefusedWithoutWaiting) {
 
 // A socket cannot be opened (ENXIO): it is named for what it is, as a FIFO is.
 TEST_F(DigestFile, ASocketIsNamedForWhatItIs) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
   const std::string socket_path = path("s");
-  ASSERT_LT(socket_path.size(), sizeof address.sun_path);
-  std::copy(socket_path.begin(), socket_path.end(), address.sun_path);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const int fd = io_testing::bound_socket(socket_path);
+  ASSERT_GE(fd, 0);
   expect_one_io_error(digest_file(socket_path).errors(), socket_path,
                       "is a socket, not a regular file");
   ASSERT_EQ(::symlink(socket_path.c_str(), path("link").c_str()), 0);

@@ -7,9 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -353,13 +351,8 @@ TEST_F(MetaTree, ADirectoryMovedFarAboveTheWalkEndsIt) {
 // A socket named codegen_meta.json is named for what it is.
 TEST_F(MetaTree, ASocketIsNamedForWhatItIs) {
   mkdir("s");
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  const std::string socket_path = path("s/codegen_meta.json");
-  ASSERT_LT(socket_path.size(), sizeof address.sun_path);
-  std::copy(socket_path.begin(), socket_path.end(), address.sun_path);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const int fd = io_testing::bound_socket(path("s/codegen_meta.json"));
+  ASSERT_GE(fd, 0);
   mkdir("l");
   ASSERT_EQ(::symlink("../s/codegen_meta.json", path("l/codegen_meta.json").c_str()), 0);
   EXPECT_EQ(describe(walk_for_metas(dir_)),
