@@ -16,12 +16,6 @@ namespace hpfreeze {
 
 namespace {
 
-struct DigestContextFree {
-  const Libcrypto* crypto;
-  void operator()(EVP_MD_CTX* context) const { crypto->md_ctx_free(context); }
-};
-using DigestContext = std::unique_ptr<EVP_MD_CTX, DigestContextFree>;
-
 Diagnostic openssl_error(const Libcrypto& crypto, const std::string& path) {
   char text[256] = "unknown error";
   if (const unsigned long code = crypto.err_get_error(); code != 0) {
@@ -44,9 +38,15 @@ std::string lowercase_hex(const unsigned char* bytes, unsigned size) {
 }  // namespace
 
 struct DigestBuilder::State {
+  State(std::string p, const Libcrypto* c) : path(std::move(p)), crypto(c) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() {
+    if (context != nullptr) crypto->md_ctx_free(context);
+  }
   std::string path;
-  const Libcrypto* crypto = nullptr;
-  DigestContext context;
+  const Libcrypto* crypto;
+  EVP_MD_CTX* context = crypto->md_ctx_new();  // owned
   TextLineCounter lines;
   std::uint64_t size = 0;
 };
@@ -60,18 +60,16 @@ Expected<DigestBuilder> DigestBuilder::start(std::string path) {
   std::string why;
   const Libcrypto* crypto = libcrypto(&why);
   if (crypto == nullptr) return make_io_error(path, "sha256 failed: " + why);
-  auto state = std::make_unique<State>(
-      State{std::move(path), crypto, DigestContext(crypto->md_ctx_new(), DigestContextFree{crypto}),
-            TextLineCounter(), 0});
-  if (!state->context ||
-      crypto->digest_init_ex(state->context.get(), crypto->sha256(), nullptr) != 1) {
+  auto state = std::make_unique<State>(std::move(path), crypto);
+  if (state->context == nullptr ||
+      crypto->digest_init_ex(state->context, crypto->sha256(), nullptr) != 1) {
     return openssl_error(*crypto, state->path);
   }
   return DigestBuilder(std::move(state));
 }
 
 Expected<bool> DigestBuilder::feed(std::string_view piece) {
-  if (state_->crypto->digest_update(state_->context.get(), piece.data(), piece.size()) != 1) {
+  if (state_->crypto->digest_update(state_->context, piece.data(), piece.size()) != 1) {
     return openssl_error(*state_->crypto, state_->path);
   }
   state_->lines.feed(piece);
@@ -82,7 +80,7 @@ Expected<bool> DigestBuilder::feed(std::string_view piece) {
 Expected<FileDigest> DigestBuilder::finish() {
   unsigned char sha256[EVP_MAX_MD_SIZE];
   unsigned size = 0;
-  if (state_->crypto->digest_final_ex(state_->context.get(), sha256, &size) != 1) {
+  if (state_->crypto->digest_final_ex(state_->context, sha256, &size) != 1) {
     return openssl_error(*state_->crypto, state_->path);
   }
   return FileDigest{lowercase_hex(sha256, size), state_->size, state_->lines.lines()};
