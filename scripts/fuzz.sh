@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer targets of tests/fuzz (placement, freeze, model, encode, the
-# meta readers check, thaw, report, diff, expand, and the safetensors header reader
-# checkpoint).
+# meta readers check, thaw, report, diff, expand, the safetensors header reader checkpoint,
+# and walk, the walk of check PATH... over trees it builds and changes).
 #
 #   scripts/fuzz.sh [-t SECONDS] [-j JOBS] [-b BUILD_DIR] [TARGET...]
 #
@@ -33,7 +33,7 @@ while getopts "t:j:b:h" opt; do
 done
 shift $((OPTIND - 1))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode check thaw report diff expand checkpoint)
+[ ${#targets[@]} -eq 0 ] && targets=(placement freeze model encode check thaw report diff expand checkpoint walk)
 
 "$root/scripts/setup.sh" fuzz
 # shellcheck disable=SC2086

@@ -6,10 +6,13 @@ import hashlib
 import json
 import os
 import shutil
+import unittest
 
 from hpf import TempDirTest, case, read, run, write_bundle
 
 NO_BUNDLE = "the meta records no generated bundle (outputs is empty): nothing to verify"
+# What a run of the tree below verified: the closing note says it.
+VERIFIED = "2 bundles verified, 1 meta without a bundle"
 EMPTY_PLAN = "/param_plan: param_plan is empty: the meta plans no boundary"
 
 
@@ -52,9 +55,9 @@ class BundleTree(TempDirTest):
         return r.returncode, r.stdout.decode(), r.stderr.decode()
 
     def test_clean_tree(self):
+        # The meta without a bundle is counted in the closing note, not noted on every run.
         self.assertEqual(self.check(".", "--bundle"), (0, "", (
-            "hpfreeze: note: alpha/codegen_meta.json: /outputs: %s\n"
-            "hpfreeze: note: check: 0 errors, 0 warnings, 1 note in 3 metas\n" % NO_BUNDLE)))
+            "hpfreeze: note: check: 0 errors, 0 warnings, 0 notes in 3 metas; %s\n" % VERIFIED)))
         # Without --bundle nothing is read of the bundles, and the no-bundle note is not given.
         self.assertEqual(self.check("."), (
             0, "", "hpfreeze: note: check: 0 errors, 0 warnings, 0 notes in 3 metas\n"))
@@ -66,13 +69,14 @@ class BundleTree(TempDirTest):
             f.write("# edited by hand\n")
         after = hashlib.sha256(read(path)).hexdigest()
         self.assertNotEqual(before, after)
+        # The finding names the next step.
         drift = ("Zeta/generated/codegen_meta.json: /outputs/modeling: Zeta/generated/%s: hash "
-                 "drift (recorded sha256 %s, actual %s; recorded 5 lines, actual 6)"
-                 % (self.m, before, after))
+                 "drift (recorded sha256 %s, actual %s; recorded 5 lines, actual 6): regenerate "
+                 "the bundle or revert Zeta/generated/%s" % (self.m, before, after, self.m))
         self.assertEqual(self.check(".", "--bundle"), (1, "", (
             "hpfreeze: error: %s\n"
-            "hpfreeze: note: alpha/codegen_meta.json: /outputs: %s\n"
-            "hpfreeze: note: check: 1 error, 0 warnings, 1 note in 3 metas\n" % (drift, NO_BUNDLE))))
+            "hpfreeze: note: check: 1 error, 0 warnings, 0 notes in 3 metas; %s\n"
+            % (drift, VERIFIED))))
         # -q: the errors only, no notes and no closing note; -qq: nothing.
         self.assertEqual(self.check(".", "--bundle", "-q"), (1, "", "hpfreeze: error: %s\n" % drift))
         self.assertEqual(self.check("-qq", ".", "--bundle"), (1, "", ""))
@@ -85,18 +89,18 @@ class BundleTree(TempDirTest):
         self.assertEqual(err.splitlines()[0], (
             "::error file=Zeta/generated/%s::Zeta/generated/codegen_meta.json:%d:%d: "
             "/outputs/modeling: Zeta/generated/%s: hash drift (recorded sha256 %s, actual %s; "
-            "recorded 5 lines, actual 6)" % (self.m, line, column, self.m, before, after)))
+            "recorded 5 lines, actual 6): regenerate the bundle or revert Zeta/generated/%s"
+            % (self.m, line, column, self.m, before, after, self.m)))
         self.assertEqual(err.splitlines()[-1],
-                         "::notice::check: 1 error, 0 warnings, 1 note in 3 metas")
+                         "::notice::check: 1 error, 0 warnings, 0 notes in 3 metas; " + VERIFIED)
         # --json: the findings on stdout in walk order, file=meta, pointer=/outputs/KEY.
         code, out, err = self.check(".", "--bundle", "--json")
         self.assertEqual(code, 1)
         self.assertEqual([json.loads(x) for x in out.splitlines()], [
             {"severity": "error", "file": "Zeta/generated/codegen_meta.json",
-             "pointer": "/outputs/modeling", "message": drift.split(": ", 2)[2]},
-            {"severity": "note", "file": "alpha/codegen_meta.json", "pointer": "/outputs",
-             "message": NO_BUNDLE}])
-        self.assertEqual(err, "hpfreeze: note: check: 1 error, 0 warnings, 1 note in 3 metas\n")
+             "pointer": "/outputs/modeling", "message": drift.split(": ", 2)[2]}])
+        self.assertEqual(err, "hpfreeze: note: check: 1 error, 0 warnings, 0 notes in 3 metas; %s\n"
+                         % VERIFIED)
 
     def test_walk_order_and_skipped_directories(self):
         # Every meta with an error, so each one checked shows: the walk's order is byte
@@ -125,16 +129,19 @@ class BundleTree(TempDirTest):
                          (0, "", "hpfreeze: debug: check: 0 errors, 0 warnings, 0 notes\n"))
 
     def test_exit_status_is_the_worst(self):
+        # A meta named on its own keeps its note: the user asked for that one.
         self.assertEqual(self.check("Zeta", "alpha/codegen_meta.json", "missing.json", "--bundle"), (
             2, "", "hpfreeze: note: alpha/codegen_meta.json: /outputs: %s\n"
                    "hpfreeze: error: missing.json: cannot open: No such file or directory\n"
-                   "hpfreeze: note: check: 1 error, 0 warnings, 1 note in 3 metas\n" % NO_BUNDLE))
+                   "hpfreeze: note: check: 1 error, 0 warnings, 1 note in 3 metas; 1 bundle "
+                   "verified, 1 meta without a bundle\n" % NO_BUNDLE))
         os.remove(self.path("alpha", "beta", "__init__.py"))
         code, _, err = self.check(".", "--bundle", "-q")
         self.assertEqual(code, 1)
         self.assertEqual(err, (
             "hpfreeze: error: alpha/beta/codegen_meta.json: /outputs/init: alpha/beta/__init__.py: "
-            "cannot open: No such file or directory (recorded sha256 %s)\n"
+            "cannot open: No such file or directory (recorded sha256 %s): regenerate the bundle or "
+            "restore alpha/beta/__init__.py\n"
             % hashlib.sha256(("from .%s import Model\n" % self.q[:-3]).encode()).hexdigest()))
 
     def test_usage_errors(self):
@@ -166,3 +173,7 @@ class BundleTree(TempDirTest):
                    "which can be read only once\n"))
         # A regular file may be named twice: it is checked twice.
         self.assertEqual(self.check("alpha/codegen_meta.json", "alpha/codegen_meta.json")[0], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -211,8 +211,8 @@ class BundleHook(PreCommitHook):
         self.assertIn("- hook id: hpfreeze-check-bundle\n- exit code: 1\n", r.stdout)
         self.assertIn(
             "hpfreeze: error: generated/codegen_meta.json: /outputs/modeling: generated/%s: "
-            "hash drift (recorded sha256 %s, actual %s; recorded 5 lines, actual 6)\n"
-            % (modeling, before, after), r.stdout)
+            "hash drift (recorded sha256 %s, actual %s; recorded 5 lines, actual 6): regenerate "
+            "the bundle or revert generated/%s\n" % (modeling, before, after, modeling), r.stdout)
 
         # Staged files of no bundle: skipped.
         self.git("checkout", "--", ".")

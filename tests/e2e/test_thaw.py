@@ -107,8 +107,19 @@ class Thaw(TempDirTest):
         same = self.path("same.json")
         r = run("thaw", TRICKY, "-o", same, "--model-out", same)
         self.assertEqual(r.returncode, 2)
-        self.assertEqual(r.stderr, b"hpfreeze: error: -o and --model-out name the same file\n")
+        self.assertEqual(r.stderr, b"hpfreeze: error: %s: -o and --model-out name the same "
+                                   b"file\n" % same.encode())
         self.assertFalse(os.path.exists(same))
+        # Compared by what they lead to: a link to it is the same file too, and a character
+        # device may be both (the strings were compared once: /dev/null twice was refused).
+        os.symlink(same, self.path("link.json"))
+        r = run("thaw", TRICKY, "-o", same, "--model-out", self.path("link.json"))
+        self.assertEqual((r.returncode, r.stderr), (2, b"hpfreeze: error: %s: -o and --model-out "
+                                                       b"name the same file\n"
+                                                       % self.path("link.json").encode()))
+        for second in ("/dev/null", "/dev//null"):
+            r = run("thaw", TRICKY, "-o", "/dev/null", "--model-out", second)
+            self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""), second)
         self.assertEqual(run("thaw").returncode, 2)
 
     def test_rejected_meta_writes_nothing(self):

@@ -8,6 +8,7 @@
 
 #include "fuzz_checkpoint_harness.h"
 #include "fuzz_meta_harness.h"
+#include "fuzz_walk_harness.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string failure =

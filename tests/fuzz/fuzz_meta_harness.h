@@ -9,7 +9,9 @@
 // fresh names, so that 100 fuzzed bytes become a meta of thousands of boundaries, and a
 // reader whose work grows faster than its input runs into -timeout or -rss_limit_mb.
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,6 +39,7 @@
 #include "hpfreeze/commands/expand_command.h"
 #include "hpfreeze/commands/report_command.h"
 #include "hpfreeze/commands/thaw_command.h"
+#include "io/io.h"
 #include "json/diagnostic_json.h"
 #include "json/encode.h"
 #include "meta/meta.h"
@@ -197,10 +201,12 @@ inline std::string check_findings(const Diagnostics& findings) {
 // ---------------------------------------------------------------------------------------
 // check --bundle's pass over a bundle made once per process in a temporary directory:
 // __init__.py ("x\n", sha256 below), the modeling file of model_name "M" and its diff, a
-// FIFO without a writer, a directory and a link to /dev/zero in place of files. The pass
-// never hangs on them; every finding is one line located in the meta, at a pointer of the
-// bundle's members, in the checker's order; an annotation names a file directly in the
-// bundle, never a path outside it; and a second run says the same.
+// FIFO without a writer, a directory, a link to /dev/zero, a socket and a link to
+// /proc/self/pagemap (a pseudo-file of size 0 that holds 256 GiB) in place of files. The pass
+// never hangs on them nor reads a file past its size; every finding is one line located in the
+// meta, at a pointer of the bundle's members, in the checker's order; an annotation names a
+// file directly in the bundle, never a path outside it; a second run says the same, and so
+// does a run that opens the files from the bundle's directory, as a walk does.
 
 inline constexpr std::string_view kFuzzBundleInitSha256 =
     "73cb3858a687a8494ca3323053016282f3dad39d42cf62ca4e79dda2aac7d9ac";
@@ -218,20 +224,35 @@ class FuzzBundle {
     ::mkfifo((dir_ + "/fifo.py").c_str(), 0600);
     ::mkdir((dir_ + "/dir.py").c_str(), 0700);
     [[maybe_unused]] const int linked = ::symlink("/dev/zero", (dir_ + "/zero.py").c_str());
+    [[maybe_unused]] const int pseudo =
+        ::symlink("/proc/self/pagemap", (dir_ + "/pagemap.py").c_str());
+    socket_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const std::string socket_path = dir_ + "/sock.py";
+    if (socket_ >= 0 && socket_path.size() < sizeof address.sun_path) {
+      std::copy(socket_path.begin(), socket_path.end(), address.sun_path);
+      [[maybe_unused]] const int bound =
+          ::bind(socket_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    }
+    RealFileSystem().open_directory(dir_, &directory_);
   }
   FuzzBundle(const FuzzBundle&) = delete;
   FuzzBundle& operator=(const FuzzBundle&) = delete;
   ~FuzzBundle() {
     if (dir_.empty()) return;
     for (const char* name : {"__init__.py", "modeling_M_gen_npu.py", "modeling_M_gen_npu.py.diff",
-                             "fifo.py", "zero.py"}) {
+                             "fifo.py", "zero.py", "pagemap.py", "sock.py"}) {
       std::remove((dir_ + "/" + name).c_str());
     }
+    if (socket_ >= 0) ::close(socket_);
     ::rmdir((dir_ + "/dir.py").c_str());
     ::rmdir(dir_.c_str());
   }
-  [[nodiscard]] bool ready() const { return !dir_.empty(); }
+  [[nodiscard]] bool ready() const { return !dir_.empty() && directory_ != nullptr; }
   [[nodiscard]] std::string meta_path() const { return dir_ + "/codegen_meta.json"; }
+  // The bundle's directory held open, as a walk holds it.
+  [[nodiscard]] Directory* directory() const { return directory_.get(); }
 
  private:
   void write(const char* name, std::string_view bytes) const {
@@ -239,6 +260,8 @@ class FuzzBundle {
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
   std::string dir_;
+  int socket_ = -1;
+  std::shared_ptr<Directory> directory_;
 };
 
 inline bool is_bundle_pointer(std::string_view pointer) {
@@ -285,15 +308,20 @@ inline std::string check_bundle_pass(const std::string& bytes) {
       decode_meta_keep_going(*doc, "check", errors, MetaDecodeOptions::decoded_params_only());
   if (!meta) return {};
   const std::string prefix = bundle_prefix(bundle.meta_path());
-  const Diagnostics findings = check_bundle(*meta, prefix);
+  static RealFileSystem disk;
+  const Diagnostics findings = check_bundle(*meta, {disk, prefix}).findings;
   if (std::string r = check_bundle_findings(findings, bundle.meta_path(), prefix); !r.empty()) {
     return r;
   }
-  const Diagnostics again = check_bundle(*meta, prefix);
-  if (again.size() != findings.size()) return "a second run of the bundle pass differs";
-  for (std::size_t i = 0; i < again.size(); ++i) {
-    if (again[i].location_and_message() != findings[i].location_and_message()) {
-      return "a second run of the bundle pass differs";
+  for (Directory* directory : {static_cast<Directory*>(nullptr), bundle.directory()}) {
+    const Diagnostics again = check_bundle(*meta, {disk, prefix, directory}).findings;
+    const std::string run = directory == nullptr ? "a second run" : "a run from the directory";
+    if (again.size() != findings.size()) return run + " of the bundle pass differs";
+    for (std::size_t i = 0; i < again.size(); ++i) {
+      if (again[i].location_and_message() != findings[i].location_and_message() ||
+          again[i].annotate_file != findings[i].annotate_file) {
+        return run + " of the bundle pass differs";
+      }
     }
   }
   // The one file whose hash the harness knows: recorded right, __init__.py verifies.

@@ -12,6 +12,7 @@
 
 #include "../fuzz/fuzz_checkpoint_harness.h"
 #include "../fuzz/fuzz_meta_harness.h"
+#include "../fuzz/fuzz_walk_harness.h"
 
 namespace hpfreeze::fuzz {
 namespace {
@@ -23,11 +24,11 @@ struct FuzzTarget {
   std::string (*check)(std::string_view);
 };
 
-const FuzzTarget kTargets[] = {{"placement", &check_placement}, {"freeze", &check_freeze},
-                               {"model", &check_model},         {"encode", &check_encode},
-                               {"check", &check_check},         {"thaw", &check_thaw},
-                               {"report", &check_report},       {"diff", &check_diff},
-                               {"expand", &check_expand},       {"checkpoint", &check_checkpoint}};
+const FuzzTarget kTargets[] = {
+    {"placement", &check_placement},   {"freeze", &check_freeze}, {"model", &check_model},
+    {"encode", &check_encode},         {"check", &check_check},   {"thaw", &check_thaw},
+    {"report", &check_report},         {"diff", &check_diff},     {"expand", &check_expand},
+    {"checkpoint", &check_checkpoint}, {"walk", &check_walk}};
 
 const fs::path kFuzzData = fs::path(HPFREEZE_TESTDATA_DIR) / "fuzz";
 

@@ -79,7 +79,7 @@ std::string shorten_for_diagnostic(std::string_view text, std::size_t limit) {
   while (tail < text.size() && is_continuation(text[tail])) ++tail;
   const std::size_t left_out = count_characters(text.substr(head, tail - head));
   std::string out(text.substr(0, head));
-  out += "...[" + std::to_string(left_out) + " characters left out]...";
+  out += "...[" + plural(left_out, "character") + " left out]...";
   out += text.substr(tail);
   return out;
 }

@@ -25,6 +25,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "hpfreeze/base/diagnostic.h"
+
 namespace hpfreeze::capacity_detail {
 namespace {
 
@@ -161,8 +163,8 @@ std::optional<std::string> RankSearch::slice_digit(std::size_t digit) {
   std::uint64_t work = 0;
   if (!checked_mul(layout_.digits[digit], groups, work) || work > kMaxSlicedWork) {
     return "cut " + std::to_string(layout_.digits[digit]) +
-           " ranks across axes into expert groups for " + std::to_string(groups) +
-           " groups of parameters";
+           " ranks across axes into expert groups for " + plural(groups, "group") +
+           " of parameters";
   }
   for (std::uint64_t x = 0; x < layout_.digits[digit]; ++x) cuts_[digit].push_back(x);
   return std::nullopt;

@@ -15,6 +15,13 @@ namespace hpfreeze {
 namespace {
 
 constexpr std::string_view kRecordedEntry = "an object with a 'sha256' of 64 lowercase hex digits";
+// What fixes a meta whose bundle record is wrong: what upstream's generator writes.
+constexpr std::string_view kRegenerate = ": regenerate the bundle";
+// The longest file name a file system holds (NAME_MAX): a longer one names no file to annotate.
+constexpr std::size_t kMaxFileName = 255;
+
+// A bundle path as a message shows it: shortened as a pointer is, escaped as a name is.
+std::string shown(std::string_view path) { return output_name(shorten_for_diagnostic(path)); }
 
 // What a recorded entry without a usable sha256 holds instead.
 std::string entry_defect(const MetaOutput& output) {
@@ -32,24 +39,31 @@ std::string entry_defect(const MetaOutput& output) {
 
 class BundleChecker {
  public:
-  BundleChecker(const FrozenMeta& meta, std::string_view prefix)
-      : bundle_(meta.bundle), file_(meta.file), prefix_(prefix) {}
+  BundleChecker(const FrozenMeta& meta, const BundleFiles& at, bool note_no_bundle)
+      : bundle_(meta.bundle), file_(meta.file), at_(at), note_no_bundle_(note_no_bundle) {}
 
-  Diagnostics run() {
+  BundleFindings run() {
     const std::optional<std::string_view> name = bundle_.modeling_name();
     if (!name) error("/model_name", expected_got("a string or null", *bundle_.model_name));
     modeling_name_ = name;
+    BundleRecord record = BundleRecord::kNone;
     if (bundle_.outputs_state == MetaMemberState::kAbsent) {
-      note("", "the meta records no generated bundle (no outputs): nothing to verify");
+      if (note_no_bundle_) {
+        note("", "the meta records no generated bundle (no outputs): nothing to verify");
+      }
     } else if (bundle_.outputs_state == MetaMemberState::kObject && bundle_.outputs.empty()) {
-      note("/outputs",
-           "the meta records no generated bundle (outputs is empty): nothing to verify");
+      if (note_no_bundle_) {
+        note("/outputs",
+             "the meta records no generated bundle (outputs is empty): nothing to verify");
+      }
     } else if (bundle_.outputs_state == MetaMemberState::kObject) {
+      record = BundleRecord::kFiles;
       check_outputs();
+    } else {
+      record = BundleRecord::kNotAnObject;  // the schema rule's error says so
     }
-    // Otherwise `outputs` is not an object: the schema rule's error says so.
     sort_findings(findings_, file_);  // every finding is located in the meta
-    return std::move(findings_);
+    return {std::move(findings_), record};
   }
 
  private:
@@ -82,9 +96,9 @@ class BundleChecker {
       if (bundle_.find_output(role) != nullptr) continue;
       std::string message = "missing " + std::string(role) + " output hash";
       if (const std::optional<std::string> name = file_name(role)) {
-        message += " (" + output_name(prefix_ + *name) + ")";
+        message += " (" + shown(at_.prefix + *name) + ")";
       }
-      error("/outputs", std::move(message));
+      error("/outputs", message + std::string(kRegenerate));
     }
     // Sorted keys: a meta with many siblings and outputs costs n log n, not n^2.
     std::vector<std::string_view> keys;
@@ -93,8 +107,9 @@ class BundleChecker {
     std::sort(keys.begin(), keys.end());
     for (const auto& [index, sibling] : bundle_.remote_siblings) {
       if (std::binary_search(keys.begin(), keys.end(), std::string_view(sibling))) continue;
-      error(index_pointer("/remote_siblings", index),
-            "missing output hash for remote sibling " + quote_for_diagnostic(sibling));
+      error(index_pointer("/remote_siblings", index), "missing output hash for remote sibling " +
+                                                          quote_for_diagnostic(sibling) +
+                                                          std::string(kRegenerate));
     }
     for (const MetaOutput& output : bundle_.outputs) check_output(output);
   }
@@ -105,36 +120,46 @@ class BundleChecker {
     const std::string pointer = pointer_join("/outputs", output.key);
     if (!is_plain_file_name(output.key) && output_role(output.key) == OutputRole::kFile) {
       error(pointer, std::string(kInvalidOutputFilename) + " " + quote_for_diagnostic(output.key) +
-                         ": not a plain file name of the bundle");
+                         ": not a plain file name of the bundle" + std::string(kRegenerate));
       return;
     }
     if (!output.sha256) {
-      error(pointer, entry_defect(output));
+      error(pointer, entry_defect(output) + std::string(kRegenerate));
       return;
     }
     const std::optional<std::string> name = file_name(output.key);
     if (!name) return;  // model_name cannot name it: its own error says so
-    const std::string path = prefix_ + *name;
-    const Expected<FileDigest> digest = digest_file(path);
+    const std::string path = at_.prefix + *name;
+    const Expected<FileDigest> digest = at_.directory != nullptr
+                                            ? at_.directory->digest(*name, path, kDigestChunkSize)
+                                            : at_.files.digest(path, kDigestChunkSize);
     if (!digest) {
-      error(pointer, output_name(path) + ": " + digest.errors().front().message +
-                         " (recorded sha256 " + std::string(*output.sha256) + ")")
-          .annotate_file = path;
+      on_file(error(pointer, shown(path) + ": " + digest.errors().front().message +
+                                 " (recorded sha256 " + std::string(*output.sha256) +
+                                 "): regenerate the bundle or restore " + shown(path)),
+              path, *name);
       return;
     }
     if (digest->sha256 == *output.sha256) return;
-    std::string message = output_name(path) + ": hash drift (recorded sha256 " +
+    std::string message = shown(path) + ": hash drift (recorded sha256 " +
                           std::string(*output.sha256) + ", actual " + digest->sha256;
     if (output.lines) {
       message += "; recorded " + plural(*output.lines, "line") + ", actual ";
       message += digest->lines ? std::to_string(*digest->lines) : std::string("not UTF-8");
     }
-    error(pointer, message + ")").annotate_file = path;
+    on_file(error(pointer, message + "): regenerate the bundle or revert " + shown(path)), path,
+            *name);
+  }
+
+  // A finding about one file of the bundle: annotated on that file, when one can be named so.
+  static void on_file(Diagnostic& finding, const std::string& path, const std::string& name) {
+    if (name.size() <= kMaxFileName) finding.annotate_file = path;
   }
 
   const MetaBundle& bundle_;
   const std::string& file_;
-  std::string prefix_;
+  const BundleFiles& at_;
+  bool note_no_bundle_;
   std::optional<std::string_view> modeling_name_;
   Diagnostics findings_;
 };
@@ -147,8 +172,8 @@ std::string bundle_prefix(std::string_view meta_path) {
                                          : std::string(meta_path.substr(0, slash + 1));
 }
 
-Diagnostics check_bundle(const FrozenMeta& meta, std::string_view prefix) {
-  return BundleChecker(meta, prefix).run();
+BundleFindings check_bundle(const FrozenMeta& meta, const BundleFiles& at, bool note_no_bundle) {
+  return BundleChecker(meta, at, note_no_bundle).run();
 }
 
 }  // namespace hpfreeze

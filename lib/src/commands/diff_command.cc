@@ -87,6 +87,7 @@ CommandResult run_diff(const DiffRequest& request) {
   LoadOptions load;
   load.command = "diff";
   load.meta = MetaReading::kValuesOnly;
+  load.files = request.files;
   LoadedInputs loaded = load_inputs(metas, load);
   result.diagnostics = std::move(loaded.errors);
   if (!result.diagnostics.empty()) return result;

@@ -10,11 +10,13 @@ namespace hpfreeze {
 
 namespace {
 
-Expected<std::string> expand_lines(const std::string& plan_path, Concurrency concurrency) {
+Expected<std::string> expand_lines(const std::string& plan_path, Concurrency concurrency,
+                                   FileSystem* files) {
   const InputSpec plan{"PLAN", plan_path, InputKind::kPlanDump};
   LoadOptions load;
   load.command = "expand";
   load.concurrency = concurrency;
+  load.files = files;
   LoadedInputs loaded = load_inputs(std::span(&plan, 1), load);
   if (!loaded) return std::move(loaded.errors);
   const std::string& file = loaded.inputs[0].plan().file;
@@ -35,9 +37,9 @@ Expected<std::string> expand_lines(const std::string& plan_path, Concurrency con
 
 }  // namespace
 
-CommandResult run_expand(const std::string& plan_path, Concurrency concurrency) {
+CommandResult run_expand(const std::string& plan_path, Concurrency concurrency, FileSystem* files) {
   CommandResult result;
-  Expected<std::string> lines = expand_lines(plan_path, concurrency);
+  Expected<std::string> lines = expand_lines(plan_path, concurrency, files);
   if (lines) {
     result.output = std::move(*lines);
   } else {

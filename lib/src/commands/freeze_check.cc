@@ -1,9 +1,8 @@
 // `freeze --check`: the meta is rendered as freeze would write it and compared with the
 // file -o names; nothing is written (docs/cli.md, "--check").
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cerrno>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,21 +23,23 @@ Diagnostic differs(const std::string& path, std::string message) {
 }
 
 // The meta `text` holds (the file at `path` when it is none), loaded as diff loads a meta.
-LoadedInputs load_for_diff(const std::string& path,
+LoadedInputs load_for_diff(FileSystem& files, const std::string& path,
                            std::optional<std::string_view> text = std::nullopt) {
   const InputSpec meta{"-o", path, InputKind::kMeta, text};
   LoadOptions load;
   load.command = "freeze --check";
   load.meta = MetaReading::kValuesOnly;
   load.check_paths = false;  // nothing is written
+  load.files = &files;
   return load_inputs(std::span(&meta, 1), load);
 }
 
 // The error for a file that differs: what diff finds between the file (old) and the new
 // meta, at most kMaxCheckDifferences lines of it and a line counting the rest; or the file's
 // read errors.
-Diagnostics difference_error(const std::string& path, const std::string& rendered) {
-  LoadedInputs old_meta = load_for_diff(path);
+Diagnostics difference_error(FileSystem& files, const std::string& path,
+                             const std::string& rendered) {
+  LoadedInputs old_meta = load_for_diff(files, path);
   if (!old_meta && !old_meta.inputs[0].stage.read) return std::move(old_meta.errors);
   if (!old_meta) {
     Diagnostic d = differs(path,
@@ -47,7 +48,7 @@ Diagnostics difference_error(const std::string& path, const std::string& rendere
     d.detail.push_back(old_meta.errors.front().location_and_message());
     return {d};
   }
-  LoadedInputs new_meta = load_for_diff("<freeze>", rendered);
+  LoadedInputs new_meta = load_for_diff(files, "<freeze>", rendered);
   if (!new_meta) {
     // freeze's own output always decodes; were it not to, the bytes still differ.
     return {differs(path, "differs from what freeze would write")};
@@ -79,20 +80,19 @@ Diagnostics difference_error(const std::string& path, const std::string& rendere
 
 // Whether the file at `path` holds exactly `bytes`, read in pieces and no further than the
 // first difference (a size that differs reads nothing).
-Expected<bool> same_bytes(const std::string& path, std::string_view bytes) {
-  Expected<FilePieces> file = FilePieces::open(path);
+Expected<bool> same_bytes(FileSystem& files, const std::string& path, std::string_view bytes) {
+  Expected<std::unique_ptr<RegularFile>> file = files.open_regular(path);
   if (!file) return std::move(file.errors());
-  if (file->size() != bytes.size()) return false;
-  std::size_t at = 0;
-  for (;;) {
-    Expected<std::string_view> piece = file->next();
-    if (!piece) return std::move(piece.errors());
-    if (piece->empty()) return at == bytes.size();
-    if (piece->size() > bytes.size() - at || bytes.substr(at, piece->size()) != *piece) {
-      return false;  // differs, or the file grew since its size was read
+  if ((*file)->size() != bytes.size()) return false;
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  std::string piece;
+  for (std::size_t at = 0; at < bytes.size(); at += piece.size()) {
+    if (const int err = (*file)->read_at(at, std::min(kPiece, bytes.size() - at), piece)) {
+      return make_io_error(path, "read failed: " + describe_errno(err));
     }
-    at += piece->size();
+    if (bytes.substr(at, piece.size()) != piece) return false;
   }
+  return true;
 }
 
 // The usage errors of --check, found before anything is read.
@@ -111,15 +111,16 @@ Diagnostics usage_errors(const FreezeRequest& request) {
 
 // What is at `path` to compare with: a regular file (or a link to one: nullopt), or nothing
 // (the difference that says so). Anything else is an error: a FIFO or a terminal could block.
-Expected<std::optional<Diagnostic>> file_to_compare(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    const int err = errno;
+Expected<std::optional<Diagnostic>> file_to_compare(FileSystem& files, const std::string& path) {
+  FileIdentity identity;
+  bool shareable = false;
+  bool read_once = false;
+  if (const int err = files.identify_input(path, &identity, &shareable, &read_once); err != 0) {
     if (err != ENOENT) return make_io_error(path, "cannot check: " + describe_errno(err));
     return std::optional<Diagnostic>(differs(path, "does not exist; freeze would write it"));
   }
-  if (!S_ISREG(st.st_mode)) {
-    return make_io_error(path, S_ISDIR(st.st_mode)
+  if (const FileKind kind = files.kind_of(path); kind != FileKind::kRegular) {
+    return make_io_error(path, kind == FileKind::kDirectory
                                    ? "is a directory"
                                    : "is not a regular file: --check compares with a file");
   }
@@ -130,15 +131,15 @@ Expected<std::optional<Diagnostic>> file_to_compare(const std::string& path) {
 // nullopt, with the errors in `out`, when it could not be read. Compared in pieces first: a
 // committed meta of any size costs one piece of memory when it matches; only a file that
 // differs is read whole, to list the differences.
-std::optional<bool> compare_with_file(const std::string& path, const std::string& bytes,
-                                      Diagnostics& out) {
-  Expected<bool> same = same_bytes(path, bytes);
+std::optional<bool> compare_with_file(FileSystem& files, const std::string& path,
+                                      const std::string& bytes, Diagnostics& out) {
+  Expected<bool> same = same_bytes(files, path, bytes);
   if (!same) {
     out.insert(out.end(), same.errors().begin(), same.errors().end());
     return std::nullopt;
   }
   if (*same) return true;
-  const std::size_t on_disk = regular_file_size(path);
+  const std::size_t on_disk = files.regular_file_size(path);
   if (on_disk >= kMaxInputSize) {
     out.push_back(differs(path, "differs from what freeze would write (" + plural(on_disk, "byte") +
                                     " where freeze writes " + plural(bytes.size(), "byte") +
@@ -146,7 +147,7 @@ std::optional<bool> compare_with_file(const std::string& path, const std::string
                                     "below 4 GiB"));
     return false;
   }
-  Diagnostics differences = difference_error(path, bytes);
+  Diagnostics differences = difference_error(files, path, bytes);
   const bool read = differences.front().error_class != ErrorClass::kIo;
   out.insert(out.end(), differences.begin(), differences.end());
   if (!read) return std::nullopt;
@@ -207,7 +208,8 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
   CommandResult result;
   result.diagnostics = usage_errors(request);
   if (!result.diagnostics.empty()) return result;
-  Expected<std::optional<Diagnostic>> missing = file_to_compare(request.output_path);
+  FileSystem& files = file_system_or_real(request.files);
+  Expected<std::optional<Diagnostic>> missing = file_to_compare(files, request.output_path);
   if (!missing) {
     result.diagnostics = std::move(missing.errors());
     return result;
@@ -224,7 +226,7 @@ CommandResult run_freeze_check(const FreezeRequest& request, FreezeStages* stage
     (*missing)->detail.push_back(rewrite_hint(request, "write"));
     result.diagnostics.push_back(std::move(**missing));
   } else {
-    matched = compare_with_file(request.output_path, rendered->bytes, result.diagnostics);
+    matched = compare_with_file(files, request.output_path, rendered->bytes, result.diagnostics);
     if (matched && !*matched)
       result.diagnostics.back().detail.push_back(rewrite_hint(request, "rewrite"));
   }

@@ -113,6 +113,7 @@ Expected<RenderedMeta> freeze_to_bytes(const FreezeRequest& request,
   load.outputs = outputs;
   load.replaceable_by = "-o";  // an in-place update: the inputs are read whole first
   load.beside_model_decode = &beside;
+  load.files = request.files;
   LoadedInputs loaded = load_inputs(freeze_inputs(request), load);
   note_loaded(st, request, loaded, overlap.freeze_ms);
   if (!loaded) return std::move(loaded.errors);
@@ -179,7 +180,8 @@ CommandResult run_freeze(const FreezeRequest& request, FreezeStages* stages) {
   result.diagnostics = std::move(rendered->warnings);
   outputs.front().bytes = rendered->bytes;
   const StageClock::time_point start = StageClock::now();
-  Expected<std::vector<WriteOutcome>> written = write_outputs(outputs);  // both or neither
+  Expected<std::vector<WriteOutcome>> written =
+      write_outputs(file_system_or_real(request.files), outputs);  // both or neither
   if (!written) {
     result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
                               written.errors().end());

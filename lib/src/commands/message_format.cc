@@ -1,7 +1,10 @@
 #include "hpfreeze/commands/message_format.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +16,9 @@
 namespace hpfreeze {
 
 namespace {
+
+// How much of a file the locator holds at once, whatever the file's size.
+constexpr std::uint64_t kPieceSize = std::uint64_t{1} << 20;
 
 // The runner's escaping of a workflow command: in the message (data) % CR LF, in a
 // property value also : and ,. Other control bytes are shown as a text line shows them.
@@ -137,24 +143,32 @@ std::string format_github(MessageLevel level, const Diagnostic& d) {
 
 }  // namespace
 
-void add_pointer_positions(Diagnostics& diagnostics) {
+void add_pointer_positions(Diagnostics& diagnostics, FileSystem* files) {
+  FileSystem& disk = file_system_or_real(files);
   // The files to read, in the order first named, each with its diagnostics.
-  std::vector<std::pair<std::string, std::vector<Diagnostic*>>> files;
+  std::map<std::string_view, std::size_t> index;
+  std::vector<std::pair<std::string, std::vector<Diagnostic*>>> named;
   for (Diagnostic& d : diagnostics) {
     if (d.line != 0 || d.pointer.empty() || d.file.empty() || d.file == "<stdin>") continue;
-    auto it =
-        std::find_if(files.begin(), files.end(), [&d](const auto& f) { return f.first == d.file; });
-    if (it == files.end()) it = files.insert(files.end(), {d.file, {}});
-    it->second.push_back(&d);
+    const auto [it, added] = index.try_emplace(d.file, named.size());
+    if (added) named.push_back({d.file, {}});
+    named[it->second].second.push_back(&d);
   }
-  for (auto& [file, located] : files) {
-    Expected<FilePieces> pieces = FilePieces::open(file);
-    if (!pieces) continue;
-    const TextPieces next = [&pieces]() -> std::string_view {
-      Expected<std::string_view> piece = pieces->next();
-      return piece ? *piece : std::string_view();
+  for (auto& [file, located] : named) {
+    // Never a FIFO or a device (nothing is waited on), and no further than its size.
+    Expected<std::unique_ptr<RegularFile>> opened = disk.open_regular(file);
+    if (!opened) continue;
+    RegularFile& text = **opened;
+    std::uint64_t offset = 0;
+    std::string piece;
+    const TextPieces next = [&]() -> std::string_view {
+      const std::uint64_t n = std::min<std::uint64_t>(kPieceSize, text.size() - offset);
+      if (n == 0 || text.read_at(offset, n, piece) != 0) return {};
+      offset += n;
+      return piece;
     };
-    std::vector<std::string> pointers;
+    std::vector<std::string_view> pointers;
+    pointers.reserve(located.size());
     for (const Diagnostic* d : located) pointers.push_back(d->pointer);
     const std::vector<std::optional<TextPosition>> at = locate_pointers(next, pointers);
     for (std::size_t i = 0; i < located.size(); ++i) {

@@ -45,8 +45,8 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
 
 // META without --model: a model (a dump or a checkpoint) given where the meta goes is said
 // to be one; else --model is missing.
-Diagnostic model_missing(const std::string& meta_path) {
-  const DumpKind kind = model_kind_at(meta_path);
+Diagnostic model_missing(const std::string& meta_path, FileSystem* files) {
+  const DumpKind kind = model_kind_at(meta_path, files);
   if (kind == DumpKind::kUnknown) {
     return make_io_error({}, "--model is required (see 'hpfreeze report --help')");
   }
@@ -94,7 +94,7 @@ CommandResult run_report(const ReportRequest& request) {
     return result;
   }
   if (request.model_path.empty()) {
-    result.diagnostics.push_back(model_missing(request.meta_path));
+    result.diagnostics.push_back(model_missing(request.meta_path, request.files));
     return result;
   }
   const bool with_meta = !request.meta_path.empty();
@@ -104,6 +104,7 @@ CommandResult run_report(const ReportRequest& request) {
   LoadOptions load;
   load.command = "report";
   load.parameters_needed_by = "a report";
+  load.files = request.files;
   LoadedInputs loaded = load_inputs(inputs, load);
   result.diagnostics = std::move(loaded.errors);
   if (!result.diagnostics.empty()) return result;

@@ -19,6 +19,7 @@ Expected<ThawedBytes> read_and_thaw(const ThawRequest& request) {
   LoadOptions load;
   load.command = "thaw";
   load.check_paths = false;  // outputs against the input: checked when writing
+  load.files = request.files;
   LoadedInputs loaded = load_inputs(std::span(&meta, 1), load);
   if (!loaded) return std::move(loaded.errors);
   ThawOptions options;
@@ -36,10 +37,11 @@ void write_thawed(const ThawRequest& request, const ThawedBytes& thawed, Command
   }
   // -o may replace the meta it was read from (an in-place update), --model-out may not.
   const InputPath meta_input{"the input meta", request.meta_path, "-o"};
-  Diagnostics clashes =
-      check_distinct_paths(real_file_system(), outputs, std::span(&meta_input, 1));
-  Expected<std::vector<WriteOutcome>> written =
-      clashes.empty() ? write_outputs(outputs) : Expected<std::vector<WriteOutcome>>(clashes);
+  FileSystem& files = file_system_or_real(request.files);
+  Diagnostics clashes = check_distinct_paths(files, outputs, std::span(&meta_input, 1));
+  Expected<std::vector<WriteOutcome>> written = clashes.empty()
+                                                    ? write_outputs(files, outputs)
+                                                    : Expected<std::vector<WriteOutcome>>(clashes);
   if (!written) {
     result.diagnostics.insert(result.diagnostics.end(), written.errors().begin(),
                               written.errors().end());
@@ -50,13 +52,18 @@ void write_thawed(const ThawRequest& request, const ThawedBytes& thawed, Command
 
 CommandResult run_thaw(const ThawRequest& request) {
   CommandResult result;
-  // The one rule between the request's paths that needs no file: checked before the meta
-  // is read (the rest, outputs against inputs, in write_thawed).
-  if (request.model_path && *request.model_path == request.plan_path) {
-    result.diagnostics.push_back(make_io_error(
-        {}, request.plan_path == "-" ? "-o and --model-out cannot both be '-' (stdout)"
-                                     : "-o and --model-out name the same file"));
+  // The rules between the two outputs, before the meta is read: compared by what they lead
+  // to (device and inode), so two names of one file are refused and /dev/null twice is not.
+  if (request.model_path && *request.model_path == "-" && request.plan_path == "-") {
+    result.diagnostics.push_back(
+        make_io_error({}, "-o and --model-out cannot both be '-' (stdout)"));
     return result;
+  }
+  if (request.model_path) {
+    const OutputFile both[] = {{"-o", request.plan_path, {}, {}},
+                               {"--model-out", *request.model_path, {}, {}}};
+    result.diagnostics = check_distinct_paths(file_system_or_real(request.files), both, {});
+    if (!result.diagnostics.empty()) return result;
   }
   Expected<ThawedBytes> thawed = read_and_thaw(request);
   if (!thawed) {

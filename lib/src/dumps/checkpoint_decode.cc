@@ -49,9 +49,8 @@ std::optional<Diagnostic> header_past_end(const std::string& name, std::uint64_t
     return std::nullopt;
   }
   return make_error(name, "",
-                    "the safetensors header length at byte 0 (" + std::to_string(length) +
-                        " bytes) runs past the end of the file (" + std::to_string(file_size) +
-                        " bytes)");
+                    "the safetensors header length at byte 0 (" + plural(length, "byte") +
+                        ") runs past the end of the file (" + plural(file_size, "byte") + ")");
 }
 
 Expected<std::uint64_t> safetensors_header_length(const std::string& name, std::string_view head,
@@ -69,7 +68,7 @@ Expected<std::uint64_t> safetensors_header_length(const std::string& name, std::
   if (std::optional<Diagnostic> d = header_past_end(name, length, file_size)) return *d;
   if (length >= kMaxInputSize) {
     return make_io_error(name, "input too large: the safetensors header is 4 GiB or more (" +
-                                   std::to_string(length) + " bytes, from byte 8)");
+                                   plural(length, "byte") + ", from byte 8)");
   }
   return length;
 }

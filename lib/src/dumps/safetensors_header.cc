@@ -239,12 +239,12 @@ std::optional<Diagnostic> append_safetensors_header(ModelTree& model, const std:
       if (span[1] > data_size) {
         fail(offsets_pointer, who() + " ends at byte " + std::to_string(span[1]) +
                                   " of the data, past its end: the data are " +
-                                  std::to_string(data_size) + " bytes (from " +
-                                  byte_text(data_start) + " of the file)");
+                                  plural(data_size, "byte") + " (from " + byte_text(data_start) +
+                                  " of the file)");
       }
       if (!fits || span[1] - span[0] != bytes) {
-        fail(offsets_pointer, who() + " holds " + std::to_string(span[1] - span[0]) +
-                                  " bytes, but its shape and dtype need " +
+        fail(offsets_pointer, who() + " holds " + plural(span[1] - span[0], "byte") +
+                                  ", but its shape and dtype need " +
                                   (fits ? std::to_string(bytes) : "more than 2^64-1"));
       }
       extents.push_back({span[0], span[1], model.parameters.size()});

@@ -47,7 +47,7 @@ void fail(LoadingInput& slot, Diagnostics errors) {
 class Loader {
  public:
   Loader(std::span<const InputSpec> specs, const LoadOptions& options, LoadedInputs& out)
-      : options_(options), fs_(options.files != nullptr ? *options.files : real_file_system()) {
+      : options_(options), fs_(file_system_or_real(options.files)) {
     slots_.resize(specs.size());
     for (std::size_t i = 0; i < specs.size(); ++i) {
       LoadingInput& slot = slots_[i];
@@ -97,13 +97,16 @@ class Loader {
 
 Diagnostics Loader::path_errors() const {
   std::vector<InputPath> inputs;
+  std::vector<OpenedInputPath> opened;
   for (const LoadingInput& slot : slots_) {
-    if (slot.json && !slot.spec->text) {
+    if (slot.spec->opened != nullptr) {
+      opened.push_back({slot.spec->flag, slot.spec->path, slot.spec->opened->identity()});
+    } else if (slot.json && !slot.spec->text) {
       inputs.push_back({slot.spec->flag, slot.spec->path, options_.replaceable_by});
     }
   }
-  if (options_.outputs.empty()) return check_stdout_apart(fs_, inputs);
-  return check_distinct_paths(fs_, options_.outputs, inputs);
+  if (options_.outputs.empty()) return check_stdout_apart(fs_, inputs, opened);
+  return check_distinct_paths(fs_, options_.outputs, inputs, opened);
 }
 
 void Loader::read(LoadingInput& slot, std::string buffer) {
@@ -114,7 +117,8 @@ void Loader::read(LoadingInput& slot, std::string buffer) {
     slot.text = InputFile{slot.spec->path, slot.spec->path, std::string(*slot.spec->text)};
     return;
   }
-  slot.text = read_stage(fs_, slot.spec->path, slot.in->stage, std::move(buffer));
+  slot.text =
+      read_stage(fs_, slot.spec->path, slot.in->stage, std::move(buffer), slot.spec->opened);
 }
 
 void Loader::parse(LoadingInput& slot, TextAfterParse text) {
@@ -251,7 +255,9 @@ void Loader::prepare_scratch() {
   for (const LoadingInput& slot : slots_) {
     if (!slot.json) continue;
     ++parses;
-    if (slot.kind() != InputKind::kBaseMeta && !slot.spec->text) {
+    if (slot.spec->opened != nullptr) {
+      largest = std::max(largest, static_cast<std::size_t>(slot.spec->opened->size()));
+    } else if (slot.kind() != InputKind::kBaseMeta && !slot.spec->text) {
       largest = std::max(largest, fs_.regular_file_size(slot.spec->path));
     }
   }
@@ -446,6 +452,8 @@ LoadedInputs load_inputs(std::span<const InputSpec> specs, const LoadOptions& op
   return out;
 }
 
-DumpKind model_kind_at(const std::string& path) { return model_kind_at(real_file_system(), path); }
+DumpKind model_kind_at(const std::string& path, FileSystem* files) {
+  return model_kind_at(file_system_or_real(files), path);
+}
 
 }  // namespace hpfreeze

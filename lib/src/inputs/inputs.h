@@ -57,6 +57,9 @@ struct InputSpec {
   // The input's text when it is in memory already (freeze --check's own meta; it must
   // outlive the load): nothing is read, and `path` is its display name.
   std::optional<std::string_view> text;
+  // The input opened already (a meta the walk found, io/meta_tree.h; it must outlive the
+  // load): read from there, never by `path`, which names it.
+  OpenedFile* opened = nullptr;
 };
 
 // Which form of a meta its reader takes (MetaDecodeOptions).
@@ -146,7 +149,7 @@ LoadedInputs load_inputs(std::span<const InputSpec> specs, const LoadOptions& op
 
 // What a file given where a meta goes is, when it is a model in a form --model takes
 // (kSafetensors, kModel, kCheckpointIndex), else kUnknown: for report's "META is a model"
-// line. Reads it.
-DumpKind model_kind_at(const std::string& path);
+// line. Reads it, through `files` (the real disk when null).
+DumpKind model_kind_at(const std::string& path, FileSystem* files = nullptr);
 
 }  // namespace hpfreeze

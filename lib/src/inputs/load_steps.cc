@@ -8,9 +8,10 @@
 namespace hpfreeze {
 
 Expected<InputFile> read_stage(FileSystem& fs, const std::string& path, LoadStage& stage,
-                               std::string buffer) {
+                               std::string buffer, OpenedFile* opened) {
   const StageClock::time_point start = StageClock::now();
-  Expected<InputFile> input = fs.read_input(path, std::move(buffer));
+  Expected<InputFile> input = opened != nullptr ? opened->read(path, std::move(buffer))
+                                                : fs.read_input(path, std::move(buffer));
   stage.read_ms = ms_since(start);
   if (!input) {
     stage.name = path == "-" ? "<stdin>" : path;

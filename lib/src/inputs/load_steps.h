@@ -23,10 +23,11 @@
 
 namespace hpfreeze {
 
-// Reads `path` through `fs` into `buffer` (memory a scratch handed on:
-// ParseScratch::take_text()); `stage` receives the display name, the size and the read time.
+// Reads `path` through `fs`, or from `opened` when the file is open already (named `path`),
+// into `buffer` (memory a scratch handed on: ParseScratch::take_text()); `stage` receives the
+// display name, the size and the read time.
 Expected<InputFile> read_stage(FileSystem& fs, const std::string& path, LoadStage& stage,
-                               std::string buffer);
+                               std::string buffer, OpenedFile* opened = nullptr);
 
 // Where parse_stage's input text goes once the parse is done.
 enum class TextAfterParse {

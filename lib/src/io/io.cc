@@ -232,7 +232,8 @@ std::string describe_errno(int err) {
 }
 
 Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> outputs,
-                                 std::span<const InputPath> inputs) {
+                                 std::span<const InputPath> inputs,
+                                 std::span<const OpenedInputPath> opened) {
   Diagnostics errors;
   std::vector<PathKey> keys;
   for (const OutputFile& out : outputs) {
@@ -250,11 +251,26 @@ Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> out
       }
     }
   }
+  // An input against the outputs: one that is an output's file too.
+  const auto against_outputs = [&](const std::string& flag, const std::string& may_be_replaced_by,
+                                   const FileIdentity& id) {
+    PathKey input;
+    input.file = id;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      if (!keys[i].same_as(input)) continue;
+      // Inputs are read whole first, so a new file may take an input's name; a write in
+      // place would change the input's own bytes.
+      if (keys[i].replaced && !may_be_replaced_by.empty() &&
+          may_be_replaced_by == outputs[i].flag) {
+        continue;
+      }
+      errors.push_back(same_file_error(outputs[i].path, outputs[i].flag, flag));
+    }
+  };
   // A pipe read by one input is empty for the other (or both get parts of it, or the
   // second open of a FIFO waits for a writer that is gone).
   std::vector<std::pair<FileIdentity, const InputPath*>> streams;
   for (const InputPath& in : inputs) {
-    PathKey input;
     bool shareable = false;
     bool read_once = false;
     FileIdentity id;
@@ -271,25 +287,17 @@ Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> out
         streams.emplace_back(id, &in);
       }
     }
-    if (shareable) continue;
-    input.file = id;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      if (!keys[i].same_as(input)) continue;
-      // Inputs are read whole first, so a new file may take an input's name; a write in
-      // place would change the input's own bytes.
-      if (keys[i].replaced && !in.may_be_replaced_by.empty() &&
-          in.may_be_replaced_by == outputs[i].flag) {
-        continue;
-      }
-      errors.push_back(same_file_error(outputs[i].path, outputs[i].flag, in.flag));
-    }
+    if (!shareable) against_outputs(in.flag, in.may_be_replaced_by, id);
   }
+  // Files open already are regular files: compared by what was opened.
+  for (const OpenedInputPath& in : opened) against_outputs(in.flag, {}, in.identity);
   return errors;
 }
 
-Diagnostics check_stdout_apart(FileSystem& fs, std::span<const InputPath> inputs) {
+Diagnostics check_stdout_apart(FileSystem& fs, std::span<const InputPath> inputs,
+                               std::span<const OpenedInputPath> opened) {
   const OutputFile stdout_output{"", "-", {}, {}};
-  return check_distinct_paths(fs, std::span(&stdout_output, 1), inputs);
+  return check_distinct_paths(fs, std::span(&stdout_output, 1), inputs, opened);
 }
 
 Diagnostics check_stdout_apart(std::span<const InputPath> inputs) {

@@ -80,48 +80,23 @@ Expected<bool> check_stdin_open();
 std::optional<Diagnostic> stdin_twice_error(std::initializer_list<const std::string*> paths,
                                             std::string_view names);
 
-// Reads a whole file, or stdin when path is "-". Works on regular files (even ones
-// that grow or shrink meanwhile), pipes, FIFOs and character devices. Rejects
-// directories, regular files of kMaxInputSize bytes or more (before reading) and streams
-// longer than kMaxStreamInputSize. A stream is read only up to the first control byte
-// other than tab, LF and CR: no JSON text may hold one, so the bytes up to and including
-// it already decide the parser's first error (a stream of zeros stops at once).
-// `buffer` is memory to read into: a buffer an earlier step is done with (its contents
-// are discarded), so that a large input lands in pages already there (ParseScratch).
+// Reads a whole file, or stdin when path is "-". Works on regular files, pipes, FIFOs and
+// character devices. A regular file is read for the size fstat gives once it is open, and
+// no further: one that yields more (a pseudo-file such as /proc/self/pagemap, whose size is
+// 0, or a file written meanwhile) or fewer bytes (truncated meanwhile) is an error naming
+// it, at once ("is longer than its size of 0 bytes (...)", "ended after N of its M bytes
+// (...)"). Rejects directories, regular files of kMaxInputSize bytes or more (before
+// reading) and streams longer than kMaxStreamInputSize. A stream is read only up to the
+// first control byte other than tab, LF and CR: no JSON text may hold one, so the bytes up
+// to and including it already decide the parser's first error (a stream of zeros stops at
+// once). `buffer` is memory to read into: a buffer an earlier step is done with (its
+// contents are discarded), so that a large input lands in pages already there
+// (ParseScratch).
 Expected<InputFile> read_input(const std::string& path, std::string buffer = {});
 
 // The size of the regular file at `path`; 0 for "-", a stream or a file that cannot be
 // looked at. A hint for sizing memory ahead (ParseScratch::expect_input), never a promise.
 std::size_t regular_file_size(const std::string& path);
-
-// A regular file read from its start in pieces, one piece in memory whatever the file's
-// size: for comparing a large file with bytes in memory (freeze --check) and for scanning
-// a file again (the positions of --message-format github).
-class FilePieces {
- public:
-  // Opens `path` (a link to a regular file is followed). Anything but a regular file is
-  // refused, a FIFO without waiting for its writer: "is a directory", "is not a regular
-  // file", or the open's own error.
-  static Expected<FilePieces> open(const std::string& path, std::size_t piece_size = 1 << 20);
-  FilePieces(FilePieces&& other) noexcept;
-  FilePieces& operator=(FilePieces&& other) noexcept;
-  FilePieces(const FilePieces&) = delete;
-  FilePieces& operator=(const FilePieces&) = delete;
-  ~FilePieces();
-
-  // The file's size when it was opened.
-  [[nodiscard]] std::uint64_t size() const { return size_; }
-  // The next piece (valid until the next call), empty at the end of the file; a failed
-  // read is an error naming the file.
-  Expected<std::string_view> next();
-
- private:
-  FilePieces(int fd, std::string name, std::size_t piece_size, std::uint64_t size);
-  int fd_ = -1;
-  std::string name_;
-  std::string buffer_;
-  std::uint64_t size_ = 0;
-};
 
 // --- outputs ---------------------------------------------------------------------------
 
@@ -171,6 +146,66 @@ class RegularFile {
                       std::size_t spare = 0) = 0;
 };
 
+// --- trees: check PATH... and --bundle ----------------------------------------------------
+
+struct FileDigest;
+
+// A file opened and not read yet (a meta the walk found): read through what was opened, so
+// what was looked at is what is read.
+class OpenedFile {
+ public:
+  OpenedFile() = default;
+  OpenedFile(const OpenedFile&) = delete;
+  OpenedFile& operator=(const OpenedFile&) = delete;
+  virtual ~OpenedFile() = default;
+  // Its size and identity when it was opened (a regular file).
+  [[nodiscard]] virtual std::uint64_t size() const = 0;
+  [[nodiscard]] virtual FileIdentity identity() const = 0;
+  // Reads it whole, as read_input reads a regular file (its size and no further), into
+  // `buffer`; errors name `display_name`. Once.
+  virtual Expected<InputFile> read(const std::string& display_name, std::string buffer) = 0;
+};
+
+// What a directory entry is, as listed (S_IFMT bits of its mode; 0 when the listing does not
+// say): a link is listed as a link.
+struct DirectoryEntry {
+  std::string name;
+  unsigned type = 0;
+};
+
+// A directory held open (a descriptor on the real disk): what is in it is opened from it,
+// never by a path from the root again, so a directory replaced by a link while it is walked
+// leads nowhere new. Shared: the walk holds it while it lists it, a meta found in it while
+// its bundle is checked.
+class Directory {
+ public:
+  Directory() = default;
+  Directory(const Directory&) = delete;
+  Directory& operator=(const Directory&) = delete;
+  virtual ~Directory() = default;
+  [[nodiscard]] virtual FileIdentity identity() const = 0;
+  // Its entries but "." and "..", in no particular order; 0 or an errno value.
+  virtual int list(std::vector<DirectoryEntry>* entries) = 0;
+  // The directory `name` in it, no link followed: ENOTDIR or ELOOP when that is no directory
+  // (any more), ENOENT when it is gone.
+  virtual int open_directory(const std::string& name, std::shared_ptr<Directory>* out) = 0;
+  // Its parent (".."), for a walk that let go of it to hold fewer descriptors.
+  virtual int open_parent(std::shared_ptr<Directory>* out) = 0;
+  // Opens the entry `name` for reading without waiting (a FIFO or a device that took its
+  // place holds nothing up; a final link is followed): a regular file, into `file`; anything
+  // else, `type` (its S_IFMT bits) and no file; or the errno of an open that failed. A
+  // socket, which cannot be opened, gives its type.
+  struct Opened {
+    int err = 0;
+    unsigned type = 0;
+    std::unique_ptr<OpenedFile> file;
+  };
+  virtual Opened open_file(const std::string& name) = 0;
+  // digest_file of the entry `name` (a final link followed); `path` names it in errors.
+  virtual Expected<FileDigest> digest(const std::string& name, const std::string& path,
+                                      std::size_t chunk_size) = 0;
+};
+
 // A temporary file being written beside a target.
 struct TempFile {
   int handle = -1;   // open for writing until closed
@@ -200,6 +235,18 @@ class FileSystem {
   // FIFO is never opened): "is not a regular file"; an open that fails: "cannot open: <OS
   // error>". Errors are kIo and name the path.
   virtual Expected<std::unique_ptr<RegularFile>> open_regular(const std::string& path) = 0;
+  // The directory `path` names (a final link followed) held open: ENOTDIR when it is no
+  // directory ("-" is none), or the open's errno.
+  virtual int open_directory(const std::string& path, std::shared_ptr<Directory>* out) = 0;
+  // The regular file at `path` hashed and its lines counted (file_digest.h), read in pieces of
+  // `chunk_size` bytes and no further than its size.
+  virtual Expected<FileDigest> digest(const std::string& path, std::size_t chunk_size) = 0;
+  // Why no file can be hashed in this run (libcrypto cannot be loaded), else nullopt: asked
+  // once before a run hashes, so that it is one error, not one per file.
+  virtual std::optional<std::string> digest_unavailable() = 0;
+  // Which of this process's descriptors `path` names (/dev/stdin, /dev/fd/3, a link to one:
+  // the rule of the outputs, see the file comment), else -1. Opens nothing but directories.
+  virtual int descriptor_named(const std::string& path) = 0;
 
   // --- writing ---
   // Finds what path leads to (see the file comment); a missing final entry is not an
@@ -258,6 +305,10 @@ class RealFileSystem final : public FileSystem {
   std::size_t regular_file_size(const std::string& path) override;
   FileKind kind_of(const std::string& path) override;
   Expected<std::unique_ptr<RegularFile>> open_regular(const std::string& path) override;
+  int open_directory(const std::string& path, std::shared_ptr<Directory>* out) override;
+  Expected<FileDigest> digest(const std::string& path, std::size_t chunk_size) override;
+  std::optional<std::string> digest_unavailable() override;
+  int descriptor_named(const std::string& path) override;
   int resolve_output(const std::string& path, OutputTarget* out) override;
   int resolve_descriptor(int fd, OutputTarget* out) override;
   void release(OutputTarget& target) override;
@@ -279,12 +330,20 @@ class RealFileSystem final : public FileSystem {
   [[nodiscard]] bool keeps_owner(const OutputTarget& target) const override;
 
  private:
+  // resolve_output; `named_descriptor`, when given, receives the descriptor the path names.
+  int resolve(const std::string& path, OutputTarget* out, int* named_descriptor);
   unsigned new_file_mode_;
   TempFiles temp_files_;
 };
 
 // The process-wide RealFileSystem, created on first use.
 FileSystem& real_file_system();
+
+// The file system a request carries (`files`), or the real one when it carries none: what
+// every command reads and writes through.
+inline FileSystem& file_system_or_real(FileSystem* files) {
+  return files != nullptr ? *files : real_file_system();
+}
 
 struct WriteOptions {
   // Leave a target that already holds exactly these bytes alone (mtime included).
@@ -311,12 +370,21 @@ struct OutputFile {
 // except one that can be read only once (a pipe, FIFO or socket: "--plan - --model
 // /dev/stdin"): that is a usage error too, "PATH: A and B name the same pipe or socket, which can
 // be read only once". Call it before reading any input.
+// `opened` are inputs open already (OpenedFile: a meta the walk found), compared by the
+// file they are open on.
+struct OpenedInputPath {
+  std::string flag;
+  std::string path;
+  FileIdentity identity;
+};
 Diagnostics check_distinct_paths(FileSystem& fs, std::span<const OutputFile> outputs,
-                                 std::span<const InputPath> inputs);
+                                 std::span<const InputPath> inputs,
+                                 std::span<const OpenedInputPath> opened = {});
 
 // check_distinct_paths for a command whose only output is stdout (check, diff, expand,
 // parse, report): its inputs may not be the file stdout writes into.
-Diagnostics check_stdout_apart(FileSystem& fs, std::span<const InputPath> inputs);
+Diagnostics check_stdout_apart(FileSystem& fs, std::span<const InputPath> inputs,
+                               std::span<const OpenedInputPath> opened = {});
 
 // Writes every output or none: all temporary files are written first; then they are
 // renamed into place, each replaced file kept under a second name until the last rename

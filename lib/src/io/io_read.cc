@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/huge_pages.h"
+#include "io/file_kind_text.h"
 #include "io/io.h"
 #include "io/io_posix.h"
 
@@ -75,6 +76,70 @@ ReadResult read_to_end(int fd, std::uint64_t size_hint, std::uint64_t limit, boo
   return {};
 }
 
+ReadResult read_exact(int fd, char* dst, std::size_t n) {
+  ReadResult result;
+  while (result.got < n) {
+    const ssize_t got = ::read(fd, dst + result.got, n - static_cast<std::size_t>(result.got));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      result.err = errno;
+      return result;
+    }
+    if (got == 0) {
+      result.shorter = true;
+      return result;
+    }
+    result.got += static_cast<std::uint64_t>(got);
+  }
+  return result;
+}
+
+ReadResult expect_end(int fd) {
+  char probe[64];
+  ReadResult result;
+  for (;;) {
+    const ssize_t n = ::read(fd, probe, sizeof probe);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) result.err = errno;
+    result.longer = n > 0;
+    return result;
+  }
+}
+
+ReadResult read_regular(int fd, std::uint64_t size, std::string& buf) {
+  const auto expected = static_cast<std::size_t>(size);
+  if (buf.capacity() < expected + kInputPadding) {
+    buf.clear();
+    buf.reserve(expected + kInputPadding);
+  }
+  advise_huge_pages(buf);
+  buf.resize(expected);
+  ReadResult result = read_exact(fd, buf.data(), expected);
+  if (result.ok()) result = expect_end(fd);
+  if (!result.ok()) buf.clear();
+  return result;
+}
+
+Diagnostic size_changed_error(const std::string& file, std::uint64_t size, const ReadResult& read) {
+  if (read.longer) {
+    return make_io_error(file, "is longer than its size of " + plural(size, "byte") +
+                                   " (a pseudo-file, or a file written while read)");
+  }
+  if (read.shorter) {
+    return make_io_error(file, "ended after " + std::to_string(read.got) + " of its " +
+                                   plural(size, "byte") + " (truncated while read)");
+  }
+  return io_error(file, "read failed", read.err);
+}
+
+Diagnostic open_error(int dir, const std::string& name, const std::string& path, int err) {
+  struct stat st {};
+  if (err != ENOENT && ::fstatat(dir, name.c_str(), &st, 0) == 0 && !S_ISREG(st.st_mode)) {
+    return make_io_error(path, not_regular_file_message(st.st_mode));
+  }
+  return io_error(path, "cannot open", err);
+}
+
 }  // namespace posix
 
 using posix::io_error;
@@ -126,17 +191,23 @@ Expected<InputFile> read_input(const std::string& path, std::string buffer) {
     // Stdin may be a file the caller already read part of: only the rest is ours.
     const off_t offset = ::lseek(fd, 0, SEEK_CUR);
     size_hint = static_cast<std::uint64_t>(st.st_size);
-    if (offset > 0 && offset <= st.st_size) size_hint -= static_cast<std::uint64_t>(offset);
+    if (offset > 0) size_hint -= static_cast<std::uint64_t>(std::min(offset, st.st_size));
   }
   constexpr std::string_view kFileTooLarge = "input too large (4 GiB or more)";
   constexpr std::string_view kStreamTooLarge =
       "input too large (1 GiB or more from a pipe or device)";
   if (size_hint >= kMaxInputSize) return make_io_error(name, std::string(kFileTooLarge));
-  const posix::ReadResult result = posix::read_to_end(
-      fd, size_hint, stream ? kMaxStreamInputSize : kMaxInputSize, stream, input.bytes);
-  if (result.too_large) {
-    return make_io_error(name, std::string(stream ? kStreamTooLarge : kFileTooLarge));
+  if (!stream) {
+    // At most the size fstat gave: a pseudo-file (/proc/self/pagemap) may never end.
+    const posix::ReadResult result = posix::read_regular(fd, size_hint, input.bytes);
+    if (!result.ok()) {
+      return posix::size_changed_error(name, size_hint, result);
+    }
+    return input;
   }
+  const posix::ReadResult result =
+      posix::read_to_end(fd, size_hint, kMaxStreamInputSize, true, input.bytes);
+  if (result.too_large) return make_io_error(name, std::string(kStreamTooLarge));
   if (result.err != 0) return io_error(name, "read failed", result.err);
   return input;
 }
@@ -153,55 +224,6 @@ std::size_t regular_file_size(const std::string& path) {
   struct stat st {};
   if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   return static_cast<std::size_t>(st.st_size);
-}
-
-FilePieces::FilePieces(int fd, std::string name, std::size_t piece_size, std::uint64_t size)
-    : fd_(fd),
-      name_(std::move(name)),
-      buffer_(std::max<std::size_t>(piece_size, 1), '\0'),
-      size_(size) {}
-
-FilePieces::FilePieces(FilePieces&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      name_(std::move(other.name_)),
-      buffer_(std::move(other.buffer_)),
-      size_(other.size_) {}
-
-FilePieces& FilePieces::operator=(FilePieces&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    name_ = std::move(other.name_);
-    buffer_ = std::move(other.buffer_);
-    size_ = other.size_;
-  }
-  return *this;
-}
-
-FilePieces::~FilePieces() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Expected<FilePieces> FilePieces::open(const std::string& path, std::size_t piece_size) {
-  // O_NONBLOCK: a FIFO that took the file's place does not hold the open up.
-  const int fd =
-      posix::openat_retrying(AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return io_error(path, "cannot open", errno);
-  FilePieces pieces(fd, path, piece_size, 0);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return io_error(path, "cannot stat", errno);
-  if (S_ISDIR(st.st_mode)) return make_io_error(path, "is a directory");
-  if (!S_ISREG(st.st_mode)) return make_io_error(path, "is not a regular file");
-  pieces.size_ = static_cast<std::uint64_t>(st.st_size);
-  return pieces;
-}
-
-Expected<std::string_view> FilePieces::next() {
-  for (;;) {
-    const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
-    if (n >= 0) return std::string_view(buffer_.data(), static_cast<std::size_t>(n));
-    if (errno != EINTR) return io_error(name_, "read failed", errno);
-  }
 }
 
 namespace {

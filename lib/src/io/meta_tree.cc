@@ -1,65 +1,20 @@
 #include "io/meta_tree.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <iterator>
 #include <utility>
 
 #include "io/file_kind_text.h"
-#include "io/io_posix.h"
 
 namespace hpfreeze {
 
 namespace {
 
-struct DirectoryEntry {
-  std::string name;
-  unsigned char type = DT_UNKNOWN;  // d_type: DT_DIR, DT_REG, DT_LNK, ...
-};
-
-// The entries of the directory at `path` (its final link followed only when
-// `follow_link`), without "." and "..", sorted by name; 0 or an errno value.
-int list_directory(const std::string& path, bool follow_link,
-                   std::vector<DirectoryEntry>* entries) {
-  const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow_link ? 0 : O_NOFOLLOW);
-  const int fd = posix::openat_retrying(AT_FDCWD, path.c_str(), flags);
-  if (fd < 0) return errno;
-  DIR* dir = ::fdopendir(fd);
-  if (dir == nullptr) {
-    const int err = errno;
-    ::close(fd);
-    return err;
-  }
-  int err = 0;
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(dir);
-    if (entry == nullptr) {
-      err = errno;
-      break;
-    }
-    const std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    unsigned char type = entry->d_type;
-    if (type == DT_UNKNOWN) {  // file systems that do not fill in d_type
-      struct stat st {};
-      if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        type = static_cast<unsigned char>(IFTODT(st.st_mode));
-      }
-    }
-    entries->push_back({std::string(name), type});
-  }
-  ::closedir(dir);
-  if (err != 0) return err;
-  std::sort(entries->begin(), entries->end(),
-            [](const DirectoryEntry& a, const DirectoryEntry& b) { return a.name < b.name; });
-  return 0;
-}
+// The directories a walk holds open at most, the deepest ones; one above them is opened
+// again from below ("..") on the way back, and must be the one it was.
+constexpr std::size_t kHeldLevels = 32;
 
 std::string join_path(const std::string& dir, const std::string& name) {
   if (dir == "." || dir == "./") return name;
@@ -67,20 +22,12 @@ std::string join_path(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
-// An entry named codegen_meta.json: a meta when it is a regular file or leads to one.
-std::optional<MetaSource> meta_entry(const std::string& path, unsigned char type) {
-  if (type == DT_REG) return MetaSource{path, std::nullopt};
-  struct stat st {};
-  if (type == DT_LNK) {
-    if (::stat(path.c_str(), &st) != 0) {
-      return MetaSource{path, posix::io_error(path, "cannot open", errno)};
-    }
-    if (S_ISREG(st.st_mode)) return MetaSource{path, std::nullopt};
-    if (S_ISDIR(st.st_mode)) return std::nullopt;  // a symlinked directory: not followed
-  } else {
-    st.st_mode = static_cast<mode_t>(DTTOIF(type));
-  }
-  return MetaSource{path, make_io_error(path, not_regular_file_message(st.st_mode))};
+MetaSource walk_error(const std::string& path, std::string message) {
+  return {path, make_io_error(path, std::move(message)), nullptr, nullptr};
+}
+
+MetaSource errno_error(const std::string& path, std::string_view what, int err) {
+  return walk_error(path, std::string(what) + ": " + describe_errno(err));
 }
 
 }  // namespace
@@ -90,64 +37,114 @@ bool is_skipped_directory(std::string_view name) {
          name.starts_with(".codegen_tmp_") || name.starts_with(".codegen_old_");
 }
 
-std::vector<MetaSource> walk_for_metas(const std::string& dir) {
-  std::vector<MetaSource> found;
-  // The directories being walked, outermost first, each with its entries and the next
-  // one to visit: a loop instead of recursion, so a deep tree cannot exhaust the stack.
-  struct Level {
-    std::string path;
-    std::vector<DirectoryEntry> entries;
-    std::size_t next = 0;
-  };
-  std::vector<Level> levels(1);
-  levels[0].path = dir;
-  if (const int err = list_directory(dir, true, &levels[0].entries); err != 0) {
-    found.push_back({dir, posix::io_error(dir, "cannot open directory", err)});
-    return found;
-  }
-  while (!levels.empty()) {
-    Level& level = levels.back();
-    if (level.next == level.entries.size()) {
-      levels.pop_back();
+MetaFinder::MetaFinder(FileSystem& fs, std::vector<std::string> paths)
+    : fs_(fs), paths_(std::move(paths)) {}
+
+std::optional<MetaSource> MetaFinder::next() {
+  for (;;) {
+    if (levels_.empty()) {
+      if (!root_.empty()) {  // a walk just ended
+        const std::string root = std::exchange(root_, {});
+        if (!found_any_) {
+          return walk_error(root, "no codegen_meta.json in this directory or below");
+        }
+      }
+      if (next_path_ == paths_.size()) return std::nullopt;
+      if (std::optional<MetaSource> found = start(paths_[next_path_++])) return found;
       continue;
     }
-    const DirectoryEntry entry = std::move(level.entries[level.next++]);
-    std::string path = join_path(level.path, entry.name);
-    if (entry.type == DT_DIR) {
-      if (is_skipped_directory(entry.name)) continue;
-      Level inner{std::move(path), {}, 0};
-      const int err = list_directory(inner.path, false, &inner.entries);
-      if (err == ENOENT) continue;  // removed since it was listed
-      if (err != 0) {
-        found.push_back({inner.path, posix::io_error(inner.path, "cannot open directory", err)});
-        continue;
-      }
-      levels.push_back(std::move(inner));  // `level` is not used after this
-    } else if (entry.name == kMetaFileName) {
-      if (std::optional<MetaSource> meta = meta_entry(path, entry.type)) {
-        found.push_back(std::move(*meta));
-      }
+    Level& level = levels_.back();
+    std::optional<MetaSource> found;
+    if (level.next == level.entries.size()) {
+      found = leave();
+    } else {
+      const DirectoryEntry entry = std::move(level.entries[level.next++]);
+      found = visit(entry);
+    }
+    if (found) {
+      found_any_ = true;
+      return found;
     }
   }
-  return found;
 }
 
-std::vector<MetaSource> find_metas(std::span<const std::string> paths) {
-  std::vector<MetaSource> metas;
-  for (const std::string& path : paths) {
-    struct stat st {};
-    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      metas.push_back({path, std::nullopt});
-      continue;
+// A path of the command line: a meta as given, or a directory whose walk begins.
+std::optional<MetaSource> MetaFinder::start(const std::string& path) {
+  std::shared_ptr<Directory> dir;
+  const int err = fs_.open_directory(path, &dir);
+  if (err == 0) {
+    std::optional<MetaSource> unlisted = enter(path, std::move(dir));
+    if (!unlisted) {
+      root_ = path;
+      found_any_ = false;
     }
-    std::vector<MetaSource> found = walk_for_metas(path);
-    if (found.empty()) {
-      metas.push_back(
-          {path, make_io_error(path, "no codegen_meta.json in this directory or below")});
-    }
-    std::move(found.begin(), found.end(), std::back_inserter(metas));
+    return unlisted;
   }
-  return metas;
+  // A directory that cannot be opened is the walk's error; anything else is a meta, whose
+  // loader names what is wrong with it.
+  if (err == ENOTDIR || err == ENOENT || fs_.kind_of(path) != FileKind::kDirectory) {
+    return MetaSource{path, std::nullopt, {}, {}};
+  }
+  return errno_error(path, "cannot open directory", err);
+}
+
+// Lists the directory `dir` (at `path`) and makes it the one walked; an error when it cannot
+// be listed.
+std::optional<MetaSource> MetaFinder::enter(const std::string& path,
+                                            std::shared_ptr<Directory> dir) {
+  Level level{std::move(dir), {}, path, {}, 0};
+  level.identity = level.dir->identity();
+  if (const int err = level.dir->list(&level.entries); err != 0) {
+    return errno_error(path, "cannot open directory", err);
+  }
+  std::sort(level.entries.begin(), level.entries.end(),
+            [](const DirectoryEntry& a, const DirectoryEntry& b) { return a.name < b.name; });
+  levels_.push_back(std::move(level));
+  if (levels_.size() > kHeldLevels) levels_[levels_.size() - 1 - kHeldLevels].dir.reset();
+  return std::nullopt;
+}
+
+// The deepest directory is done: back to its parent, opened again from it when the walk let
+// go of it (and so of every one above it).
+std::optional<MetaSource> MetaFinder::leave() {
+  Level done = std::move(levels_.back());
+  levels_.pop_back();
+  if (levels_.empty() || levels_.back().dir) return std::nullopt;
+  Level& parent = levels_.back();
+  const int err = done.dir->open_parent(&parent.dir);
+  if (err == 0 && parent.dir->identity() == parent.identity) return std::nullopt;
+  // Moved (or gone) while the walk was below it: what is above is no longer where the walk
+  // found it, and nothing else leads back there, so the walk of this path ends here.
+  const std::string path = parent.path;
+  levels_.clear();
+  if (err != 0) return errno_error(path, "cannot open directory", err);
+  return walk_error(path, "moved while it was walked: the rest of its walk is left out");
+}
+
+// One entry of the deepest directory: a directory to walk, a meta (opened now, at its turn),
+// an error, or nothing.
+std::optional<MetaSource> MetaFinder::visit(const DirectoryEntry& entry) {
+  Level& level = levels_.back();
+  const std::string path = join_path(level.path, entry.name);
+  if (entry.type == S_IFDIR) {
+    if (is_skipped_directory(entry.name)) return std::nullopt;
+    std::shared_ptr<Directory> dir;
+    const int err = level.dir->open_directory(entry.name, &dir);
+    // Gone, or no directory any more (a link put in its place is not followed).
+    if (err == ENOENT || err == ENOTDIR || err == ELOOP) return std::nullopt;
+    if (err != 0) return errno_error(path, "cannot open directory", err);
+    return enter(path, std::move(dir));  // `level` is not used after this
+  }
+  if (entry.name != kMetaFileName) return std::nullopt;
+  // A FIFO, a device or a socket is named for what it is, never opened.
+  if (entry.type != 0 && entry.type != S_IFREG && entry.type != S_IFLNK) {
+    return walk_error(path, not_regular_file_message(static_cast<mode_t>(entry.type)));
+  }
+  Directory::Opened opened = level.dir->open_file(entry.name);
+  if (opened.err != 0) return errno_error(path, "cannot open", opened.err);
+  if (opened.file) return MetaSource{path, std::nullopt, std::move(opened.file), level.dir};
+  if (opened.type == S_IFDIR) return std::nullopt;  // a link to a directory: not followed
+  return walk_error(path, not_regular_file_message(static_cast<mode_t>(opened.type)));
 }
 
 }  // namespace hpfreeze

@@ -45,10 +45,6 @@ std::pair<std::string, std::string> split_path(const std::string& path) {
   return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
 }
 
-FileIdentity identity_of(const struct stat& st) {
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-}
-
 // Files there are not ordinary files: written into, never replaced.
 bool on_pseudo_file_system(int dir) {
   struct statfs fs {};
@@ -144,7 +140,7 @@ int link_under_random_name(const std::string& base, std::string_view kind, std::
 }
 
 void fill_from_stat(const struct stat& st, OutputTarget* out) {
-  out->identity = identity_of(st);
+  out->identity = posix::identity_of(st);
   out->shareable = S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
   out->mode = static_cast<unsigned>(st.st_mode) & 07777u;
   out->uid = st.st_uid;
@@ -177,6 +173,19 @@ int RealFileSystem::resolve_descriptor(int fd, OutputTarget* out) {
 }
 
 int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
+  return resolve(path, out, nullptr);
+}
+
+int RealFileSystem::descriptor_named(const std::string& path) {
+  if (path.empty() || path == "-" || path.back() == '/') return -1;
+  OutputTarget target;
+  int descriptor = -1;
+  resolve(path, &target, &descriptor);
+  release(target);
+  return descriptor;
+}
+
+int RealFileSystem::resolve(const std::string& path, OutputTarget* out, int* named_descriptor) {
   *out = OutputTarget{};
   std::string current = path;
   // What `current` is relative to: the current directory, or, after a link with a relative
@@ -206,11 +215,12 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
     }
     out->dir = dir;
     out->name = base;
-    out->dir_identity = identity_of(st);
+    out->dir_identity = posix::identity_of(st);
     if (const DescriptorDir owner = descriptor_dir(dir); owner != DescriptorDir::kNone) {
       release(*out);
       if (owner == DescriptorDir::kForeign) return EXDEV;
       const int fd = canonical_number(base);
+      if (named_descriptor != nullptr) *named_descriptor = fd;
       return fd < 0 ? ENOENT : resolve_descriptor(fd, out);  // the kernel lists only "N"
     }
     if (::fstatat(dir, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -227,7 +237,7 @@ int RealFileSystem::resolve_output(const std::string& path, OutputTarget* out) {
       if (followed >= 0) {
         const int rc = ::fstat(followed, &fst);
         ::close(followed);
-        if (rc == 0 && !kernel_resolved) kernel_identity = identity_of(fst);
+        if (rc == 0 && !kernel_resolved) kernel_identity = posix::identity_of(fst);
         kernel_resolved = kernel_resolved || rc == 0;
       }
       if (on_pseudo_file_system(dir)) {  // a /proc magic link is no path to follow
@@ -276,7 +286,7 @@ int RealFileSystem::identify_input(const std::string& path, FileIdentity* id, bo
   struct stat st {};
   const int rc = path == "-" ? ::fstat(STDIN_FILENO, &st) : ::stat(path.c_str(), &st);
   if (rc != 0) return errno;
-  *id = identity_of(st);
+  *id = posix::identity_of(st);
   *shareable = S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode);
   *read_once = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
   return 0;

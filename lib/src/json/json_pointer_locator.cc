@@ -3,28 +3,36 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <utility>
 
 namespace hpfreeze {
 namespace {
 
 // The reference tokens of an RFC 6901 pointer, "~1" and "~0" undone; nullopt for a text
-// that is no pointer (it must start with '/' unless empty).
-std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer) {
-  std::vector<std::string> tokens;
+// that is no pointer (it must start with '/' unless empty). A token views the pointer itself
+// unless it had an escape: then it views its decoded copy, kept in `decoded`.
+std::optional<std::vector<std::string_view>> pointer_tokens(std::string_view pointer,
+                                                            std::deque<std::string>& decoded) {
+  std::vector<std::string_view> tokens;
   if (pointer.empty()) return tokens;
   if (pointer.front() != '/') return std::nullopt;
   for (std::size_t at = 1;;) {
     const std::size_t slash = std::min(pointer.find('/', at), pointer.size());
-    std::string token;
-    for (std::size_t i = at; i < slash; ++i) {
-      if (pointer[i] == '~' && i + 1 < slash && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
-        token += pointer[++i] == '0' ? '~' : '/';
-      } else {
-        token += pointer[i];
+    std::string_view token = pointer.substr(at, slash - at);
+    if (token.find('~') != std::string_view::npos) {
+      std::string& plain = decoded.emplace_back();
+      for (std::size_t i = 0; i < token.size(); ++i) {
+        if (token[i] == '~' && i + 1 < token.size() &&
+            (token[i + 1] == '0' || token[i + 1] == '1')) {
+          plain += token[++i] == '0' ? '~' : '/';
+        } else {
+          plain += token[i];
+        }
       }
+      token = plain;
     }
-    tokens.push_back(std::move(token));
+    tokens.push_back(token);
     if (slash == pointer.size()) return tokens;
     at = slash + 1;
   }
@@ -56,21 +64,24 @@ int hex_digit(int c) {
 }
 
 // A recursive descent along the pointers' paths only: every other value is skipped by a
-// loop that counts brackets, so the recursion is no deeper than the longest pointer. Every
-// function returns false to stop the scan: at the end of the text, where it stops being
-// JSON, or once every pointer is found.
+// loop that counts brackets, so the recursion is no deeper than the longest pointer. The
+// targets are sorted by their tokens, so the ones still looked for inside a container are
+// one run of them, and the run a member leads into is found by a binary search on the
+// member's name: one pass over the text, each member costing a search of the pointers
+// inside its container (never a comparison with each). Every function returns false to
+// stop the scan: at the end of the text, where it stops being JSON, or once every pointer
+// is found.
 class PointerScanner {
  public:
-  PointerScanner(const TextPieces& pieces, std::vector<std::vector<std::string>> targets)
+  // `targets` sorted and without repeats.
+  PointerScanner(const TextPieces& pieces, std::vector<std::vector<std::string_view>> targets)
       : pieces_(pieces),
         targets_(std::move(targets)),
         found_(targets_.size()),
         missing_(targets_.size()) {}
 
   std::vector<std::optional<TextPosition>> run() && {
-    std::vector<std::size_t> all(targets_.size());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-    if (!all.empty()) value(all, 0);
+    if (!targets_.empty()) value(0, targets_.size(), 0);
     return std::move(found_);
   }
 
@@ -105,26 +116,25 @@ class PointerScanner {
     return true;
   }
 
-  bool value(const std::vector<std::size_t>& candidates, std::size_t depth) {
+  // The value the targets [lo, hi) go through, all of them alike in their first `depth`
+  // tokens; the one with no more tokens, if any, sorts first and names this value.
+  bool value(std::size_t lo, std::size_t hi, std::size_t depth) {
     skip_whitespace();
     if (peek() < 0) return false;
-    std::vector<std::size_t> deeper;
-    for (const std::size_t c : candidates) {
-      if (targets_[c].size() > depth) {
-        deeper.push_back(c);
-      } else {
-        found_[c] = TextPosition{line_, column_};
-        --missing_;
+    if (lo < hi && targets_[lo].size() == depth) {
+      if (!found_[lo]) {  // a key named twice counts where it is named first
+        found_[lo] = TextPosition{line_, column_};
+        if (--missing_ == 0) return false;
       }
+      ++lo;
     }
-    if (missing_ == 0) return false;
-    if (deeper.empty()) return skip_value();
-    if (peek() == '{') return object(deeper, depth);
-    if (peek() == '[') return array(deeper, depth);
+    if (lo == hi) return skip_value();
+    if (peek() == '{') return object(lo, hi, depth);
+    if (peek() == '[') return array(lo, hi, depth);
     return skip_value();  // a scalar holds no member: the deeper pointers name nothing
   }
 
-  bool object(const std::vector<std::size_t>& candidates, std::size_t depth) {
+  bool object(std::size_t lo, std::size_t hi, std::size_t depth) {
     advance();
     skip_whitespace();
     if (take('}')) return true;
@@ -134,35 +144,45 @@ class PointerScanner {
       if (peek() != '"' || !string(&key)) return false;
       skip_whitespace();
       if (!take(':')) return false;
-      if (!member(candidates, depth, key)) return false;
+      if (!member(lo, hi, depth, key)) return false;
       skip_whitespace();
       if (take(',')) continue;
       return take('}');
     }
   }
 
-  bool array(const std::vector<std::size_t>& candidates, std::size_t depth) {
+  bool array(std::size_t lo, std::size_t hi, std::size_t depth) {
     advance();
     skip_whitespace();
     if (take(']')) return true;
     for (std::size_t index = 0;; ++index) {
-      if (!member(candidates, depth, std::to_string(index))) return false;
+      if (!member(lo, hi, depth, std::to_string(index))) return false;
       skip_whitespace();
       if (take(',')) continue;
       return take(']');
     }
   }
 
-  // The value of `token` in the container at `depth`: followed when a pointer not found yet
-  // goes through it.
-  bool member(const std::vector<std::size_t>& candidates, std::size_t depth,
-              const std::string& token) {
-    std::vector<std::size_t> through;
-    for (const std::size_t c : candidates) {
-      if (!found_[c] && targets_[c][depth] == token) through.push_back(c);
-    }
-    return through.empty() ? skip_value() : value(through, depth + 1);
+  // The value of `token` in the container at `depth`: followed when targets go through it.
+  bool member(std::size_t lo, std::size_t hi, std::size_t depth, const std::string& token) {
+    const auto first = targets_.begin() + static_cast<std::ptrdiff_t>(lo);
+    const auto last = targets_.begin() + static_cast<std::ptrdiff_t>(hi);
+    const auto [from, to] = std::equal_range(first, last, token, TokenAt{depth});
+    if (from == to) return skip_value();
+    return value(static_cast<std::size_t>(from - targets_.begin()),
+                 static_cast<std::size_t>(to - targets_.begin()), depth + 1);
   }
+
+  // Orders targets (all longer than `depth`) by their token at `depth`, against a name.
+  struct TokenAt {
+    std::size_t depth;
+    bool operator()(const std::vector<std::string_view>& target, std::string_view token) const {
+      return target[depth] < token;
+    }
+    bool operator()(std::string_view token, const std::vector<std::string_view>& target) const {
+      return token < target[depth];
+    }
+  };
 
   bool skip_value() {
     skip_whitespace();
@@ -246,37 +266,46 @@ class PointerScanner {
   bool ended_ = false;
   std::size_t line_ = 1;
   std::size_t column_ = 1;
-  std::vector<std::vector<std::string>> targets_;
+  std::vector<std::vector<std::string_view>> targets_;
   std::vector<std::optional<TextPosition>> found_;
   std::size_t missing_;
 };
 
 }  // namespace
 
-std::vector<std::optional<TextPosition>> locate_pointers(const TextPieces& pieces,
-                                                         std::span<const std::string> pointers) {
-  // Each distinct pointer is looked for once.
-  std::vector<std::string> distinct(pointers.begin(), pointers.end());
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  std::vector<std::vector<std::string>> targets;
-  std::vector<std::size_t> target_of(distinct.size(), SIZE_MAX);
-  for (std::size_t i = 0; i < distinct.size(); ++i) {
-    if (std::optional<std::vector<std::string>> tokens = pointer_tokens(distinct[i])) {
-      target_of[i] = targets.size();
-      targets.push_back(std::move(*tokens));
+std::vector<std::optional<TextPosition>> locate_pointers(
+    const TextPieces& pieces, std::span<const std::string_view> pointers) {
+  // Each distinct path is looked for once: the pointers' tokens, sorted, without repeats
+  // ("/~" and "/~0" name one path), each pointer knowing its own.
+  std::deque<std::string> decoded;
+  std::vector<std::pair<std::vector<std::string_view>, std::size_t>> tokens;
+  tokens.reserve(pointers.size());
+  for (std::size_t i = 0; i < pointers.size(); ++i) {
+    if (std::optional<std::vector<std::string_view>> t = pointer_tokens(pointers[i], decoded)) {
+      tokens.emplace_back(std::move(*t), i);
     }
+  }
+  std::sort(tokens.begin(), tokens.end());
+  std::vector<std::vector<std::string_view>> targets;
+  std::vector<std::size_t> target_of(pointers.size(), SIZE_MAX);
+  for (auto& [path, pointer] : tokens) {
+    if (targets.empty() || targets.back() != path) targets.push_back(std::move(path));
+    target_of[pointer] = targets.size() - 1;
   }
   const std::vector<std::optional<TextPosition>> found =
       PointerScanner(pieces, std::move(targets)).run();
   std::vector<std::optional<TextPosition>> out;
   out.reserve(pointers.size());
-  for (const std::string& p : pointers) {
-    const auto i = static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), p) -
-                                            distinct.begin());
-    out.push_back(target_of[i] == SIZE_MAX ? std::nullopt : found[target_of[i]]);
+  for (const std::size_t target : target_of) {
+    out.push_back(target == SIZE_MAX ? std::nullopt : found[target]);
   }
   return out;
+}
+
+std::vector<std::optional<TextPosition>> locate_pointers(const TextPieces& pieces,
+                                                         std::span<const std::string> pointers) {
+  const std::vector<std::string_view> views(pointers.begin(), pointers.end());
+  return locate_pointers(pieces, std::span<const std::string_view>(views));
 }
 
 }  // namespace hpfreeze

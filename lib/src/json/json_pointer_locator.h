@@ -28,6 +28,11 @@ using TextPieces = std::function<std::string_view()>;
 // '['. nullopt for a pointer that names nothing there, and for every pointer not found
 // before the text stops being JSON. A key named twice counts where it is named first, as
 // the readers take the first.
+// One pass over the text, whatever the pointers: they are sorted by path, and each member of
+// a container the pointers go into is looked up among them by a binary search, so the work
+// grows with the text and the pointers, not with their product.
+std::vector<std::optional<TextPosition>> locate_pointers(
+    const TextPieces& pieces, std::span<const std::string_view> pointers);
 std::vector<std::optional<TextPosition>> locate_pointers(const TextPieces& pieces,
                                                          std::span<const std::string> pointers);
 

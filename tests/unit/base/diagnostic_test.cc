@@ -42,6 +42,7 @@ TEST(Diagnostic, QuoteForDiagnostic) {
 TEST(Diagnostic, LongTextsAreShortened) {
   EXPECT_EQ(shorten_for_diagnostic("abcdef", 6), "abcdef");
   EXPECT_EQ(shorten_for_diagnostic("abcdefghij", 6), "abcd...[4 characters left out]...ij");
+  EXPECT_EQ(shorten_for_diagnostic("abcdefg", 6), "abcd...[1 character left out]...fg");
   // Cuts move off the middle of a UTF-8 sequence; characters, not bytes, are counted.
   EXPECT_EQ(shorten_for_diagnostic("ab\xc3\xa9\xc3\xa9\xc3\xa9xy", 6),
             "ab\xc3\xa9...[2 characters left out]...xy");

@@ -223,6 +223,17 @@ TEST(FoldedLayout, ACutAcrossAxesIsBoundedNotSlow) {
             "groups for 400 groups of parameters; too many to compare exactly");
   const Mesh small = mesh({{"dp", 2}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
   EXPECT_TRUE(model->evaluate(small).ok());
+  // One group is counted as one ("for 1 groups of parameters" before).
+  Expected<CapacityModel> one = CapacityModel::build(
+      {params.front()}, {"tp"}, counting(Optimizer::kNone, {}, ExpertLayout::kFolded));
+  ASSERT_TRUE(one.ok());
+  const Mesh bigger =
+      mesh({{"dp", 524288}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
+  Expected<MeshCapacity> one_refused = one->evaluate(bigger);
+  ASSERT_FALSE(one_refused.ok());
+  EXPECT_EQ(one_refused.errors().front().message,
+            "the ranks of mesh dp=524288 cp=3 tp=2 ep=4 cut 1572864 ranks across axes into expert "
+            "groups for 1 group of parameters; too many to compare exactly");
 }
 
 // A ZeRO stage on parameters that hold nothing claims nothing: no usage error.

@@ -1,17 +1,17 @@
-// run_check on files (lib/src/commands/check_command.cc): findings, read errors, --json.
+// run_check on files (lib/src/commands/check_command.cc): findings, read errors, --json; on
+// the in-memory file system, the inputs copied from testdata/.
 #include "hpfreeze/commands/check_command.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "check/findings_lines.h"
 #include "hpfreeze/base/concurrency.h"
+#include "io/fake_file_system.h"
 
 namespace hpfreeze {
 namespace {
@@ -22,21 +22,31 @@ constexpr Concurrency kTwoCpus{2};
 using check_test::Lines;
 using check_test::render_all;
 
-std::string testdata(std::string_view name) {
-  return std::string(HPFREEZE_TESTDATA_DIR) + "/" + std::string(name);
-}
+class RunCheck : public ::testing::Test {
+ protected:
+  // The testdata file `name`, on the disk the command reads, under its name in testdata/.
+  std::string testdata(std::string_view name) {
+    disk_.add_copy(std::string(name), std::string(HPFREEZE_TESTDATA_DIR) + "/" + std::string(name));
+    return std::string(name);
+  }
+  CommandResult run_check(CheckRequest request, CheckTally* tally = nullptr) {
+    request.files = &disk_;
+    return hpfreeze::run_check(request, tally);
+  }
+  io_testing::FakeFileSystem disk_;
+};
 
 // ---------------------------------------------------------------------------------------
 // run_check on files
 
-TEST(RunCheck, CleanFilesHaveNoFindings) {
+TEST_F(RunCheck, CleanFilesHaveNoFindings) {
   const CommandResult r = run_check(
       {{testdata("check/clean_meta.json")}, testdata("check/clean_model.json"), false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics), Lines{});
   EXPECT_EQ(r.outcome(), Outcome::kOk);
 }
 
-TEST(RunCheck, WarningsAndNotesAreNotErrors) {
+TEST_F(RunCheck, WarningsAndNotesAreNotErrors) {
   const std::string meta = testdata("check/warnings_meta.json");
   const CommandResult r = run_check({{meta}, std::nullopt, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
@@ -53,7 +63,7 @@ TEST(RunCheck, WarningsAndNotesAreNotErrors) {
   EXPECT_EQ(r.outcome(), Outcome::kOk);
 }
 
-TEST(RunCheck, ErrorsInMetaAndModel) {
+TEST_F(RunCheck, ErrorsInMetaAndModel) {
   const std::string meta = testdata("check/errors_meta.json");
   const std::string model = testdata("check/errors_model.json");
   const CommandResult r = run_check({{meta}, model, false, kTwoCpus});
@@ -78,14 +88,14 @@ TEST(RunCheck, ErrorsInMetaAndModel) {
   EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
-TEST(RunCheck, SyntaxErrorIsAFindingWithAPosition) {
+TEST_F(RunCheck, SyntaxErrorIsAFindingWithAPosition) {
   const std::string meta = testdata("check/syntax_error.json");
   const CommandResult r = run_check({{meta}, std::nullopt, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics), Lines{"error: " + meta + ":3:1: expected a value"});
   EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
-TEST(RunCheck, ModelDecodeErrorIsAFinding) {
+TEST_F(RunCheck, ModelDecodeErrorIsAFinding) {
   const std::string model = testdata("check/bad_model.json");
   const CommandResult r = run_check({{testdata("check/clean_meta.json")}, model, false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
@@ -95,20 +105,18 @@ TEST(RunCheck, ModelDecodeErrorIsAFinding) {
 // A repeated key in the model is a load error, listed beside the meta's syntax error, not
 // left out as a decode error would be (a guard for a model parse that leaves the keys to
 // its decoder, lib/src/io/inputs.h).
-TEST(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
+TEST_F(RunCheck, ARepeatedModelKeyIsListedWithTheMetasSyntaxError) {
   const std::string meta = testdata("check/syntax_error.json");
-  const std::string model = ::testing::TempDir() + "check_command_test_repeated_model.json";
-  std::ofstream(model, std::ios::binary)
-      << R"j({"modules": {"": "Net"}, "parameters": {}, "zz": 1, "zz": 2})j";
+  const std::string model = "repeated_model.json";
+  disk_.add_file(model, R"j({"modules": {"": "Net"}, "parameters": {}, "zz": 1, "zz": 2})j");
   const CommandResult r = run_check({{meta}, model, false, kTwoCpus});
-  std::remove(model.c_str());
   EXPECT_EQ(render_all(r.diagnostics), (Lines{"error: " + meta + ":3:1: expected a value",
                                               "error: " + model + ": /zz: duplicate key 'zz'"}));
   EXPECT_EQ(r.outcome(), Outcome::kRejected);
 }
 
-TEST(RunCheck, UnreadableFileIsAnIoError) {
-  const std::string missing = testdata("check/no_such_file.json");
+TEST_F(RunCheck, UnreadableFileIsAnIoError) {
+  const std::string missing = "check/no_such_file.json";
   const CommandResult r =
       run_check({{testdata("check/syntax_error.json")}, missing, false, kTwoCpus});
   // Nothing is checked when an input cannot be read, not even the other file (whose syntax
@@ -122,24 +130,25 @@ TEST(RunCheck, UnreadableFileIsAnIoError) {
 
 // The request's one rule between its paths, checked by run_check itself before anything
 // is read (stdin cannot be read twice): a usage error, exit 2.
-TEST(RunCheck, StdinForBothInputsIsRefusedBeforeAnythingIsRead) {
+TEST_F(RunCheck, StdinForBothInputsIsRefusedBeforeAnythingIsRead) {
   const CommandResult r = run_check({{"-"}, std::string("-"), false, kTwoCpus});
   EXPECT_EQ(render_all(r.diagnostics),
             Lines{"error: at most one of META and --model may be '-' (stdin)"});
   ASSERT_EQ(r.diagnostics.size(), 1U);
   EXPECT_EQ(r.diagnostics.front().error_class, ErrorClass::kIo);
   EXPECT_EQ(r.outcome(), Outcome::kTrouble);
-  // One of them on stdin is a request like any other (here stdin is not read: the model
-  // cannot be opened, and read errors come first).
+  // One of them on stdin is a request like any other (here what stdin holds is not looked
+  // at: the meta cannot be opened, and read errors come first).
+  disk_.stdin_text = "";
   const CommandResult one =
-      run_check({{testdata("check/no_such_file.json")}, std::string("-"), false, kTwoCpus});
+      run_check({{"check/no_such_file.json"}, std::string("-"), false, kTwoCpus});
   ASSERT_EQ(one.diagnostics.size(), 1U);
   EXPECT_NE(one.diagnostics.front().message.find("cannot open"), std::string::npos);
 }
 
 // --json: the findings on stdout as JSON Lines (json/diagnostic_json.h), nothing on
 // stderr, and the outcome of the findings; read errors stay diagnostics.
-TEST(RunCheck, JsonPutsTheFindingsOnStdout) {
+TEST_F(RunCheck, JsonPutsTheFindingsOnStdout) {
   const std::string meta = testdata("check/syntax_error.json");
   CheckRequest request{{meta}, std::nullopt, false, kTwoCpus};
   request.json = true;
@@ -158,7 +167,7 @@ TEST(RunCheck, JsonPutsTheFindingsOnStdout) {
   EXPECT_EQ(r.outcome(), Outcome::kOk);
   EXPECT_EQ(tally.counts.text(), "0 errors, 2 warnings, 1 note");
 
-  request.paths = {testdata("check/no_such_file.json")};
+  request.paths = {"check/no_such_file.json"};
   r = run_check(request, &tally);
   EXPECT_EQ(r.output, "");
   EXPECT_EQ(render_all(r.diagnostics),

@@ -1,38 +1,35 @@
-// run_diff on files (lib/src/commands/diff_command.cc): outputs, outcomes and errors.
+// run_diff on files (lib/src/commands/diff_command.cc): outputs, outcomes and errors, on the
+// in-memory file system.
 #include "hpfreeze/commands/diff_command.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
+
+#include "io/fake_file_system.h"
 
 namespace hpfreeze {
 namespace {
 
 class RunDiff : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "diff_command_test_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  }
-  std::string path(const std::string& name) const { return dir_ + "_" + name + ".json"; }
+  std::string path(const std::string& name) const { return name + ".json"; }
   std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(path(name), std::ios::binary) << text;
-    written_.push_back(path(name));
+    disk_.add_file(path(name), text);
     return path(name);
-  }
-  void TearDown() override {
-    for (const std::string& p : written_) std::remove(p.c_str());
   }
   static std::vector<std::string> messages(const CommandResult& r) {
     std::vector<std::string> out;
     for (const Diagnostic& d : r.diagnostics) out.push_back(d.location_and_message());
     return out;
   }
-  std::string dir_;
-  std::vector<std::string> written_;
+  // run_diff on the in-memory disk of the test.
+  CommandResult run_diff(DiffRequest request) {
+    request.files = &disk_;
+    return hpfreeze::run_diff(request);
+  }
+  io_testing::FakeFileSystem disk_;
 };
 
 TEST_F(RunDiff, TextAndJsonOutput) {
@@ -119,7 +116,6 @@ TEST_F(RunDiff, IgnoredItemsThatMatchNothingAreRefused) {
 
 TEST_F(RunDiff, ErrorsNameEveryBadFile) {
   const std::string missing = path("missing");
-  std::remove(missing.c_str());
   DiffRequest request{write("a", "[1]"), write("b", "{\"a\": }"), false, {}, false};
   CommandResult report = run_diff(request);
   ASSERT_EQ(report.diagnostics.size(), 2u);

@@ -1,31 +1,22 @@
-// run_freeze with check: the file -o names is compared, never written; the error lists the
-// differences diff finds, from the file to the new meta.
+// run_freeze with check, on the in-memory file system: the file -o names is compared, never
+// written; the error lists the differences diff finds, from the file to the new meta.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <set>
+#include <map>
 #include <string>
 
 #include "commands/freeze_steps.h"
 #include "hpfreeze/commands/freeze_command.h"
+#include "io/fake_file_system.h"
 
 namespace hpfreeze {
 namespace {
 
-namespace fs = std::filesystem;
+using io_testing::FakeFileSystem;
 
-const std::string kTiny = std::string(HPFREEZE_TESTDATA_DIR) + "/cases/tiny";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+const std::string kTiny = "cases/tiny";
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   const std::size_t at = text.find(from);
@@ -37,55 +28,40 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 class FreezeCheck : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("hpfreeze_freeze_check_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    for (const char* name : {"plan.json", "model.json", "expected.json"}) {
+      disk_.add_copy(kTiny + "/" + name,
+                     std::string(HPFREEZE_TESTDATA_DIR) + "/" + kTiny + "/" + name);
+    }
+    expected_ = disk_.nodes.at(kTiny + "/expected.json").bytes;
+    disk_.add_dir("out");
     request_.plan_path = kTiny + "/plan.json";
     request_.model_path = kTiny + "/model.json";
     request_.output_path = path("meta.json");
     request_.check = true;
+    request_.files = &disk_;
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  void write(const std::string& text) const {
-    std::ofstream(request_.output_path, std::ios::binary) << text;
-  }
-  std::set<std::string> entries() const {
-    std::set<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.insert(e.path().filename().string());
-    return names;
-  }
-  // Runs the check and asserts that nothing in the directory changed: the file's bytes, or
-  // for a file too large to hold twice in a test (the sparse 5 GiB one) its size, inode and
-  // modification time, which a replacing or writing check would change.
+  static std::string path(const std::string& name) { return "out/" + name; }
+  void write(const std::string& text) { disk_.add_file(request_.output_path, text); }
+  // Runs the check and asserts that nothing on the disk changed: every file's bytes and
+  // version (a replacing or writing check would bump it), and no file more or less.
   CommandResult run() {
-    const std::set<std::string> before = entries();
-    const bool existed = fs::exists(request_.output_path);
-    const bool small = existed && fs::file_size(request_.output_path) <= kReadBackLimit;
-    const std::string bytes = small ? read_file(request_.output_path) : std::string();
-    struct stat st_before {};
-    if (existed) ::stat(request_.output_path.c_str(), &st_before);
-    const auto mtime = existed ? fs::last_write_time(request_.output_path) : fs::file_time_type{};
+    std::map<std::string, std::pair<std::string, int>> before;
+    for (const auto& [name, node] : disk_.nodes) before[name] = {node.bytes, node.version};
     CommandResult result = run_freeze(request_);
-    EXPECT_EQ(entries(), before);
-    EXPECT_EQ(fs::exists(request_.output_path), existed);
-    if (existed) {
-      if (small) {
-        EXPECT_EQ(read_file(request_.output_path), bytes);
-      }
-      struct stat st_after {};
-      ::stat(request_.output_path.c_str(), &st_after);
-      EXPECT_EQ(st_after.st_size, st_before.st_size);
-      EXPECT_EQ(st_after.st_ino, st_before.st_ino);
-      EXPECT_EQ(fs::last_write_time(request_.output_path), mtime);
-    }
+    std::map<std::string, std::pair<std::string, int>> after;
+    for (const auto& [name, node] : disk_.nodes) after[name] = {node.bytes, node.version};
+    EXPECT_EQ(after, before);
+    // Nothing was opened for writing: no temporary file, no rename, no write in place.
+    EXPECT_TRUE(io_testing::with_prefix(disk_.log, "create").empty());
+    EXPECT_TRUE(io_testing::with_prefix(disk_.log, "rename").empty());
+    EXPECT_TRUE(io_testing::with_prefix(disk_.log, "open out/").empty());
     return result;
   }
-  static constexpr std::uintmax_t kReadBackLimit = std::uintmax_t{64} << 20;
 
-  fs::path dir_;
+  FakeFileSystem disk_;
   FreezeRequest request_;
-  const std::string expected_ = read_file(kTiny + "/expected.json");
+  std::string expected_;
 };
 
 TEST_F(FreezeCheck, TheSameBytesPass) {
@@ -193,7 +169,7 @@ TEST_F(FreezeCheck, AFileOf4GiBOrMoreIsComparedNotRefused) {
   // A sparse committed meta of 5 GiB: compared from its size, nothing read whole; it differs
   // (exit 1, as any other difference), too large for the differences to be listed.
   write(expected_);
-  fs::resize_file(request_.output_path, std::uint64_t{5} << 30);
+  disk_.nodes.at(request_.output_path).sparse_size = std::uint64_t{5} << 30;
   CommandResult result = run();
   ASSERT_EQ(result.diagnostics.size(), 1u);
   EXPECT_EQ(result.diagnostics[0].location_and_message(),
@@ -221,16 +197,18 @@ TEST_F(FreezeCheck, TheSameSizeDifferingAnywhereIsADifference) {
 }
 
 TEST_F(FreezeCheck, OnlyARegularFileIsCompared) {
-  request_.output_path = dir_.string();
-  CommandResult result = run_freeze(request_);
+  request_.output_path = "out";
+  CommandResult result = run();
   ASSERT_EQ(result.diagnostics.size(), 1u);
-  EXPECT_EQ(result.diagnostics[0].location_and_message(), dir_.string() + ": is a directory");
+  EXPECT_EQ(result.diagnostics[0].location_and_message(), "out: is a directory");
   EXPECT_EQ(result.outcome(), Outcome::kTrouble);
 
   const std::string fifo = path("fifo");
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  disk_.add_fifo(fifo);
   request_.output_path = fifo;
-  result = run_freeze(request_);  // would block, were the FIFO opened
+  disk_.log.clear();
+  result = run();  // would block, were the FIFO opened
+  EXPECT_TRUE(io_testing::with_prefix(disk_.log, "open regular").empty());
   ASSERT_EQ(result.diagnostics.size(), 1u);
   EXPECT_EQ(result.diagnostics[0].message, "is not a regular file: --check compares with a file");
   EXPECT_EQ(result.outcome(), Outcome::kTrouble);

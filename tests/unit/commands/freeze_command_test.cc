@@ -1,16 +1,13 @@
-// run_freeze on real files: the stage figures behind -v, and the one-line diagnostics for a
-// file of the wrong kind.
+// run_freeze on the in-memory file system: the stage figures behind -v, and the one-line
+// diagnostics for a file of the wrong kind.
 #include "hpfreeze/commands/freeze_command.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "hpfreeze/base/concurrency.h"
+#include "io/fake_file_system.h"
 
 namespace hpfreeze {
 namespace {
@@ -18,31 +15,45 @@ namespace {
 // These tests are in the threaded (TSan) set: they give the command a second CPU.
 constexpr Concurrency kTwoCpus{2};
 
-namespace fs = std::filesystem;
-
-const std::string kCases = std::string(HPFREEZE_TESTDATA_DIR) + "/cases";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+// The golden cases' inputs, as the tests name them on the in-memory disk.
+const std::string kCases = "cases";
 
 class FreezeCommand : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("hpfreeze_freeze_command_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    for (const char* name : {"plan.json", "model.json", "expected.json"}) {
+      const std::string tiny = kCases + "/tiny/" + name;
+      disk_.add_copy(tiny, std::string(HPFREEZE_TESTDATA_DIR) + "/" + tiny);
+    }
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  static std::string path(const std::string& name) { return name; }
   // A file here holding `text`.
-  std::string file(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name), std::ios::binary) << text;
-    return path(name);
+  std::string file(const std::string& name, const std::string& text) {
+    disk_.add_file(name, text);
+    return name;
+  }
+  std::string read_file(const std::string& name) const {
+    return disk_.nodes.at(io_testing::FakeFileSystem::key(name)).bytes;
+  }
+  bool exists(const std::string& name) const {
+    return disk_.nodes.count(io_testing::FakeFileSystem::key(name)) != 0;
+  }
+  CommandResult run_freeze(FreezeRequest request, FreezeStages* stages = nullptr) {
+    request.files = &disk_;
+    return hpfreeze::run_freeze(request, stages);
+  }
+  // The single diagnostic of a run, as "FILE: message".
+  std::string only_error(const FreezeRequest& request) {
+    CommandResult result = run_freeze(request);
+    if (result.diagnostics.size() != 1)
+      return std::to_string(result.diagnostics.size()) + " errors";
+    const Diagnostic& d = result.diagnostics.front();
+    EXPECT_EQ(d.error_class, ErrorClass::kRejected);
+    return d.location_and_message();
   }
 
-  fs::path dir_;
+  io_testing::FakeFileSystem disk_;
 };
 
 TEST_F(FreezeCommand, StagesOfASuccessfulRun) {
@@ -97,22 +108,13 @@ TEST_F(FreezeCommand, StagesStopWhereTheRunFailed) {
   EXPECT_FALSE(stages.frozen);
   EXPECT_FALSE(stages.encoded);
   EXPECT_FALSE(stages.written);
-  EXPECT_FALSE(fs::exists(request.output_path));
+  EXPECT_FALSE(exists(request.output_path));
 
   request.plan_path = path("missing.json");
   result = run_freeze(request, &stages);
   ASSERT_TRUE(result.io_failed());
   EXPECT_FALSE(stages.inputs[0].read);
   EXPECT_FALSE(stages.decoded);
-}
-
-// The single diagnostic of a run, as "FILE: message".
-std::string only_error(const FreezeRequest& request) {
-  CommandResult result = run_freeze(request);
-  if (result.diagnostics.size() != 1) return std::to_string(result.diagnostics.size()) + " errors";
-  const Diagnostic& d = result.diagnostics.front();
-  EXPECT_EQ(d.error_class, ErrorClass::kRejected);
-  return d.location_and_message();
 }
 
 TEST_F(FreezeCommand, AFileOfTheWrongKindIsNamed) {
@@ -151,7 +153,7 @@ TEST_F(FreezeCommand, AFileOfTheWrongKindIsNamed) {
             meta +
                 ": this looks like a codegen_meta.json; --model wants a model tree dump "
                 "(hpfreeze.model/v1)");
-  EXPECT_FALSE(fs::exists(request.output_path));
+  EXPECT_FALSE(exists(request.output_path));
 }
 
 // A dump given as --base would put its format, modules or parameters into the meta, which

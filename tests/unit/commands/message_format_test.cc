@@ -3,13 +3,12 @@
 #include "hpfreeze/commands/message_format.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "io/io_test_support.h"
+#include "io/fake_file_system.h"
 
 namespace hpfreeze {
 namespace {
@@ -190,15 +189,23 @@ TEST(MessageFormat, JsonIsACheckFinding) {
       "\n");
 }
 
-class PointerPositions : public io_testing::TempDirTest {};
+// The positions of --message-format github, on the in-memory file system: each file read
+// again through the file system, never a stream.
+class PointerPositions : public ::testing::Test {
+ protected:
+  std::string spit(const std::string& name, const std::string& text) {
+    disk_.add_file(name, text);
+    return name;
+  }
+  io_testing::FakeFileSystem disk_;
+};
 
 TEST_F(PointerPositions, EveryFindingInAJsonFileGetsTheLineOfItsValue) {
-  const std::string plan = path("plan.json");
-  const std::string meta = path("meta.json");
-  io_testing::spit(plan,
-                   "{\n  \"modules\": {\n    \"lin\": {\"params\": {\"w\": {\"tp\": "
-                   "{\"$placement\": \"Replicat\"}}}}\n  }\n}\n");
-  io_testing::spit(meta, "{\"param_plan\": {\"m\": {\"params\": {\"w\": {\"tp\": \"S(9)\"}}}}}");
+  const std::string plan = spit("plan.json",
+                                "{\n  \"modules\": {\n    \"lin\": {\"params\": {\"w\": {\"tp\": "
+                                "{\"$placement\": \"Replicat\"}}}}\n  }\n}\n");
+  const std::string meta =
+      spit("meta.json", "{\"param_plan\": {\"m\": {\"params\": {\"w\": {\"tp\": \"S(9)\"}}}}}");
   Diagnostics ds = {
       make_error(plan, "/modules/lin/params/w/tp", "unknown placement type 'Replicat'"),
       make_warning(meta, "/param_plan/m/params/w/tp", "dim 9 is out of range"),
@@ -207,10 +214,10 @@ TEST_F(PointerPositions, EveryFindingInAJsonFileGetsTheLineOfItsValue) {
       make_error(plan, "", "about the whole file"),
       located(plan, "", 3, 4, "a syntax error keeps its own position"),
       make_error("<stdin>", "/modules/lin", "stdin is not read again"),
-      make_error(path("missing.json"), "/a", "no such file"),
+      make_error("missing.json", "/a", "no such file"),
       make_error("", "/a", "no file"),
   };
-  add_pointer_positions(ds);
+  add_pointer_positions(ds, &disk_);
   const std::vector<std::pair<std::size_t, std::size_t>> expected = {
       {3, 36}, {1, 46}, {3, 23}, {0, 0}, {0, 0}, {3, 4}, {0, 0}, {0, 0}, {0, 0}};
   ASSERT_EQ(ds.size(), expected.size());
@@ -221,20 +228,54 @@ TEST_F(PointerPositions, EveryFindingInAJsonFileGetsTheLineOfItsValue) {
             "::error file=" + plan +
                 ",line=3,col=36::/modules/lin/params/w/tp: unknown placement "
                 "type 'Replicat'\n");
+  // Each file once, for all its findings.
+  EXPECT_EQ(io_testing::with_prefix(disk_.log, "open regular "),
+            (std::vector<std::string>{"open regular plan.json", "open regular meta.json",
+                                      "open regular missing.json"}));
 }
 
 TEST_F(PointerPositions, NoStreamIsOpenedOrWaitedFor) {
   // A FIFO (a plan given as one) is neither opened, which would wait for a writer, nor read.
-  const std::string fifo = path("plan.fifo");
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  Diagnostics ds = {make_error(fifo, "/modules", "m")};
-  add_pointer_positions(ds);
+  disk_.add_fifo("plan.fifo");
+  Diagnostics ds = {make_error("plan.fifo", "/modules", "m")};
+  add_pointer_positions(ds, &disk_);
   EXPECT_EQ(ds.front().line, 0U);
   // Not JSON (a safetensors file): no position, no error.
-  io_testing::spit(path("ck.safetensors"), std::string("\x02\0\0\0\0\0\0\0{}", 10));
-  ds = {make_error(path("ck.safetensors"), "/w", "m")};
-  add_pointer_positions(ds);
+  spit("ck.safetensors", std::string("\x02\0\0\0\0\0\0\0{}", 10));
+  ds = {make_error("ck.safetensors", "/w", "m")};
+  add_pointer_positions(ds, &disk_);
   EXPECT_EQ(ds.front().line, 0U);
+}
+
+// Many findings in one container (a frozen_sharded_params of bad entries, an outputs object of
+// many keys), found wherever they are in it, in any order of the findings.
+TEST_F(PointerPositions, ManyFindingsInOneContainer) {
+  std::string text = "{\"list\": [\n";
+  for (int i = 0; i < 3000; ++i) text += (i == 0 ? "" : ",\n") + std::to_string(i);
+  text += "],\n\"map\": {\n";
+  for (int i = 0; i < 3000; ++i) {
+    text += (i == 0 ? "" : ",\n") + std::string("\"k") + std::to_string(i) + "\": " + "[" +
+            std::to_string(i) + "]";
+  }
+  text += "}}\n";
+  spit("big.json", text);
+  Diagnostics ds;
+  for (int i = 2999; i >= 0; i -= 3) {
+    ds.push_back(make_error("big.json", "/list/" + std::to_string(i), "m"));
+    ds.push_back(make_error("big.json", "/map/k" + std::to_string(i) + "/0", "m"));
+  }
+  ds.push_back(make_error("big.json", "/list/3000", "names nothing"));
+  ds.push_back(make_error("big.json", "/map/k", "names nothing"));
+  add_pointer_positions(ds, &disk_);
+  for (std::size_t j = 0; j + 2 < ds.size(); j += 2) {
+    const int i = 2999 - static_cast<int>(j / 2) * 3;
+    EXPECT_EQ(std::pair(ds[j].line, ds[j].column), std::pair(std::size_t(2 + i), std::size_t(1)));
+    const std::size_t key_width = std::to_string(i).size() + 5;  // "kN": [
+    EXPECT_EQ(std::pair(ds[j + 1].line, ds[j + 1].column),
+              std::pair(std::size_t(3002 + 1 + i), key_width + 2));
+  }
+  EXPECT_EQ(ds[ds.size() - 2].line, 0U);
+  EXPECT_EQ(ds.back().line, 0U);
 }
 
 }  // namespace

@@ -8,12 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "io/fake_file_system.h"
 #include "report/report_of.h"
 #include "support/documents.h"
 
@@ -32,25 +31,21 @@ using ::testing::Property;
 
 class RunReportTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("hpfreeze_report_test_" +
-            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string write(const std::string& name, const std::string& text) {
-    const std::filesystem::path path = dir_ / name;
-    std::ofstream(path) << text;
-    return path.string();
+    disk_.add_file(name, text);
+    return name;
   }
-  std::filesystem::path dir_;
+  // run_report on the in-memory disk of the test.
+  CommandResult run_report(ReportRequest request) {
+    request.files = &disk_;
+    return hpfreeze::run_report(request);
+  }
+  io_testing::FakeFileSystem disk_;
 };
 
 TEST_F(RunReportTest, ReadFailureIsAnIoError) {
   ReportRequest request;
-  request.meta_path = (dir_ / "missing.json").string();
+  request.meta_path = "missing.json";
   request.model_path = write("model.json", model_json({{"w", "[2]", "bfloat16"}}));
   const CommandResult out = run_report(request);
   EXPECT_EQ(out.outcome(), Outcome::kTrouble);
@@ -97,7 +92,7 @@ TEST_F(RunReportTest, RepeatedKeyInTheModel) {
   EXPECT_EQ(out.diagnostics[0].location_and_message(),
             request.model_path + ": /parameters/b.w/shape: duplicate key 'shape'");
 
-  request.meta_path = (dir_ / "missing.json").string();
+  request.meta_path = "missing.json";
   request.model_path = write("model.json", model);
   out = run_report(request);
   EXPECT_EQ(out.outcome(), Outcome::kTrouble);

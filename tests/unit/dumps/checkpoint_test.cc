@@ -245,12 +245,12 @@ TEST(SafetensorsHeader, TensorsCoverTheDataExactly) {
 // an empty data section: found by CI's fuzz_checkpoint smoke run (testdata/fuzz/regressions).
 TEST(SafetensorsHeader, AFileShorterThanItsHeaderIsAnError) {
   const std::string header = R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}})";
-  for (const std::uint64_t size :
-       {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{8}, 8 + header.size() - 1}) {
+  for (const std::uint64_t size : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7},
+                                   std::uint64_t{8}, 8 + header.size() - 1}) {
     EXPECT_EQ(error_of(decode_safetensors_header("ck.safetensors", header, size)),
               "ck.safetensors: : the safetensors header length at byte 0 (" +
                   std::to_string(header.size()) + " bytes) runs past the end of the file (" +
-                  std::to_string(size) + " bytes)")
+                  std::to_string(size) + (size == 1 ? " byte)" : " bytes)"))
         << size;
   }
   EXPECT_FALSE(decode("{}", ~std::uint64_t{0}).ok());  // 8 + 2 + (2^64 - 1) wraps to 9

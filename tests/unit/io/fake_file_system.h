@@ -1,7 +1,11 @@
 #pragma once
 // The in-memory FileSystem of the write tests (io_fake_write_test.cc,
-// io_fake_outputs_test.cc) and of the loader's (inputs/inputs_test.cc): it logs every call
-// and fails any step on demand.
+// io_fake_outputs_test.cc), of the loader's (inputs/inputs_test.cc) and of every test of the
+// commands and of check: it logs every call and fails any step on demand. Its directories,
+// like the real disk's descriptors, hold on to the directory they opened (by inode), so a
+// test may move, replace or link a directory while a walk is in it.
+
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -16,8 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "io/file_digest.h"
+#include "io/file_kind_text.h"
 #include "io/io.h"
-#include "io_test_support.h"  // fs
+#include "io/io_posix.h"
+#include "io_test_support.h"  // fs, slurp
 
 namespace hpfreeze::io_testing {
 
@@ -34,6 +41,11 @@ class FakeFileSystem final : public FileSystem {
     std::uint64_t inode = 0;
     int version = 0;         // bumped on every change, so "untouched" is checkable
     bool read_once = false;  // a FIFO: what one reader takes, another never sees
+    unsigned special = 0;    // kOther: its S_IFMT type (S_IFIFO, S_IFCHR, S_IFSOCK)
+    int read_error = 0;      // what reading it fails with (an I/O error of the disk)
+    // A sparse file's size, when it is more than `bytes` (the rest reads as zeros).
+    std::optional<std::uint64_t> sparse_size;
+    [[nodiscard]] std::uint64_t size() const { return sparse_size.value_or(bytes.size()); }
   };
 
   // errno to fail each operation with; 0 lets it succeed. fail_commit_of names the
@@ -74,16 +86,62 @@ class FakeFileSystem final : public FileSystem {
     node.symlink = true;
     node.link = std::move(target);
   }
-  void add_device(const std::string& p) { add(p, make(FileKind::kOther, "", 0666)); }
+  void add_device(const std::string& p) {
+    add(p, make(FileKind::kOther, "", 0666)).special = S_IFCHR;
+  }
   void add_fifo(const std::string& p) {
     Node node = make(FileKind::kOther, "", 0644);
     node.read_once = true;
+    node.special = S_IFIFO;
     add(p, std::move(node));
+  }
+  void add_socket(const std::string& p) {
+    Node node = make(FileKind::kOther, "", 0755);
+    node.read_once = true;
+    node.special = S_IFSOCK;
+    add(p, std::move(node));
+  }
+  // A copy of the real file `real_path` at `p` (an input kept in testdata/), its directories
+  // made on the way.
+  Node& add_copy(const std::string& p, const std::string& real_path) {
+    add_tree({{p, slurp(real_path)}});
+    return nodes.at(key(p));
+  }
+  // Every entry of directory `from` (and below) moves to `to`, keeping its inode: what a
+  // rename does, which a Directory holding it follows.
+  void rename_tree(const std::string& from, const std::string& to) {
+    const std::string f = key(from);
+    std::vector<std::pair<std::string, Node>> moved;
+    for (auto it = nodes.begin(); it != nodes.end();) {
+      if (it->first == f || it->first.starts_with(f + "/")) {
+        moved.emplace_back(key(to) + it->first.substr(f.size()), std::move(it->second));
+        it = nodes.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [k, node] : moved) nodes[k] = std::move(node);
+  }
+  // Builds the tree `files` describes: each path with its text, directories made on the way.
+  void add_tree(const std::vector<std::pair<std::string, std::string>>& files) {
+    for (const auto& [p, text] : files) {
+      std::string dir = key(p);
+      std::vector<std::string> parents;
+      for (std::size_t slash = dir.rfind('/'); slash != std::string::npos && slash > 0;
+           slash = dir.rfind('/', slash - 1)) {
+        parents.push_back(dir.substr(0, slash));
+      }
+      for (auto it = parents.rbegin(); it != parents.rend(); ++it) {
+        if (!nodes.count(*it)) add_dir(*it);
+      }
+      add_file(p, text);
+    }
   }
 
   // Paths are compared after lexical normalization ("a/../b/x" is "b/x"), enough here.
   static std::string key(const std::string& p) {
     std::string k = fs::path(p).lexically_normal().string();
+    while (k.size() > 1 && k.back() == '/') k.pop_back();  // "/dev/" is "/dev"
     return k.empty() ? "." : k;
   }
 
@@ -101,6 +159,11 @@ class FakeFileSystem final : public FileSystem {
   // What "-" reads; nullopt: stdin is closed.
   std::optional<std::string> stdin_text;
   int fail_read = 0;  // every read of an input fails with this errno
+  // Why nothing can be hashed (digest_unavailable), as when libcrypto cannot be loaded.
+  std::optional<std::string> no_digests;
+  // The descriptors of this "process", by the path that names them (/dev/stdin is 0).
+  std::map<std::string, int> descriptor_paths{
+      {"/dev/stdin", 0}, {"/dev/stdout", 1}, {"/dev/fd/0", 0}, {"/proc/self/fd/0", 0}};
 
   // The loader reads an input on a second thread beside another (check's META).
   Expected<InputFile> read_input(const std::string& path, std::string buffer) override {
@@ -115,6 +178,9 @@ class FakeFileSystem final : public FileSystem {
       const Node* node = follow(path);
       if (node == nullptr) return make_io_error(name, "cannot open: " + describe_errno(ENOENT));
       if (node->kind == FileKind::kDirectory) return make_io_error(name, "is a directory");
+      if (node->read_error != 0) {
+        return make_io_error(name, "read failed: " + describe_errno(node->read_error));
+      }
       text = &node->bytes;
     }
     if (fail_read != 0) return make_io_error(name, "read failed: " + describe_errno(fail_read));
@@ -125,7 +191,7 @@ class FakeFileSystem final : public FileSystem {
   }
   std::size_t regular_file_size(const std::string& path) override {
     const Node* node = path == "-" ? nullptr : follow(path);
-    return node != nullptr && node->kind == FileKind::kRegular ? node->bytes.size() : 0;
+    return node != nullptr && node->kind == FileKind::kRegular ? node->size() : 0;
   }
   FileKind kind_of(const std::string& path) override {
     if (path == "-") return FileKind::kOther;
@@ -138,7 +204,38 @@ class FakeFileSystem final : public FileSystem {
     const Node* node = follow(path);
     if (node == nullptr) return make_io_error(path, "cannot open: " + describe_errno(ENOENT));
     if (node->kind != FileKind::kRegular) return make_io_error(path, "is not a regular file");
-    return std::unique_ptr<RegularFile>(std::make_unique<FakeRegularFile>(node->bytes, fail_read));
+    return std::unique_ptr<RegularFile>(
+        std::make_unique<FakeRegularFile>(node->bytes, node->size(), fail_read));
+  }
+
+  int open_directory(const std::string& path, std::shared_ptr<Directory>* out) override {
+    const std::lock_guard<std::mutex> lock(read_mutex_);
+    log.push_back("open directory " + path);
+    if (path == "-" || path.empty()) return ENOTDIR;
+    if (key(path) == ".") {
+      *out = std::make_shared<FakeDirectory>(*this, 0);
+      return 0;
+    }
+    const Node* node = follow(path);
+    if (node == nullptr) return ENOENT;
+    if (node->kind != FileKind::kDirectory) return ENOTDIR;
+    *out = std::make_shared<FakeDirectory>(*this, node->inode);
+    return 0;
+  }
+  Expected<FileDigest> digest(const std::string& path, std::size_t chunk_size) override {
+    const std::lock_guard<std::mutex> lock(read_mutex_);
+    return digest_node(path, path, chunk_size);
+  }
+  std::optional<std::string> digest_unavailable() override { return no_digests; }
+  int descriptor_named(const std::string& path) override {
+    std::string p = path;
+    for (int hops = 0; hops < 40; ++hops) {
+      if (auto it = descriptor_paths.find(p); it != descriptor_paths.end()) return it->second;
+      auto node = nodes.find(key(p));
+      if (node == nodes.end() || !node->second.symlink) return -1;
+      p = node->second.link;
+    }
+    return -1;
   }
 
   int resolve_output(const std::string& path, OutputTarget* out) override {
@@ -305,22 +402,165 @@ class FakeFileSystem final : public FileSystem {
   std::string stdout_bytes;
 
  private:
+  class FakeOpenedFile final : public OpenedFile {
+   public:
+    FakeOpenedFile(FakeFileSystem& fs, const Node& node)
+        : fs_(fs), bytes_(node.bytes), inode_(node.inode), read_error_(node.read_error) {}
+    [[nodiscard]] std::uint64_t size() const override { return bytes_.size(); }
+    [[nodiscard]] FileIdentity identity() const override { return {1, inode_}; }
+    Expected<InputFile> read(const std::string& display_name, std::string buffer) override {
+      {
+        const std::lock_guard<std::mutex> lock(fs_.read_mutex_);
+        fs_.log.push_back("read opened " + display_name);
+      }
+      if (read_error_ != 0) {
+        return make_io_error(display_name, "read failed: " + describe_errno(read_error_));
+      }
+      InputFile input{display_name, display_name, std::move(buffer)};
+      input.bytes.clear();
+      input.bytes.reserve(bytes_.size() + kInputPadding);
+      input.bytes.assign(bytes_);
+      return input;
+    }
+
+   private:
+    FakeFileSystem& fs_;
+    std::string bytes_;  // as it was when opened
+    std::uint64_t inode_;
+    int read_error_;
+  };
+
+  // A directory held by its inode (0: "."), wherever it is renamed to.
+  class FakeDirectory final : public Directory {
+   public:
+    FakeDirectory(FakeFileSystem& fs, std::uint64_t inode) : fs_(fs), inode_(inode) {}
+    [[nodiscard]] FileIdentity identity() const override { return {1, inode_}; }
+    int list(std::vector<DirectoryEntry>* entries) override {
+      const std::lock_guard<std::mutex> lock(fs_.read_mutex_);
+      const std::optional<std::string> dir = where();
+      if (!dir) return ENOENT;
+      fs_.log.push_back("list " + *dir);
+      for (const auto& [k, node] : fs_.nodes) {
+        const std::size_t slash = k.rfind('/');
+        const std::string parent = slash == std::string::npos ? "." : k.substr(0, slash);
+        if (parent != *dir || k == ".") continue;
+        entries->push_back({slash == std::string::npos ? k : k.substr(slash + 1), type_of(node)});
+      }
+      return 0;
+    }
+    int open_directory(const std::string& name, std::shared_ptr<Directory>* out) override {
+      const std::lock_guard<std::mutex> lock(fs_.read_mutex_);
+      const std::optional<std::string> dir = where();
+      if (!dir) return ENOENT;
+      auto it = fs_.nodes.find(join(*dir, name));
+      if (it == fs_.nodes.end()) return ENOENT;
+      if (it->second.symlink) return ELOOP;
+      if (it->second.kind != FileKind::kDirectory) return ENOTDIR;
+      *out = std::make_shared<FakeDirectory>(fs_, it->second.inode);
+      return 0;
+    }
+    int open_parent(std::shared_ptr<Directory>* out) override {
+      const std::lock_guard<std::mutex> lock(fs_.read_mutex_);
+      const std::optional<std::string> dir = where();
+      if (!dir || *dir == ".") return ENOENT;
+      const std::size_t slash = dir->rfind('/');
+      const std::string parent = slash == std::string::npos ? "." : dir->substr(0, slash);
+      const auto it = fs_.nodes.find(parent);
+      *out = std::make_shared<FakeDirectory>(fs_, it == fs_.nodes.end() ? 0 : it->second.inode);
+      return 0;
+    }
+    Opened open_file(const std::string& name) override {
+      const std::lock_guard<std::mutex> lock(fs_.read_mutex_);
+      Opened opened;
+      const std::optional<std::string> dir = where();
+      const Node* node = dir ? fs_.follow(join(*dir, name)) : nullptr;
+      fs_.log.push_back("open " + (dir ? join(*dir, name) : name));
+      if (node == nullptr) {
+        opened.err = ENOENT;
+      } else if (node->kind == FileKind::kRegular) {
+        opened.type = S_IFREG;
+        opened.file = std::make_unique<FakeOpenedFile>(fs_, *node);
+      } else {
+        opened.type = type_of(*node);
+      }
+      return opened;
+    }
+    Expected<FileDigest> digest(const std::string& name, const std::string& path,
+                                std::size_t chunk_size) override {
+      const std::lock_guard<std::mutex> lock(fs_.read_mutex_);
+      const std::optional<std::string> dir = where();
+      if (!dir) return make_io_error(path, "cannot open: " + describe_errno(ENOENT));
+      return fs_.digest_node(join(*dir, name), path, chunk_size);
+    }
+
+   private:
+    // Where the directory is now; none once it is gone.
+    std::optional<std::string> where() const {
+      if (inode_ == 0) return std::string(".");
+      for (const auto& [k, node] : fs_.nodes) {
+        if (node.inode == inode_ && node.kind == FileKind::kDirectory && !node.symlink) return k;
+      }
+      return std::nullopt;
+    }
+    static std::string join(const std::string& dir, const std::string& name) {
+      return key(dir == "." ? name : dir + "/" + name);
+    }
+    FakeFileSystem& fs_;
+    std::uint64_t inode_;
+  };
+
+  static unsigned type_of(const Node& node) {
+    if (node.symlink) return S_IFLNK;
+    if (node.kind == FileKind::kDirectory) return S_IFDIR;
+    if (node.kind == FileKind::kRegular) return S_IFREG;
+    return node.special;
+  }
+
+  // What digesting the file `p` leads to gives; errors name `path`, as the real disk's do.
+  Expected<FileDigest> digest_node(const std::string& p, const std::string& path,
+                                   std::size_t chunk_size) {
+    log.push_back("digest " + p);
+    const Node* node = follow(p);
+    if (node == nullptr) return make_io_error(path, "cannot open: " + describe_errno(ENOENT));
+    if (node->kind != FileKind::kRegular) {
+      if (node->kind == FileKind::kDirectory) return make_io_error(path, "is a directory");
+      return make_io_error(path, not_regular_file_message(static_cast<mode_t>(type_of(*node))));
+    }
+    if (node->read_error != 0) {
+      return make_io_error(path, "read failed: " + describe_errno(node->read_error));
+    }
+    Expected<DigestBuilder> digest = DigestBuilder::start(path);
+    if (!digest) return std::move(digest.errors());
+    const std::string_view bytes = node->bytes;
+    chunk_size = std::max<std::size_t>(chunk_size, 1);
+    for (std::size_t at = 0; at < bytes.size(); at += chunk_size) {
+      if (Expected<bool> fed = digest->feed(bytes.substr(at, chunk_size)); !fed) {
+        return std::move(fed.errors());
+      }
+    }
+    return digest->finish();
+  }
   class FakeRegularFile final : public RegularFile {
    public:
-    FakeRegularFile(std::string bytes, int fail) : bytes_(std::move(bytes)), fail_(fail) {}
-    [[nodiscard]] std::uint64_t size() const override { return bytes_.size(); }
+    FakeRegularFile(std::string bytes, std::uint64_t size, int fail)
+        : bytes_(std::move(bytes)), size_(size), fail_(fail) {}
+    [[nodiscard]] std::uint64_t size() const override { return size_; }
     int read_at(std::uint64_t offset, std::uint64_t n, std::string& out,
                 std::size_t spare) override {
       if (fail_ != 0) return fail_;
-      if (offset + n > bytes_.size()) return EIO;
+      if (offset + n > size_) return EIO;
       out.clear();
       out.reserve(static_cast<std::size_t>(n) + spare);
-      out.assign(bytes_, static_cast<std::size_t>(offset), static_cast<std::size_t>(n));
+      out.resize(static_cast<std::size_t>(n), '\0');  // beyond `bytes_`, a sparse file's zeros
+      if (offset < bytes_.size()) {
+        bytes_.copy(out.data(), static_cast<std::size_t>(n), static_cast<std::size_t>(offset));
+      }
       return 0;
     }
 
    private:
     std::string bytes_;
+    std::uint64_t size_;
     int fail_;
   };
 

@@ -4,11 +4,14 @@
 // at once.
 #include "io/file_digest.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <chrono>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -189,18 +192,47 @@ TEST_F(DigestFile, AFifoOrADeviceIsRefusedWithoutWaiting) {
   });
 }
 
-TEST_F(DigestFile, ASocketCannotBeOpened) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
+// A socket cannot be opened (ENXIO): it is named for what it is, as a FIFO is.
+TEST_F(DigestFile, ASocketIsNamedForWhatItIs) {
   const std::string socket_path = path("s");
-  ASSERT_LT(socket_path.size(), sizeof address.sun_path);
-  std::copy(socket_path.begin(), socket_path.end(), address.sun_path);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  const int fd = io_testing::bound_socket(socket_path);
+  ASSERT_GE(fd, 0);
   expect_one_io_error(digest_file(socket_path).errors(), socket_path,
-                      "cannot open: No such device or address");
+                      "is a socket, not a regular file");
+  ASSERT_EQ(::symlink(socket_path.c_str(), path("link").c_str()), 0);
+  expect_one_io_error(digest_file(path("link")).errors(), path("link"),
+                      "is a socket, not a regular file");
   ::close(fd);
+}
+
+// A file is read for the size fstat gave and no further: /proc/self/pagemap (size 0, 256 GiB
+// on x86-64) is refused after one read, as every pseudo-file that holds more than it says.
+TEST_F(DigestFile, APseudoFileIsRefusedAtOnce) {
+  struct stat st {};
+  if (::stat("/proc/self/pagemap", &st) != 0) GTEST_SKIP() << "no /proc/self/pagemap here";
+  ASSERT_EQ(::symlink("/proc/self/pagemap", path("pagemap.py").c_str()), 0);
+  for (const std::size_t chunk : {std::size_t{1}, kDigestChunkSize}) {
+    const auto start = std::chrono::steady_clock::now();
+    expect_one_io_error(
+        digest_file(path("pagemap.py"), chunk).errors(), path("pagemap.py"),
+        "is longer than its size of 0 bytes (a pseudo-file, or a file written while read)");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  }
+}
+
+// Read from a directory's descriptor: the same digest and the same errors, named by `path`.
+TEST_F(DigestFile, FromADirectoryDescriptor) {
+  spit(path("f.py"), "abc\n");
+  const int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dir, 0);
+  const Expected<FileDigest> at = digest_file_at(dir, "f.py", "shown/f.py");
+  const Expected<FileDigest> by_path = digest_file(path("f.py"));
+  ASSERT_TRUE(at.ok() && by_path.ok());
+  EXPECT_EQ(at->sha256, by_path->sha256);
+  EXPECT_EQ(at->lines, std::optional<std::uint64_t>(1));
+  expect_one_io_error(digest_file_at(dir, "none.py", "shown/none.py").errors(), "shown/none.py",
+                      "cannot open: No such file or directory");
+  ::close(dir);
 }
 
 TEST_F(DigestFile, AReadErrorNamesTheOsError) {

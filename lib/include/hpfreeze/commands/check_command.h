@@ -10,13 +10,15 @@
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/base/concurrency.h"
 #include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/io/file_system.h"
 
 namespace hpfreeze {
 
 struct CheckRequest {
   // The metas: a file is a meta as given, a directory is walked for its codegen_meta.json
-  // files (io/meta_tree.h, find_metas), "-" is stdin (and then the only path). Each meta is
-  // checked as if it were alone; the findings follow the order of the walk.
+  // files (io/meta_tree.h, MetaFinder: by directory descriptor, each meta read from what the
+  // walk opened), "-" is stdin (and then the only path). Each meta is checked as if it were
+  // alone; the findings follow the order of the walk.
   std::vector<std::string> paths;
   std::optional<std::string> model_path;  // "-" for stdin (not both); one meta only
   // A trainable model parameter no param_plan entry covers: a warning instead of an error
@@ -30,8 +32,14 @@ struct CheckRequest {
   // the finding has a text position (syntax errors). Read errors stay diagnostics.
   bool json = false;
   // Also verify each meta's generated bundle (check/bundle_check.h): its findings join the
-  // meta's before they are sorted. A meta on stdin has no bundle: "-" is a usage error then.
+  // meta's before they are sorted. A meta on stdin has no bundle: "-" (or /dev/stdin, any
+  // name of a descriptor) is a usage error then; so is a libcrypto that cannot be loaded, one
+  // I/O error for the run. In a run of several, a meta the walk found without a bundle is
+  // counted in the closing note instead of noted.
   bool bundle = false;
+  // The files it reads and writes: the real disk when null (the library's tests give an
+  // in-memory one).
+  FileSystem* files = nullptr;
 };
 
 // What a run of check found, for the front end's -v line.
@@ -45,8 +53,8 @@ struct CheckTally {
 // findings about the content of META and MODEL (syntax and decode errors included), in the
 // order check_meta gives (with `json`, as JSON Lines in the output instead); or, when a file
 // could not be read (ErrorClass::kIo), only those read errors: nothing of it was checked.
-// With more than one meta, a last note counts the metas and the findings (docs/cli.md,
-// "Several metas"). A usage error of the request is the only diagnostic. `tally`, when
+// With more than one meta, a last note counts the metas and the findings, and with --bundle
+// the bundles verified and the metas without one (docs/cli.md, "Several metas"). A usage error of the request is the only diagnostic. `tally`, when
 // given, receives how many findings of each severity there are and how many metas.
 CommandResult run_check(const CheckRequest& request, CheckTally* tally = nullptr);
 

@@ -5,6 +5,7 @@
 
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/diff/diff_options.h"
+#include "hpfreeze/io/file_system.h"
 
 namespace hpfreeze {
 
@@ -23,6 +24,9 @@ struct DiffRequest {
   // When the metas differ, a note on NEW with --stat's last line (what --message-format
   // github shows as a ::notice on the pull request).
   bool summary_note = false;
+  // The files it reads and writes: the real disk when null (the library's tests give an
+  // in-memory one).
+  FileSystem* files = nullptr;
 };
 
 // Reads, decodes (decode_meta) and compares both files. The output holds one line per

@@ -11,6 +11,7 @@
 #include "hpfreeze/base/concurrency.h"
 #include "hpfreeze/freeze/freeze_options.h"
 #include "hpfreeze/inputs/load_stage.h"
+#include "hpfreeze/io/file_system.h"
 
 namespace hpfreeze {
 
@@ -27,6 +28,9 @@ struct FreezeRequest {
   bool check = false;
   FreezeOptions options;
   Concurrency concurrency;
+  // The files it reads and writes: the real disk when null (the library's tests give an
+  // in-memory one).
+  FileSystem* files = nullptr;
 };
 
 // What each stage of one freeze did, for `-v` (docs/cli.md, "Verbose output"); a stage that

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "hpfreeze/base/diagnostic.h"
+#include "hpfreeze/io/file_system.h"
 
 namespace hpfreeze {
 
@@ -36,9 +37,11 @@ std::string format_message(MessageFormat format, MessageLevel level, const Diagn
 
 // For github: gives every diagnostic that has a JSON Pointer into a file but no line the
 // line and column (1-based, bytes) where the value the pointer names starts, so that its
-// annotation lands on that line. Each such file is read again, once for all its
-// diagnostics, in pieces (memory stays bounded) and only up to the last value found;
-// "<stdin>" and anything that is no regular file, or no JSON there, are left without.
-void add_pointer_positions(Diagnostics& diagnostics);
+// annotation lands on that line. Each such file is read again through `files` (the real
+// disk when null), once for all its diagnostics, in pieces (memory stays bounded), only up
+// to the last value found and never beyond the size it had when opened; "<stdin>" and
+// anything that is no regular file, or no JSON there, are left without. Linear in the
+// file's bytes and the pointers (json/json_pointer_locator.h).
+void add_pointer_positions(Diagnostics& diagnostics, FileSystem* files = nullptr);
 
 }  // namespace hpfreeze

@@ -8,6 +8,7 @@
 
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/capacity/capacity_args.h"
+#include "hpfreeze/io/file_system.h"
 #include "hpfreeze/report/report_options.h"
 
 namespace hpfreeze {
@@ -20,6 +21,9 @@ struct ReportRequest {
   std::optional<std::size_t> top;  // text default 10; JSON default all
   ReportPlanOptions plan;
   bool quiet = false;  // -q: the text has no findings line (the findings it counts are not shown)
+  // The files it reads and writes: the real disk when null (the library's tests give an
+  // in-memory one).
+  FileSystem* files = nullptr;
 };
 
 // Reads, decodes and reports. First the usage errors of the request itself (kIo, exit 2;

@@ -6,6 +6,7 @@
 
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/base/concurrency.h"
+#include "hpfreeze/io/file_system.h"
 
 namespace hpfreeze {
 
@@ -14,6 +15,9 @@ struct ThawRequest {
   std::string plan_path = "-";            // "-" for stdout
   std::optional<std::string> model_path;  // "-" for stdout
   Concurrency concurrency;
+  // The files it reads and writes: the real disk when null (the library's tests give an
+  // in-memory one).
+  FileSystem* files = nullptr;
 };
 
 // Reads the meta, thaws it, writes the plan dump and then the model dump (each atomically,
