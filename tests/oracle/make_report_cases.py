@@ -10,8 +10,9 @@ calculator, which shares no code with hpfreeze) makes of the inputs and the comm
 with --json the report document laid out as docs/formats.md documents it (json.dumps with
 indent 2 and a newline), else the text view of docs/cli.md and docs/capacity.md. The findings are
 the case's own, written by hand from the documented texts (docs/cli.md, "report"), in the
-order the report emits them; expected.err is their lines (`hpfreeze: SEVERITY: FILE:
-POINTER: message`), errors first, then the summary line. A case of usage errors (exit 2)
+order the report emits them, each with its code (docs/cli.md, "Finding codes"); expected.err
+is their lines (`hpfreeze: SEVERITY: FILE: POINTER: message [CODE]`), errors first, then the
+summary line. A case of usage errors (exit 2)
 prints them alone. Every case is also checked against values worked out by hand
 (`hand`), so a calculator bug cannot silently become a golden expectation. hpfreeze is
 never run. `--check` regenerates into a temporary directory and fails if a byte of DIR
@@ -41,7 +42,7 @@ class Case:
     name: str
     args: str  # the words after `hpfreeze report`, run inside the case folder
     inputs: dict[str, str | bytes]
-    # (severity, file, pointer, message), in the order the report emits them.
+    # (severity, code, file, pointer, message), in the order the report emits them.
     findings: list[tuple[str, str, str, str]] = field(default_factory=list)
     usage_errors: list[str] = field(default_factory=list)  # exit 2, nothing on stdout
     # Values worked out by hand: a path into the report document
@@ -118,17 +119,17 @@ CASES = [
         "findings", "meta.json --model model.json --mesh tp=2 --json",
         {"meta.json": FINDINGS_META, "model.json": FINDINGS_MODEL},
         findings=[
-            ("note", "meta.json", "/param_plan/attn/params/out/cp",
+            ("note", "HPF503", "meta.json", "/param_plan/attn/params/out/cp",
              "axis 'cp' is not in the mesh (--mesh); its placements change nothing"),
-            ("error", "meta.json", "/param_plan/mlp/params/up/tp",
+            ("error", "HPF501", "meta.json", "/param_plan/mlp/params/up/tp",
              "parameter 'mlp.up' dim 0 (size 5) is not divisible by 2: S(0) on axis 'tp' of "
              "size 2"),
-            ("error", "meta.json", "/param_plan/mlp/params/gone",
+            ("error", "HPF303", "meta.json", "/param_plan/mlp/params/gone",
              "parameter 'mlp.gone' is not in the model (model.json)"),
-            ("warning", "model.json", "/parameters/attn.out",
+            ("warning", "HPF511", "model.json", "/parameters/attn.out",
              "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is "
              "'attn.out'"),
-            ("error", "model.json", "",
+            ("error", "HPF305", "model.json", "",
              "1 model parameter is not covered by any planned key (16 B at full size, 1 "
              "trainable); it stays whole on every rank"),
         ],
@@ -145,7 +146,7 @@ CASES = [
         "sweep_budget",
         "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2 --json",
         {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
-        findings=[("note", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
+        findings=[("note", "HPF515", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
         # The table counts swept tp as size 1: 64 + 96 + 8 = 168 B. tp=1: 168 (over by 104);
         # tp=2: 32+48+8 = 88 (over by 24); tp=3: embed 8 rows by 3 = 3, 3, 2 -> rank 0
         # 24+48+8 = 80, rank 2 16+0+8 = 24, indivisible, over by 16; tp=4: 16+24+8 = 48, fits.
@@ -200,7 +201,7 @@ CASES = [
 }
 """, "model.safetensors": safetensors([("m.w", "BF16", [8, 4]), ("m.b", "F32", [8]),
                                        ("ex.w", "BF16", [4, 2]), ("step", "I64", [1])])},
-        findings=[("warning", "model.safetensors", "",
+        findings=[("warning", "HPF305", "model.safetensors", "",
                    "1 model parameter is not covered by any planned key (8 B at full size, 0 "
                    "trainable); it stays whole on every rank but for the ZeRO split")],
         # adamw, stage 1 splits the state over dp=2: m.w [8,4] bf16 tp=2 -> [4,4]: 16 x 4 +
@@ -237,7 +238,7 @@ CASES = [
         # answer, --top cutting boundaries ("... 1 more") and params.
         "sweep_budget_text", "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2",
         {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
-        findings=[("note", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
+        findings=[("note", "HPF515", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
         hand={"meshes.3.max_rank_bytes": 48},
         hand_lines=["smallest mesh that fits: tp=4 (4 devices, worst rank 48 B of 64 B)",
                     "rank 0 total                                 3  168 B    168",
@@ -268,7 +269,7 @@ CASES = [
   }
 }
 """},
-        findings=[("note", "", "", "--budget 200 is 200 B, under 1 MiB; did you mean 200GiB?")],
+        findings=[("note", "HPF515", "", "", "--budget 200 is 200 B, under 1 MiB; did you mean 200GiB?")],
         # 16 B an element with adam, all split at stage 3: dp=1 holds a [4,4], b [6], c [2,2]
         # on tp rank 0: 16 x 16 + 6 x 16 + 4 x 16 = 416; dp=4 chunks dim 0 of each: 4 x 16 +
         # 2 x 16 + 2 x 16 = 128, and its best rank 64 (docs/capacity.md, "ZeRO").
@@ -308,9 +309,10 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def diagnostic_line(severity: str, file: str, pointer: str, message: str) -> str:
+def diagnostic_line(severity: str, file: str, pointer: str, message: str, code: str = "") -> str:
+    """A text line (docs/cli.md, "Output conventions"); a finding's code ends it: " [HPF501]"."""
     where = "".join(f"{part}: " for part in (file, pointer) if part)
-    return f"hpfreeze: {severity}: {where}{message}\n"
+    return f"hpfreeze: {severity}: {where}{message}" + (f" [{code}]" if code else "") + "\n"
 
 
 def at(doc: object, path: str) -> object:
@@ -328,7 +330,8 @@ def expected_of(case: Case) -> tuple[bytes, bytes, int]:
     meta = json.loads(case.inputs[request["meta"]]) if request["meta"] else None
     model = case.inputs[request["model"]]
     params = calc.model_parameters(model if isinstance(model, bytes) else model.encode())
-    findings = [dict(zip(("severity", "file", "pointer", "message"), f)) for f in case.findings]
+    findings = [dict(zip(("severity", "code", "file", "pointer", "message"), f))
+                for f in case.findings]
     run = calc.report_run(meta, params, request, findings)
     doc, planner_exit = run["doc"], run["exit"]
     for path, value in case.hand.items():
@@ -342,7 +345,7 @@ def expected_of(case: Case) -> tuple[bytes, bytes, int]:
     for line in case.hand_lines:
         if line not in out.splitlines():
             raise SystemExit(f"{case.name}: the calculator's text lacks the line {line!r}")
-    err = "".join(diagnostic_line(f["severity"], f["file"], f["pointer"], f["message"])
+    err = "".join(diagnostic_line(f["severity"], f["file"], f["pointer"], f["message"], f["code"])
                   for f in doc["findings"])
     if doc["findings"]:
         counts = [sum(f["severity"] == s for f in doc["findings"]) for s in calc.SEVERITIES]

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <utility>
 
+#include "spec/findings.h"
+
 namespace hpfreeze::report_detail {
 namespace {
 
@@ -29,8 +31,9 @@ void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions&
     const AxisInfo* axis = find_axis(std::span(context.axes), s.axis);
     if (axis != nullptr && axis->shards) continue;
     const bool ep = folded && s.axis == kExpertAxis;
-    report.findings.push_back(make_note(
-        context.meta_file, axis != nullptr ? axis->first_use : std::string(),
+    report.findings.push_back(make_finding(
+        finding_rule("HPF504"), context.meta_file,
+        axis != nullptr ? axis->first_use : std::string(),
         "axis " + quote_for_diagnostic(s.axis) + " shards no parameter: " +
             (ep ? "in the folded layout its sizes change nothing but the meshes it divides"
                 : "its sizes only multiply the devices")));
@@ -62,7 +65,8 @@ void note_mistyped_budget(Report& report) {
   if (below)
     message += ", below every mesh's worst rank (the least is " + format_byte_size(least) + ")";
   message += "; did you mean " + text.substr(0, digits) + "GiB?";
-  report.findings.push_back(make_note("", "", std::move(message)));  // about a flag: no file
+  // About a flag: no file.
+  report.findings.push_back(make_finding(finding_rule("HPF515"), "", "", std::move(message)));
 }
 
 }  // namespace
@@ -96,8 +100,10 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
         report.usage_errors.push_back(std::move(d));
         continue;
       }
-      if (d.file.empty()) d.file = context.meta_file;
-      report.findings.push_back(std::move(d));
+      // What the planner cannot count exactly (report_plan.h): the meta's finding.
+      report.findings.push_back(make_finding(finding_rule("HPF513"),
+                                             d.file.empty() ? context.meta_file : d.file,
+                                             std::move(d.pointer), std::move(d.message)));
     }
     return;
   }
@@ -126,7 +132,8 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   if (capacity_exit_code(cap) == 0) return;
   const MeshCapacity& first = cap.meshes.front();
   if (!cap.swept && !first.divisible() && !first.indivisible->dense_region()) return;
-  report.findings.push_back(make_error(context.meta_file, "", capacity_answer_text(cap)));
+  report.findings.push_back(
+      make_finding(finding_rule("HPF514"), context.meta_file, "", capacity_answer_text(cap)));
 }
 
 }  // namespace hpfreeze::report_detail
