@@ -28,8 +28,9 @@ CapacityParam make(std::string fqn, std::vector<std::uint64_t> shape,
                    std::string dtype = "bfloat16") {
   std::vector<CapacityPlacement> axes;
   for (const auto& [axis, p] : placements) axes.push_back({axis, p});
-  return CapacityParam{keep(std::move(fqn)), keep(std::move(shape)), keep(std::move(dtype)), true,
-                       keep(std::move(axes))};
+  return CapacityParam{keep(std::move(fqn)),   keep(std::move(shape)),
+                       keep(std::move(dtype)), true,
+                       keep(std::move(axes)),  {}};
 }
 
 // DeepSeek-V3's shapes; `folded`: the experts stacked per layer ([256, 4096, 7168] and

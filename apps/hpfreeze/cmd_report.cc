@@ -1,7 +1,7 @@
 // `hpfreeze report [META] --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
-//  [--replica-axis NAME]... [--expert-parallel folded|axis] [--optimizer NAME]
-//  [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]] [--budget SIZE] [--fits-only]
-//  [--allow-uncovered] [--json] [--top K]`
+//  [--replica-axis NAME]... [--expert-parallel folded|axis] [--pp-stack PREFIX]
+//  [--pp-layers N,N,...] [--optimizer NAME] [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]]
+//  [--budget SIZE] [--reserve SIZE] [--fits-only] [--allow-uncovered] [--json] [--top K]`
 #include <limits>
 #include <memory>
 #include <string>
@@ -20,6 +20,8 @@ Runner declare_report(CLI::App& app) {
     std::vector<std::string> sweeps;
     std::string optimizer;
     std::string budget;
+    std::string reserve;
+    std::string pp_layers;
     std::string zero;
     std::string zero_axes;
     std::string expert_parallel;
@@ -40,7 +42,8 @@ Runner declare_report(CLI::App& app) {
       },
       "");
   app.add_option("--mesh", flags->mesh,
-                 "Mesh axis sizes, e.g. tp=2,cp=2,ep=8 (default: the meta's parallel_dims)")
+                 "Mesh axis sizes, e.g. tp=2,cp=2,ep=8,pp=4 (default: the meta's "
+                 "parallel_dims); pp splits the layer stack into pipeline stages")
       ->type_name("AXIS=N[,AXIS=N...]")
       ->check(mesh_syntax);
   app.add_option("--sweep", flags->sweeps,
@@ -64,11 +67,39 @@ Runner declare_report(CLI::App& app) {
       "");
   app.add_option("--replica-axis", flags->request.plan.replica_axes,
                  "An axis no input names that holds replicas and only multiplies the devices, "
-                 "e.g. pp, so that --mesh and --sweep may use it (repeatable)")
+                 "e.g. a second data-parallel axis, so that --mesh and --sweep may use it "
+                 "(repeatable; not pp, which splits the layer stack)")
       ->type_name("NAME")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(axis_name);
+      ->check(axis_name)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text == "pp" ? "pp is no replica axis: it splits the layer stack into "
+                                  "pipeline stages; give pp in --mesh or --sweep as it is"
+                                : std::string();
+          },
+          ""));
+  app.add_option("--pp-stack", flags->request.plan.accounting.pipeline.stack,
+                 "The layer stack pp splits, e.g. model.layers (default: the outermost run of "
+                 "modules PREFIX.0, PREFIX.1, ... in the model tree; docs/capacity.md)")
+      ->type_name("PREFIX")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Expected<std::string> stack = parse_pp_stack(text);
+            return stack ? std::string() : stack.errors().front().message;
+          },
+          ""));
+  app.add_option("--pp-layers", flags->pp_layers,
+                 "Layers per pipeline stage, one number per stage, summing to the stack's "
+                 "layers (default: as even as possible, the first stages one longer)")
+      ->type_name("N,N,...")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Expected<std::vector<std::uint64_t>> layers = parse_pp_layers(text);
+            return layers ? std::string() : layers.errors().front().message;
+          },
+          ""));
   app.add_option("--optimizer", flags->optimizer,
                  "Count gradients and optimizer state too (default: none; docs/capacity.md)")
       ->type_name("NAME")
@@ -95,6 +126,16 @@ Runner declare_report(CLI::App& app) {
       ->check(CLI::IsMember({"folded", "axis"}));
   app.add_option("--budget", flags->budget,
                  "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
+      ->type_name("SIZE")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Expected<std::uint64_t> size = parse_byte_size(text);
+            return size ? std::string() : size.errors().front().message;
+          },
+          ""));
+  app.add_option("--reserve", flags->reserve,
+                 "Memory per rank kept from --budget for what fits does not count "
+                 "(activations, buffers), e.g. 16GiB: model states may use the rest")
       ->type_name("SIZE")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -139,6 +180,12 @@ Runner declare_report(CLI::App& app) {
       filter.budget = *parse_byte_size(flags->budget);
       filter.budget_text = flags->budget;
     }
+    if (app.count("--reserve") > 0) {
+      filter.reserve = *parse_byte_size(flags->reserve);
+      request.reserve_given = true;
+    }
+    if (app.count("--pp-layers") > 0)
+      accounting.pipeline.layers = *parse_pp_layers(flags->pp_layers);
     if (app.count("--zero") > 0) accounting.zero.stage = *parse_zero_stage(flags->zero);
     if (app.count("--zero-axis") > 0) {
       accounting.zero.axes = *parse_zero_axes(flags->zero_axes);

@@ -223,4 +223,39 @@ std::optional<ExpertLayout> parse_expert_layout(std::string_view name) {
   return std::nullopt;
 }
 
+Expected<std::vector<std::uint64_t>> parse_pp_layers(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    std::uint64_t value = 0;
+    bool ok = !item.empty();
+    for (char c : item) {
+      ok = ok && c >= '0' && c <= '9' && !__builtin_mul_overflow(value, 10, &value) &&
+           !__builtin_add_overflow(value, static_cast<std::uint64_t>(c - '0'), &value) &&
+           value <= kMaxAxisSize;
+    }
+    if (!ok) {
+      return usage_error(quote_for_diagnostic(text) + ": " + quote_for_diagnostic(item) +
+                         " is not a number of layers; expected N,N,... (the layers of each "
+                         "pipeline stage, decimal integers)");
+    }
+    out.push_back(value);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+Expected<std::string> parse_pp_stack(std::string_view text) {
+  const bool empty_name = text.empty() || text.front() == '.' || text.back() == '.' ||
+                          text.find("..") != std::string_view::npos;
+  if (empty_name) {
+    return usage_error(quote_for_diagnostic(text) +
+                       ": expected a module path, names separated by dots (model.layers)");
+  }
+  return std::string(text);
+}
+
 }  // namespace hpfreeze

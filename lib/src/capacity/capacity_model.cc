@@ -158,6 +158,9 @@ bool CapacityModelBuilder::placement_steps(const CapacityParam& p, bool& expert)
     }
     const auto a = static_cast<std::uint32_t>(axis_position(model_.axis_order_, axis));
     expert = expert || a == ep_axis_;
+    model_.shards_zero_axes_ =
+        model_.shards_zero_axes_ ||
+        std::find(zero_axes_.begin(), zero_axes_.end(), a) != zero_axes_.end();
     steps_.emplace_back(static_cast<std::size_t>(dim),
                         Step{a, placement.chunk_factor(), placement.uneven_shard});
   }
@@ -327,6 +330,16 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
   }
   if (!builder.errors().empty()) return std::move(builder.errors());
   return model;
+}
+
+bool CapacityModel::dense_zero() const {
+  return std::any_of(zero_views_.begin(), zero_views_.end(),
+                     [](const ZeroView& z) { return !z.expert; });
+}
+
+bool CapacityModel::expert_zero() const {
+  return std::any_of(zero_views_.begin(), zero_views_.end(),
+                     [](const ZeroView& z) { return z.expert; });
 }
 
 ZeroGroups CapacityModel::zero_groups(const Mesh& mesh) const {

@@ -34,9 +34,12 @@ using Step = CapacityModel::Step;
 // count_classes, then worst and best.
 class RankSearch {
  public:
-  RankSearch(const std::vector<Group>& groups, const RankLayout& layout)
+  // `first_zero_view`: the model's ZeRO views follow its axes, from this view on.
+  RankSearch(const std::vector<Group>& groups, const RankLayout& layout,
+             std::uint32_t first_zero_view)
       : groups_(groups),
         layout_(layout),
+        first_zero_view_(first_zero_view),
         cuts_(layout.digits.size()),
         monotone_(layout.digits.size(), 1),
         view_cuts_(layout.views.size()),
@@ -54,8 +57,9 @@ class RankSearch {
   // enumerated, so their runs must stay countable: why not, if they do not.
   std::optional<std::string> count_classes();
 
-  // The worst rank's bytes: digit 0 everywhere.
-  [[nodiscard]] std::uint64_t worst() const;
+  // The worst rank's bytes (digit 0 everywhere), and of them what the members ZeRO may
+  // split hold (those with a step on a ZeRO view), split on this mesh or not.
+  [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> worst() const;
   // The best rank's bytes, and the digits of the first rank that holds them.
   std::pair<std::uint64_t, std::vector<std::uint64_t>> best();
 
@@ -80,6 +84,8 @@ class RankSearch {
     return total;
   }
 
+  // Whether some step of `group` is on a ZeRO view (ZeRO's split member of a parameter).
+  [[nodiscard]] bool has_split_step(const Group& group) const;
   // A view is monotone on a dim when every later step of it gives more for more input.
   void mark_monotone(const std::vector<const Step*>& effective,
                      const std::vector<std::vector<std::uint64_t>>& inputs);
@@ -108,8 +114,10 @@ class RankSearch {
 
   const std::vector<Group>& groups_;
   const RankLayout& layout_;
-  std::vector<std::vector<std::uint64_t>> cuts_;       // per digit: starts of its runs
-  std::vector<char> monotone_;                         // per digit
+  std::uint32_t first_zero_view_ = 0;
+  std::uint64_t constant_split_ = 0;              // of `constant_`, what ZeRO's split members hold
+  std::vector<std::vector<std::uint64_t>> cuts_;  // per digit: starts of its runs
+  std::vector<char> monotone_;                    // per digit
   std::vector<std::vector<std::uint64_t>> view_cuts_;  // per view: starts of its runs
   std::vector<char> view_monotone_;                    // per view
   std::vector<std::size_t> active_;                    // groups some view of the mesh shards
@@ -120,7 +128,8 @@ class RankSearch {
   std::vector<std::size_t> searched_;                  // per used digit: the last run, or kFree
 
   struct Scratch {
-    std::vector<std::size_t> digits;              // free digits the group touches
+    std::vector<std::vector<std::uint64_t>> inputs;  // scan's sizes per step of a dim
+    std::vector<std::size_t> digits;                 // free digits the group touches
     std::vector<std::vector<std::uint64_t>> own;  // their own run starts (the first digits.size())
     std::vector<std::uint64_t> values, next, breaks;
     std::vector<std::size_t> order, limits, index, lo, hi;

@@ -257,7 +257,7 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   request.model_path =
       write("model.json", model_json({{"b.w", "[5]", "bfloat16"}, {"c.u", "[3]", "int8"}}));
   const std::string known =
-      " (the inputs know cp, dp, ep, tp; --replica-axis NAME adds an axis that only holds "
+      " (the inputs know cp, dp, ep, pp, tp; --replica-axis NAME adds an axis that only holds "
       "replicas)";
   request.mesh = mesh({{"TP", 4}, {"EP", 8}});
   CommandResult out = run_report(request);
@@ -273,9 +273,9 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   EXPECT_THAT(diagnostic_lines(out.diagnostics),
               ElementsAre("--sweep: unknown axis 'tq'; did you mean 'tp'?" + known,
                           "--sweep: unknown axis 'pipeline'" + known));
-  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis.
-  request.plan.sweeps = {{"pp", {1, 4}}};
-  request.plan.replica_axes = {"pp"};
+  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis, pp.
+  request.plan.sweeps = {{"pp", {1}}, {"rep", {1, 4}}};
+  request.plan.replica_axes = {"rep"};
   request.plan.accounting.zero.axes = {"fsdp"};
   request.mesh = mesh({{"cp", 1}, {"fsdp", 2}, {"tp", 1}});
   out = run_report(request);
