@@ -338,5 +338,26 @@ TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
                                                     "of size 3"))));
 }
 
+
+// --reserve is kept from --budget: without one, or as large, it is a usage error before
+// anything is read (the paths below do not exist).
+TEST_F(RunReportTest, ReserveNeedsABudgetAboveIt) {
+  ReportRequest request;
+  request.meta_path = (dir_ / "missing.json").string();
+  request.model_path = (dir_ / "missing.model.json").string();
+  request.mesh = mesh({{"dp", 2}});
+  request.reserve_given = true;
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              ElementsAre("--reserve: it is kept from --budget, which is not given"));
+  request.plan.filter.budget = std::uint64_t{8} << 30;
+  request.plan.filter.reserve = std::uint64_t{8} << 30;
+  out = run_report(request);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              ElementsAre("--reserve: 8.0 GiB leaves nothing of the 8.0 GiB --budget for model "
+                          "states"));
+}
+
 }  // namespace
 }  // namespace hpfreeze
