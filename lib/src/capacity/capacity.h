@@ -241,6 +241,7 @@ class CapacityModel {
     // unsharded numel), and its FQN: what ZeRO-3 gathers is this times its plan piece.
     std::uint64_t gathered = 0;
     std::string gathered_fqn;
+    bool split = false;  // its members are what ZeRO splits (a step on a ZeRO view)
   };
   // A ZeRO group: the axes (indexes into axis_order) it is the product of, in the listed
   // order, or the folded layout's edp. Its view is axis_order().size() + its index.

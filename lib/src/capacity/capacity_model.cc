@@ -294,13 +294,14 @@ void CapacityModelBuilder::add_member(const CapacityParam& p, std::size_t i, std
   auto [it, fresh] = group_of_.try_emplace(key_, model_.groups_.size());
   if (fresh) {
     CapacityModel::Group& group =
-        model_.groups_.emplace_back(CapacityModel::Group{{}, 0, i, 0, {}});
+        model_.groups_.emplace_back(CapacityModel::Group{{}, 0, i, 0, {}, false});
     for (std::size_t k = 0; k < member.size(); ++k) {
       const std::size_t d = member[k].first;
       if (k == 0 || member[k - 1].first != d) {
         group.dims.push_back(CapacityModel::ShardedDim{d, p.shape[d], {}});
       }
       group.dims.back().steps.push_back(member[k].second);
+      group.split = group.split || member[k].second.view >= naxes_;
     }
     model_.first_fqns_.emplace_back(p.fqn);
   }

@@ -99,8 +99,7 @@ MeshCapacity CapacityModel::evaluate(const Mesh& mesh) const {
   if (layout_ == ExpertLayout::kFolded) {
     out.expert = ExpertMesh{layout.edp ? layout.edp->size : 1, layout.ep ? layout.ep->size : 1};
   }
-  const auto naxes = static_cast<std::uint32_t>(axis_order_.size());
-  RankSearch search(groups_, layout, naxes);
+  RankSearch search(groups_, layout);
   out.indivisible = search.scan(first_fqns_, axis_order_, constant_bytes_);
   out.refused = search.cut_runs();
   if (!out.refused) out.refused = search.count_classes();
@@ -110,7 +109,7 @@ MeshCapacity CapacityModel::evaluate(const Mesh& mesh) const {
   out.unsplit_bytes = worst - split;
   out.largest_gathered = constant_gathered_;
   out.largest_gathered_fqn = constant_gathered_fqn_;
-  add_largest_gathered(groups_, search, naxes, out);
+  add_largest_gathered(groups_, search, static_cast<std::uint32_t>(axis_order_.size()), out);
   const auto [least, best] = search.best();
   out.min_rank_bytes = least;
   std::uint64_t ignored[2] = {0, 0};

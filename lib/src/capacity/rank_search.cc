@@ -133,7 +133,7 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
     if (first && !indivisible) indivisible = std::move(first);
     if (!active) {
       constant_ += whole;
-      if (has_split_step(group)) constant_split_ += whole;
+      if (group.split) constant_split_ += whole;
       continue;
     }
     active_.push_back(g);
@@ -146,13 +146,6 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
     touches_.push_back(touches);
   }
   return indivisible;
-}
-
-bool RankSearch::has_split_step(const Group& group) const {
-  return std::any_of(group.dims.begin(), group.dims.end(), [this](const ShardedDim& d) {
-    return std::any_of(d.steps.begin(), d.steps.end(),
-                       [this](const Step& s) { return s.view >= first_zero_view_; });
-  });
 }
 
 void RankSearch::mark_monotone(const std::vector<const Step*>& effective,
@@ -232,7 +225,7 @@ std::pair<std::uint64_t, std::uint64_t> RankSearch::worst() const {
   for (std::size_t g : active_) {
     const std::uint64_t b = bytes(groups_[g], origin);
     out += b;
-    if (has_split_step(groups_[g])) split += b;
+    if (groups_[g].split) split += b;
   }
   return {out, split};
 }

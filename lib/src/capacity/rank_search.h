@@ -34,12 +34,9 @@ using Step = CapacityModel::Step;
 // count_classes, then worst and best.
 class RankSearch {
  public:
-  // `first_zero_view`: the model's ZeRO views follow its axes, from this view on.
-  RankSearch(const std::vector<Group>& groups, const RankLayout& layout,
-             std::uint32_t first_zero_view)
+  RankSearch(const std::vector<Group>& groups, const RankLayout& layout)
       : groups_(groups),
         layout_(layout),
-        first_zero_view_(first_zero_view),
         cuts_(layout.digits.size()),
         monotone_(layout.digits.size(), 1),
         view_cuts_(layout.views.size()),
@@ -58,7 +55,7 @@ class RankSearch {
   std::optional<std::string> count_classes();
 
   // The worst rank's bytes (digit 0 everywhere), and of them what the members ZeRO may
-  // split hold (those with a step on a ZeRO view), split on this mesh or not.
+  // split hold (Group::split), split on this mesh or not.
   [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> worst() const;
   // The best rank's bytes, and the digits of the first rank that holds them.
   std::pair<std::uint64_t, std::vector<std::uint64_t>> best();
@@ -84,8 +81,6 @@ class RankSearch {
     return total;
   }
 
-  // Whether some step of `group` is on a ZeRO view (ZeRO's split member of a parameter).
-  [[nodiscard]] bool has_split_step(const Group& group) const;
   // A view is monotone on a dim when every later step of it gives more for more input.
   void mark_monotone(const std::vector<const Step*>& effective,
                      const std::vector<std::vector<std::uint64_t>>& inputs);
@@ -114,7 +109,6 @@ class RankSearch {
 
   const std::vector<Group>& groups_;
   const RankLayout& layout_;
-  std::uint32_t first_zero_view_ = 0;
   std::uint64_t constant_split_ = 0;              // of `constant_`, what ZeRO's split members hold
   std::vector<std::vector<std::uint64_t>> cuts_;  // per digit: starts of its runs
   std::vector<char> monotone_;                    // per digit
