@@ -182,17 +182,25 @@ def prepared_params(params, optimizer, layout, stage, zero_axes):
     return out
 
 
-def param_bytes_at(entry, order, mesh, at, expert_at):
-    """The bytes of one prepared parameter on the rank at coordinates `at` (and, folded,
-    `expert_at` = (edp, ep)) of `mesh`, its placements applied in `order`."""
-    p, placements, (kept, split), group = entry
-    sizes = dict(mesh)
+def plan_piece(entry, order, sizes, at):
+    """The shape the plan leaves of one prepared parameter on the rank at `at`, its
+    placements applied in `order`."""
+    p, placements, _, _ = entry
     shape = list(p["shape"])
     for axis in order:
         pl = placements.get(axis)
         if pl is None or pl[0] not in ("S", "SS") or sizes.get(axis, 1) == 1:
             continue
         shape[pl[1]] = local_size(shape[pl[1]], pl, sizes[axis], at[axis])
+    return shape
+
+
+def param_bytes_at(entry, order, mesh, at, expert_at):
+    """The bytes of one prepared parameter on the rank at coordinates `at` (and, folded,
+    `expert_at` = (edp, ep)) of `mesh`, its placements applied in `order`."""
+    _, _, (kept, split), group = entry
+    sizes = dict(mesh)
+    shape = plan_piece(entry, order, sizes, at)
     total = math.prod(shape) * kept
     if split:
         # ZeRO: dim 0 of what the plan left on this rank, chunked over its group:
@@ -211,15 +219,7 @@ def param_bytes_at(entry, order, mesh, at, expert_at):
 def kept_bytes_at(entry, order, mesh, at):
     """What ZeRO never splits of one prepared parameter on the rank at `at`: its kept part
     of the piece the plan leaves, and all of it when it has no group."""
-    p, placements, (kept, split), group = entry
-    sizes = dict(mesh)
-    shape = list(p["shape"])
-    for axis in order:
-        pl = placements.get(axis)
-        if pl is None or pl[0] not in ("S", "SS") or sizes.get(axis, 1) == 1:
-            continue
-        shape[pl[1]] = local_size(shape[pl[1]], pl, sizes[axis], at[axis])
-    return math.prod(shape) * kept
+    return math.prod(plan_piece(entry, order, dict(mesh), at)) * entry[2][0]
 
 
 def stage_counts(layers, pp, given):

@@ -7,23 +7,6 @@
 #include "json/json.h"
 
 namespace hpfreeze::report_detail {
-namespace {
-
-// The known axis equal to `axis` ignoring ASCII case, if one is.
-std::optional<std::string> equal_ignoring_case(std::string_view axis,
-                                               const std::vector<std::string>& known) {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  for (const std::string& k : known) {
-    if (k.size() == axis.size() &&
-        std::equal(k.begin(), k.end(), axis.begin(),
-                   [&](char a, char b) { return lower(a) == lower(b); })) {
-      return k;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 ParallelDims read_parallel_dims(const FrozenMeta& meta) {
   ParallelDims out;
