@@ -21,8 +21,13 @@ std::string parameter_named(std::string_view fqn) {
   return "parameter " + quote_for_diagnostic(fqn);
 }
 
-// The grouping key of a member: its sharded dims, their sizes and steps, flattened.
-struct KeyHash {
+}  // namespace
+
+namespace capacity_detail {
+
+// The grouping key of a member: its sharded dims, their sizes and steps, flattened. Not in
+// an anonymous namespace: CapacityModelBuilder, of external linkage, holds a map of it.
+struct MemberKeyHash {
   std::size_t operator()(const std::vector<std::uint64_t>& key) const {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (std::uint64_t v : key) h = (h ^ v) * 0x100000001b3ULL;
@@ -30,7 +35,7 @@ struct KeyHash {
   }
 };
 
-}  // namespace
+}  // namespace capacity_detail
 
 // Builds a model parameter by parameter: the axis order and the ZeRO axes first, then each
 // parameter's element cost, its steps (every sharding placement, then ZeRO's split) and its
@@ -75,7 +80,8 @@ class CapacityModelBuilder {
   std::uint32_t ep_axis_ = 0;             // naxes_ unless folded with ep in the order
   std::vector<std::uint32_t> zero_axes_;  // the listed ZeRO axes' positions, each once
   Diagnostics errors_;
-  std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of_;
+  std::unordered_map<std::vector<std::uint64_t>, std::size_t, capacity_detail::MemberKeyHash>
+      group_of_;
   // Scratch reused by every parameter: its steps, and a member's key.
   Steps steps_;
   std::vector<std::uint64_t> key_;
