@@ -1,7 +1,7 @@
 // `hpfreeze report [META] --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
-//  [--replica-axis NAME]... [--expert-parallel folded|axis] [--optimizer NAME]
-//  [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]] [--budget SIZE] [--fits-only]
-//  [--allow-uncovered] [--json] [--top K]`
+//  [--replica-axis NAME]... [--expert-parallel folded|axis] [--pp-stack PREFIX]
+//  [--pp-layers N,N,...] [--optimizer NAME] [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]]
+//  [--budget SIZE] [--reserve SIZE] [--fits-only] [--allow-uncovered] [--json] [--top K]`
 #include <limits>
 #include <memory>
 #include <string>
@@ -11,6 +11,21 @@
 #include "hpfreeze/commands/report_command.h"
 
 namespace hpfreeze::cli {
+namespace {
+
+// A check of one value while the command line is parsed, so that a bad one is a usage
+// error (exit 2): `parse` gives the value or the error whose message CLI11 prints.
+template <class Parse>
+CLI::Validator parsed_by(Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        auto value = parse(text);
+        return value ? std::string() : value.errors().front().message;
+      },
+      "");
+}
+
+}  // namespace
 
 Runner declare_report(CLI::App& app) {
   struct Flags {
@@ -20,6 +35,8 @@ Runner declare_report(CLI::App& app) {
     std::vector<std::string> sweeps;
     std::string optimizer;
     std::string budget;
+    std::string reserve;
+    std::string pp_layers;
     std::string zero;
     std::string zero_axes;
     std::string expert_parallel;
@@ -32,29 +49,18 @@ Runner declare_report(CLI::App& app) {
   app.add_option("--model", flags->request.model_path,
                  "Parameter shapes: " + std::string(kModelFormats))
       ->type_name(kFile);
-  // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).
-  const CLI::Validator mesh_syntax(
-      [](std::string& text) -> std::string {
-        Expected<std::vector<AxisSize>> mesh = parse_mesh_arg(text);
-        return mesh ? std::string() : mesh.errors().front().message;
-      },
-      "");
   app.add_option("--mesh", flags->mesh,
-                 "Mesh axis sizes, e.g. tp=2,cp=2,ep=8 (default: the meta's parallel_dims)")
+                 "Mesh axis sizes, e.g. tp=2,cp=2,ep=8,pp=4 (default: the meta's "
+                 "parallel_dims); pp splits the layer stack into pipeline stages")
       ->type_name("AXIS=N[,AXIS=N...]")
-      ->check(mesh_syntax);
+      ->check(parsed_by(parse_mesh_arg));
   app.add_option("--sweep", flags->sweeps,
                  "Evaluate every size of one axis, e.g. tp=1,2,4,8 (repeatable, one per axis; "
                  "every combination with the --mesh axes)")
       ->type_name("AXIS=N[,N...]")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            Expected<AxisSweep> sweep = parse_sweep_arg(text);
-            return sweep ? std::string() : sweep.errors().front().message;
-          },
-          ""));
+      ->check(parsed_by(parse_sweep_arg));
   const CLI::Validator axis_name(
       [](std::string& text) -> std::string {
         return is_axis_name(text)
@@ -64,11 +70,29 @@ Runner declare_report(CLI::App& app) {
       "");
   app.add_option("--replica-axis", flags->request.plan.replica_axes,
                  "An axis no input names that holds replicas and only multiplies the devices, "
-                 "e.g. pp, so that --mesh and --sweep may use it (repeatable)")
+                 "e.g. a second data-parallel axis, so that --mesh and --sweep may use it "
+                 "(repeatable; not pp, which splits the layer stack)")
       ->type_name("NAME")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(axis_name);
+      ->check(axis_name)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text == "pp" ? "pp is no replica axis: it splits the layer stack into "
+                                  "pipeline stages; give pp in --mesh or --sweep as it is"
+                                : std::string();
+          },
+          ""));
+  app.add_option("--pp-stack", flags->request.plan.accounting.pipeline.stack,
+                 "The layer stack pp splits, e.g. model.layers (default: the outermost run of "
+                 "modules PREFIX.0, PREFIX.1, ... in the model tree; docs/capacity.md)")
+      ->type_name("PREFIX")
+      ->check(parsed_by(parse_pp_stack));
+  app.add_option("--pp-layers", flags->pp_layers,
+                 "Layers per pipeline stage, one number per stage, summing to the stack's "
+                 "layers (default: as even as possible, the first stages one longer)")
+      ->type_name("N,N,...")
+      ->check(parsed_by(parse_pp_layers));
   app.add_option("--optimizer", flags->optimizer,
                  "Count gradients and optimizer state too (default: none; docs/capacity.md)")
       ->type_name("NAME")
@@ -82,12 +106,7 @@ Runner declare_report(CLI::App& app) {
                  "The data-parallel axes ZeRO splits over, their product one group "
                  "(default: dp,cp); folded experts are split over edp")
       ->type_name("AXIS[,AXIS...]")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            Expected<std::vector<std::string>> axes = parse_zero_axes(text);
-            return axes ? std::string() : axes.errors().front().message;
-          },
-          ""));
+      ->check(parsed_by(parse_zero_axes));
   app.add_option("--expert-parallel", flags->expert_parallel,
                  "How ep is laid out: folded into the dense region (default when the meta's "
                  "mesh_dim_names does not name ep) or an axis of its own (docs/capacity.md)")
@@ -96,12 +115,12 @@ Runner declare_report(CLI::App& app) {
   app.add_option("--budget", flags->budget,
                  "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
       ->type_name("SIZE")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            Expected<std::uint64_t> size = parse_byte_size(text);
-            return size ? std::string() : size.errors().front().message;
-          },
-          ""));
+      ->check(parsed_by(parse_byte_size));
+  app.add_option("--reserve", flags->reserve,
+                 "Memory per rank kept from --budget for what fits does not count "
+                 "(activations, buffers), e.g. 16GiB: model states may use the rest")
+      ->type_name("SIZE")
+      ->check(parsed_by(parse_byte_size));
   app.add_flag("--fits-only", flags->request.plan.filter.fits_only,
                "List only the usable meshes: those that divide and, with --budget, fit");
   app.add_flag("--allow-uncovered", flags->request.plan.allow_uncovered,
@@ -139,6 +158,12 @@ Runner declare_report(CLI::App& app) {
       filter.budget = *parse_byte_size(flags->budget);
       filter.budget_text = flags->budget;
     }
+    if (app.count("--reserve") > 0) {
+      filter.reserve = *parse_byte_size(flags->reserve);
+      request.reserve_given = true;
+    }
+    if (app.count("--pp-layers") > 0)
+      accounting.pipeline.layers = *parse_pp_layers(flags->pp_layers);
     if (app.count("--zero") > 0) accounting.zero.stage = *parse_zero_stage(flags->zero);
     if (app.count("--zero-axis") > 0) {
       accounting.zero.axes = *parse_zero_axes(flags->zero_axes);

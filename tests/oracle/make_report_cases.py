@@ -107,8 +107,96 @@ SWEEP_MODEL = """\
   }
 }
 """
-KNOWN_AXES = ("(the inputs know cp, dp, tp; --replica-axis NAME adds an axis that only holds "
+KNOWN_AXES = ("(the inputs know cp, dp, pp, tp; --replica-axis NAME adds an axis that only holds "
               "replicas)")
+
+
+def deepseek_small() -> tuple[str, str]:
+    """A DeepSeek-V3-like model dump and its meta, small: an embedding, a stack of 5 layers
+    (layer 0 dense, 1-3 with 4 stacked experts split on ep, 4 an MTP block numbered in the
+    stack with its own embedding, projection and head), a norm and a head; ep folded into
+    the dense region (mesh_dim_names names tp only), dp=2 tp=2 ep=2 pp=1."""
+    modules = {"": "DeepseekV3ForCausalLM", "model": "DeepseekV3Model",
+               "model.embed_tokens": "Embedding", "model.layers": "ModuleList"}
+    params: dict[str, dict] = {"model.embed_tokens.weight": {"shape": [64, 16]}}
+    plan: dict[str, dict] = {"model.embed_tokens": {"params": {"weight": {"tp": "S(0)"}}}}
+    for i in range(5):
+        layer = f"model.layers.{i}"
+        modules[layer] = "DeepseekV3DecoderLayer"
+        modules[f"{layer}.self_attn"] = "Attention"
+        modules[f"{layer}.mlp"] = "MLP" if i == 0 else "MoE"
+        params[f"{layer}.self_attn.q_proj.weight"] = {"shape": [16, 16]}
+        plan[f"{layer}.self_attn"] = {"params": {"q_proj.weight": {"tp": "S(0)"}}}
+        if i == 0:
+            params[f"{layer}.mlp.up_proj.weight"] = {"shape": [32, 16]}
+            plan[f"{layer}.mlp"] = {"params": {"up_proj.weight": {"tp": "S(0)"}}}
+        else:
+            params[f"{layer}.mlp.gate.weight"] = {"shape": [4, 16]}
+            params[f"{layer}.mlp.experts.gate_up_proj"] = {"shape": [4, 32, 16]}
+            plan[f"{layer}.mlp"] = {"params": {"gate.weight": {"tp": "R"},
+                                               "experts.gate_up_proj": {"ep": "S(0)"}}}
+    mtp = "model.layers.4"
+    for name, shape in (("embed_tokens.weight", [64, 16]), ("eh_proj.weight", [16, 32]),
+                        ("shared_head.head.weight", [64, 16])):
+        params[f"{mtp}.{name}"] = {"shape": shape}
+        plan.setdefault(mtp, {"params": {}})["params"][name] = {"tp": "S(0)"}
+    modules.update({"model.norm": "RMSNorm", "lm_head": "Linear"})
+    params["model.norm.weight"] = {"shape": [16]}
+    params["lm_head.weight"] = {"shape": [64, 16]}
+    plan["model.norm"] = {"params": {"weight": {"tp": "R"}}}
+    plan["lm_head"] = {"params": {"weight": {"tp": "S(0)"}}}
+    for p in params.values():
+        p["dtype"] = "bfloat16"
+    meta = {"mesh_dim_names": ["tp"],
+            "parallel_dims": {"dp_size": 2, "tp_size": 2, "ep_size": 2, "pp_size": 1},
+            "param_plan": plan}
+    model = {"format": "hpfreeze.model/v1", "modules": modules, "parameters": params}
+    return json.dumps(meta, indent=1) + "\n", json.dumps(model, indent=1) + "\n"
+
+
+DEEPSEEK_META, DEEPSEEK_MODEL = deepseek_small()
+TIED_META = """\
+{
+  "mesh_dim_names": ["tp"],
+  "tied_pairs": [["transformer.wte.weight", "lm_head.weight"]],
+  "param_plan": {
+    "transformer.wte": {"params": {"weight": {"tp": "S(0)"}}},
+    "transformer.h.0.attn": {"params": {"w": {"tp": "S(0)"}}},
+    "transformer.h.1.attn": {"params": {"w": {"tp": "S(0)"}}},
+    "transformer.h.2.attn": {"params": {"w": {"tp": "S(0)"}}},
+    "transformer.ln_f": {"params": {"weight": {"tp": "R"}}}
+  }
+}
+"""
+BIG_MODEL = """\
+{
+  "format": "hpfreeze.model/v1",
+  "modules": {"": "Net"},
+  "parameters": {
+    "w": {"shape": [65536, 65536], "dtype": "bfloat16"},
+    "b": {"shape": [65536], "dtype": "float32"}
+  }
+}
+"""
+EXPERTS_META = """\
+{
+  "mesh_dim_names": ["tp"],
+  "param_plan": {
+    "x": {"params": {"w": {"ep": "S(0)"}}},
+    "z": {"params": {"e": {"tp": "R"}}}
+  }
+}
+"""
+EXPERTS_MODEL = """\
+{
+  "format": "hpfreeze.model/v1",
+  "modules": {"": "Net", "x": "Experts", "z": "Empty"},
+  "parameters": {
+    "x.w": {"shape": [4, 6], "dtype": "bfloat16"},
+    "z.e": {"shape": [0, 0], "dtype": "bfloat16"}
+  }
+}
+"""
 
 CASES = [
     Case(
@@ -295,11 +383,165 @@ CASES = [
         # Axes the inputs do not know: a usage error per axis with the nearest known one
         # (equal ignoring case first, else one edit for a short name, the first of equals),
         # exit 2, no report. The known axes: mesh_dim_names tp, the placements' cp, the ZeRO
-        # axes dp, cp.
-        "unknown_axis", "meta.json --model model.json --mesh TP=2,pp=4 --json",
+        # axes dp, cp, and pp, which splits the layer stack.
+        "unknown_axis", "meta.json --model model.json --mesh TP=2,pp=4,ccp=2 --json",
         {"meta.json": FINDINGS_META, "model.json": FINDINGS_MODEL},
         usage_errors=["--mesh: unknown axis 'TP'; did you mean 'tp'? " + KNOWN_AXES,
-                      "--mesh: unknown axis 'pp'; did you mean 'cp'? " + KNOWN_AXES],
+                      "--mesh: unknown axis 'ccp'; did you mean 'cp'? " + KNOWN_AXES],
+    ),
+    Case(
+        # Without a META no plan shards anything: an axis the inputs lack says so, rather than
+        # guessing a near name; one equal to a known axis but for case still gets the guess.
+        "no_meta_unknown_axis", "--model model.json --mesh tp=8,DP=2,pp=2",
+        {"model.json": FINDINGS_MODEL},
+        usage_errors=["--mesh: unknown axis 'tp': without a META every parameter is replicated: "
+                      "tp shards nothing; give the plan's meta",
+                      "--mesh: unknown axis 'DP'; did you mean 'dp'? (the inputs know cp, dp, pp; "
+                      "--replica-axis NAME adds an axis that only holds replicas)"],
+    ),
+    Case(
+        # A DeepSeek-V3-like model over pp 1, 2, 3: the stack model.layers found in the model
+        # tree (the MTP block model.layers.4 one of its 5 layers; the numbered experts inside
+        # a layer are no stack), split 3 | 2 and 2 | 2 | 1, the embedding on the first stage,
+        # the norm and the head on the last; the answer's stages, the meshes table's STAGE.
+        "stages_deepseek_text",
+        "meta.json --model model.json --sweep pp=1,2,3 --optimizer adam --zero 1 --budget 32KiB",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        findings=[("note", "", "", "--budget 32KiB is 32.0 KiB, under 1 MiB; did you mean "
+                   "32GiB?")],
+        # tp=2 dp=2 ep=2, adam 16 B an element, ZeRO-1 over dp (edp = dp x tp / ep = 2 for
+        # the experts): per rank embed [32,16] 512 elements, q [8,16] 128, up [16,16] 256, gate
+        # [4,16] 64, experts [2,32,16] 1024, the MTP block's embed and head 512 each and
+        # eh_proj [8,32] 256, norm 16, head 512; 4 B kept, 12 B split in halves (dim 0 even),
+        # so 10 B an element. pp=3 (2 | 2 | 1): the last stage holds layer 4 (q, gate,
+        # experts, MTP) + norm + head = 128 + 64 + 1024 + 1280 + 16 + 512 = 3024 elements,
+        # 30,240 B, the worst; pp=1 holds 7568 elements, 75,680 B.
+        hand={"meshes.0.max_rank_bytes": 75680, "meshes.2.max_rank_bytes": 30240,
+              "meshes.0.stages.0.layers": [0, 4], "meshes.1.stages.1.layers": [3, 4],
+              "meshes.2.stages.2.layers": [4, 4], "pipeline.layers": 5,
+              "pipeline.first_stage": ["model.embed_tokens.weight"],
+              "pipeline.last_stage": ["model.norm.weight", "lm_head.weight"]},
+        hand_lines=["layer stack: model.layers, 5 layers (found in the model); before it, on "
+                    "the first stage: model.embed_tokens.weight; after it, on the last: "
+                    "model.norm.weight, lm_head.weight"],
+    ),
+    Case(
+        # --pp-layers 2,3 on pp=2, the JSON: each mesh's stages, the pipeline member.
+        "stages_deepseek_json",
+        "meta.json --model model.json --mesh dp=2,tp=2,ep=2,pp=2 --pp-layers 2,3 --optimizer "
+        "adam --zero 1 --json",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        hand={"meshes.0.stages.0.layers": [0, 1], "meshes.0.stages.1.layers": [2, 4],
+              "pipeline.stack": "model.layers", "pipeline.from": "model"},
+    ),
+    Case(
+        # A checkpoint: no order, so the embedding (wte) goes first and the final norm last;
+        # the head is the embedding's tied other name (tied_pairs) and the checkpoint holds
+        # the embedding alone: the last stage holds it too.
+        "stages_tied_checkpoint",
+        "meta.json --model model.safetensors --mesh tp=2,pp=2 --optimizer sgd --json",
+        {"meta.json": TIED_META,
+         "model.safetensors": safetensors([("transformer.h.0.attn.w", "BF16", [8, 8]),
+                                           ("transformer.h.1.attn.w", "BF16", [8, 8]),
+                                           ("transformer.h.2.attn.w", "BF16", [8, 8]),
+                                           ("transformer.ln_f.weight", "F32", [8]),
+                                           ("transformer.wte.weight", "BF16", [32, 8])])},
+        # sgd: bf16 2 + 2 + 4 = 8 B an element, f32 4 + 4 = 8. tp=2: wte [16,8] 1024 B, each
+        # layer [4,8] 256 B, ln_f 64 B. Split 2 | 1: stage 0 wte + h.0 + h.1 = 1536 B; stage 1
+        # h.2 + ln_f + wte (tied) = 1344 B.
+        hand={"meshes.0.stages.0.max_rank_bytes": 1536, "meshes.0.stages.1.max_rank_bytes": 1344,
+              "pipeline.first_stage": ["transformer.wte.weight"],
+              "pipeline.last_stage": ["transformer.ln_f.weight"]},
+    ),
+    Case(
+        # pp > 1 and no stack in the model: such a mesh cannot be laid out, and the run is in
+        # error (exit 1).
+        "stages_without_a_stack", "meta.json --model model.json --sweep pp=1,2 --json",
+        {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
+        findings=[("error", "model.json", "",
+                   "pp > 1 splits the layer stack into pipeline stages, and the model has none "
+                   "(no modules PREFIX.0 .. PREFIX.N outside a numbered module); --pp-stack "
+                   "PREFIX names one"),
+                  ("note", "meta.json", "/param_plan/embed/params/weight/tp",
+                   "axis 'tp' is not in the mesh (parallel_dims); its placements change "
+                   "nothing")],
+        hand={"meshes.1.indivisible.axis": "pp", "meshes.1.stages": None},
+    ),
+    Case(
+        "pp_layers_wrong_sum",
+        "meta.json --model model.json --mesh pp=2 --pp-layers 2,2",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        usage_errors=["--pp-layers: the numbers sum to 4; the stack model.layers has 5 layers"],
+    ),
+    Case(
+        "pp_layers_with_a_sweep",
+        "meta.json --model model.json --sweep pp=1,2 --pp-layers 5",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        usage_errors=["--pp-layers: --sweep pp has 2 sizes; one split is for one pp size"],
+    ),
+    Case(
+        "pp_stack_not_in_the_model",
+        "meta.json --model model.json --mesh pp=2 --pp-stack model.blocks",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        usage_errors=["--pp-stack: the model has no layer 'model.blocks.0' (no module or "
+                      "parameter is named 'model.blocks'.N)"],
+    ),
+    Case(
+        "replica_axis_pp", "meta.json --model model.json --replica-axis pp",
+        {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
+        usage_errors=["--replica-axis: pp is no replica axis: it splits the layer stack into "
+                      "pipeline stages; give pp in --mesh or --sweep as it is (see 'hpfreeze "
+                      "report --help')"],
+    ),
+    Case(
+        # ZeRO-1 keeps weights and gradients whole: no dp can fit, and the answer says so.
+        "zero1_never_fits",
+        "--model model.json --sweep dp=1,8,64 --optimizer adam --zero 1 --budget 16GiB",
+        {"model.json": BIG_MODEL},
+        findings=[("error", "", "", "no mesh fits the 16.0 GiB budget; closest: dp=64 (64 "
+                   "devices, worst rank 16.8 GiB, over by 768.5 MiB); ZeRO-1 keeps weights and "
+                   "gradients whole: at least 16.0 GiB a rank at any dp; shard the model (tp, "
+                   "ep, pp) or use --zero 3")],
+        # w [65536, 65536] bf16: 2^32 elements, 4 B kept (weight, gradient) = 16 GiB, and
+        # 12 B split; b [65536] f32 kept 8 B. At any dp over 16 GiB.
+        hand={"meshes.2.max_rank_bytes": (1 << 34) + 12 * (1 << 32) // 64 + 8 * 65536
+              + 8 * 1024},
+        hand_lines=["no mesh fits the 16.0 GiB budget; closest: dp=64 (64 devices, worst rank "
+                    "16.8 GiB, over by 768.5 MiB); ZeRO-1 keeps weights and gradients whole: at "
+                    "least 16.0 GiB a rank at any dp; shard the model (tp, ep, pp) or use --zero "
+                    "3"],
+    ),
+    Case(
+        # A budget in powers of 1000 (a note with its GiB reading), a reserve kept from it,
+        # and an answer within 5 % of what model states may use (a note).
+        "budget_reserve_near",
+        "--model model.json --mesh dp=2 --optimizer adam --zero 3 --budget 36GB --reserve 1GiB",
+        {"model.json": BIG_MODEL},
+        # 36 x 10^9 B less 2^30 is 34,926,258,176 B (32.5 GiB) for model states; dp=2 holds
+        # half of 16 B x (2^32 + 2^16) elements: 34,360,262,656 B, 98.3 % of it, 565,995,520 B
+        # (539.8 MiB) left.
+        findings=[("note", "", "", "--budget 36GB is 36 x 10^9 bytes, 33.5 GiB; a device sold "
+                   "as 36 GB mostly has 36 GiB: write 36GiB"),
+                  ("note", "", "", "the answer, dp=2, uses 98.3 % of the 32.5 GiB model states "
+                   "may use on its worst rank: 539.8 MiB is left for activations and buffers, "
+                   "which fits does not count")],
+        hand={"reserve_bytes": 1 << 30, "budget_bytes": 36 * 10**9,
+              "meshes.0.max_rank_bytes": 34360262656},
+    ),
+    Case(
+        # A plan of experts only (and a zero-sized parameter, which holds nothing): the ZeRO
+        # words name edp, its one group; the zero-sized one changes nothing.
+        "experts_only_zero1",
+        "meta.json --model model.json --mesh ep=2,dp=4 --optimizer adam --zero 1",
+        {"meta.json": EXPERTS_META, "model.json": EXPERTS_MODEL},
+        findings=[("note", "meta.json", "/param_plan/z/params/e/tp",
+                   "axis 'tp' is not in the mesh (--mesh); its placements change nothing")],
+        hand_lines=["2 params, 384 B whole on one device, optimizer adam, ZeRO stage 1 (the "
+                    "optimizer state of the expert parameters split over edp, 2 ranks), no "
+                    "budget",
+                    "rank 0 below counts weights, gradients and optimizer state (adam), after "
+                    "ZeRO stage 1 over the experts' edp, 2 ranks; LOCAL is the plan's piece "
+                    "before it, as the meshes table does"],
     ),
 ]
 
@@ -327,9 +569,10 @@ def expected_of(case: Case) -> tuple[bytes, bytes, int]:
     request = calc.report_request(case.args)
     meta = json.loads(case.inputs[request["meta"]]) if request["meta"] else None
     model = case.inputs[request["model"]]
-    params = calc.model_parameters(model if isinstance(model, bytes) else model.encode())
+    raw = model if isinstance(model, bytes) else model.encode()
+    params = calc.model_parameters(raw)
     findings = [dict(zip(("severity", "file", "pointer", "message"), f)) for f in case.findings]
-    run = calc.report_run(meta, params, request, findings)
+    run = calc.report_run(meta, params, request, findings, calc.model_tree(raw))
     doc, planner_exit = run["doc"], run["exit"]
     for path, value in case.hand.items():
         if at(doc, path) != value:

@@ -21,8 +21,13 @@ std::string parameter_named(std::string_view fqn) {
   return "parameter " + quote_for_diagnostic(fqn);
 }
 
-// The grouping key of a member: its sharded dims, their sizes and steps, flattened.
-struct KeyHash {
+}  // namespace
+
+namespace capacity_detail {
+
+// The grouping key of a member: its sharded dims, their sizes and steps, flattened. Not in
+// an anonymous namespace: CapacityModelBuilder, of external linkage, holds a map of it.
+struct MemberKeyHash {
   std::size_t operator()(const std::vector<std::uint64_t>& key) const {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (std::uint64_t v : key) h = (h ^ v) * 0x100000001b3ULL;
@@ -30,7 +35,7 @@ struct KeyHash {
   }
 };
 
-}  // namespace
+}  // namespace capacity_detail
 
 // Builds a model parameter by parameter: the axis order and the ZeRO axes first, then each
 // parameter's element cost, its steps (every sharding placement, then ZeRO's split) and its
@@ -75,7 +80,8 @@ class CapacityModelBuilder {
   std::uint32_t ep_axis_ = 0;             // naxes_ unless folded with ep in the order
   std::vector<std::uint32_t> zero_axes_;  // the listed ZeRO axes' positions, each once
   Diagnostics errors_;
-  std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of_;
+  std::unordered_map<std::vector<std::uint64_t>, std::size_t, capacity_detail::MemberKeyHash>
+      group_of_;
   // Scratch reused by every parameter: its steps, and a member's key.
   Steps steps_;
   std::vector<std::uint64_t> key_;
@@ -158,6 +164,9 @@ bool CapacityModelBuilder::placement_steps(const CapacityParam& p, bool& expert)
     }
     const auto a = static_cast<std::uint32_t>(axis_position(model_.axis_order_, axis));
     expert = expert || a == ep_axis_;
+    model_.shards_zero_axes_ =
+        model_.shards_zero_axes_ ||
+        std::find(zero_axes_.begin(), zero_axes_.end(), a) != zero_axes_.end();
     steps_.emplace_back(static_cast<std::size_t>(dim),
                         Step{a, placement.chunk_factor(), placement.uneven_shard});
   }
@@ -291,13 +300,14 @@ void CapacityModelBuilder::add_member(const CapacityParam& p, std::size_t i, std
   auto [it, fresh] = group_of_.try_emplace(key_, model_.groups_.size());
   if (fresh) {
     CapacityModel::Group& group =
-        model_.groups_.emplace_back(CapacityModel::Group{{}, 0, i, 0, {}});
+        model_.groups_.emplace_back(CapacityModel::Group{{}, 0, i, 0, {}, false});
     for (std::size_t k = 0; k < member.size(); ++k) {
       const std::size_t d = member[k].first;
       if (k == 0 || member[k - 1].first != d) {
         group.dims.push_back(CapacityModel::ShardedDim{d, p.shape[d], {}});
       }
       group.dims.back().steps.push_back(member[k].second);
+      group.split = group.split || member[k].second.view >= naxes_;
     }
     model_.first_fqns_.emplace_back(p.fqn);
   }
@@ -327,6 +337,16 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
   }
   if (!builder.errors().empty()) return std::move(builder.errors());
   return model;
+}
+
+bool CapacityModel::dense_zero() const {
+  return std::any_of(zero_views_.begin(), zero_views_.end(),
+                     [](const ZeroView& z) { return !z.expert; });
+}
+
+bool CapacityModel::expert_zero() const {
+  return std::any_of(zero_views_.begin(), zero_views_.end(),
+                     [](const ZeroView& z) { return z.expert; });
 }
 
 ZeroGroups CapacityModel::zero_groups(const Mesh& mesh) const {

@@ -29,11 +29,6 @@ void report_rank(const RankLayout& layout, const std::vector<std::uint64_t>& coo
   if (layout.ep) expert[1] = view_value(*layout.ep, coord);
 }
 
-std::string refused(const Mesh& mesh, std::string_view why) {
-  const std::string label = mesh.axes.empty() ? std::string() : " " + format_mesh(mesh);
-  return "the ranks of mesh" + label + " " + std::string(why) + "; too many to compare exactly";
-}
-
 // The largest weight ZeRO-3 gathers, on the worst rank (digit 0 everywhere): a member's
 // weight alone times its piece under the plan (every step but ZeRO's, whose views come
 // after the `naxes` axes); `out` holds the constant's on entry.
@@ -53,13 +48,44 @@ void add_largest_gathered(const std::vector<Group>& groups, const RankSearch& se
     if (gathered > out.largest_gathered) {
       out.largest_gathered = gathered;
       out.largest_gathered_fqn = group.gathered_fqn;
+      out.gathered_group = static_cast<std::size_t>(&group - groups.data());
     }
   }
 }
 
 }  // namespace
 
-Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh) const {
+bool CapacityModel::same_groups(const CapacityModel& other) const {
+  const bool same = layout_ == other.layout_ && constant_bytes_ == other.constant_bytes_ &&
+                    full_bytes_ == other.full_bytes_ &&
+                    constant_gathered_ == other.constant_gathered_ &&
+                    zero_views_ == other.zero_views_ && axis_order_ == other.axis_order_ &&
+                    groups_.size() == other.groups_.size();
+  if (!same) return false;
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    const Group& a = groups_[g];
+    const Group& b = other.groups_[g];
+    if (a.weight != b.weight || a.gathered != b.gathered || a.dims != b.dims) return false;
+  }
+  return true;
+}
+
+void CapacityModel::rename(MeshCapacity& m, const CapacityModel& from) const {
+  if (m.indivisible && !m.indivisible->no_ranks()) {
+    // The group scan named: the first whose first parameter it is.
+    for (std::size_t g = 0; g < from.groups_.size(); ++g) {
+      if (from.groups_[g].first_param != m.indivisible->param) continue;
+      m.indivisible->fqn = first_fqns_[g];
+      m.indivisible->param = groups_[g].first_param;
+      break;
+    }
+  }
+  m.largest_gathered_fqn = m.gathered_group < groups_.size()
+                               ? groups_[m.gathered_group].gathered_fqn
+                               : constant_gathered_fqn_;
+}
+
+MeshCapacity CapacityModel::evaluate(const Mesh& mesh) const {
   MeshCapacity out;
   out.mesh = mesh;
   out.zero = zero_groups(mesh);
@@ -75,10 +101,12 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh) const {
   }
   RankSearch search(groups_, layout);
   out.indivisible = search.scan(first_fqns_, axis_order_, constant_bytes_);
-  std::optional<std::string> refusal = search.cut_runs();
-  if (!refusal) refusal = search.count_classes();
-  if (refusal) return make_error({}, {}, refused(mesh, *refusal));
-  out.max_rank_bytes = search.worst();
+  out.refused = search.cut_runs();
+  if (!out.refused) out.refused = search.count_classes();
+  if (out.refused) return out;
+  const auto [worst, split] = search.worst();
+  out.max_rank_bytes = worst;
+  out.unsplit_bytes = worst - split;
   out.largest_gathered = constant_gathered_;
   out.largest_gathered_fqn = constant_gathered_fqn_;
   add_largest_gathered(groups_, search, static_cast<std::uint32_t>(axis_order_.size()), out);
@@ -88,6 +116,8 @@ Expected<MeshCapacity> CapacityModel::evaluate(const Mesh& mesh) const {
   report_rank(layout, std::vector<std::uint64_t>(layout.digits.size(), 0), out.max_rank,
               out.expert ? out.expert->max_rank : ignored);
   report_rank(layout, best, out.min_rank, out.expert ? out.expert->min_rank : ignored);
+  out.stages.push_back(
+      StageCapacity{std::nullopt, out.max_rank_bytes, least, out.max_rank, out.min_rank});
   return out;
 }
 

@@ -53,7 +53,9 @@ bool advance(std::vector<std::size_t>& index, const std::vector<std::size_t>& li
 
 // Whether chunking a larger input on `n` x `f` never gives any rank less, over the input
 // sizes `inputs` (any order): compared where either geometry changes.
-bool grows_with_input(std::vector<std::uint64_t> inputs, std::uint64_t n, std::uint64_t f) {
+bool grows_with_input(const std::vector<std::uint64_t>& sizes, std::uint64_t n, std::uint64_t f) {
+  if (sizes.size() < 2) return true;  // one input: nothing to compare (and no copy)
+  std::vector<std::uint64_t> inputs(sizes);
   std::sort(inputs.begin(), inputs.end());
   std::vector<std::uint64_t> points;
   for (std::size_t k = 1; k < inputs.size(); ++k) {
@@ -92,10 +94,11 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
                                             std::uint64_t constant) {
   constant_ = constant;
   std::optional<Indivisible> indivisible;
-  std::vector<std::vector<std::uint64_t>> inputs;  // per effective step of a dim
+  // Per effective step of a dim, the sizes it chunks: the first `depth` entries, kept
+  // across dims and groups so that no dim allocates them again.
+  std::vector<std::vector<std::uint64_t>>& inputs = scratch_.inputs;
   std::vector<const Step*> effective;
-  std::vector<std::uint64_t> next;
-  std::vector<std::uint64_t> breaks;
+  std::vector<std::uint64_t>& breaks = scratch_.breaks;
   constexpr std::uint32_t kNoView = std::numeric_limits<std::uint32_t>::max();
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
@@ -106,7 +109,9 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
     for (const ShardedDim& dim : group.dims) {
       whole *= dim.size;  // <= full_bytes_
       effective.clear();
-      inputs.assign(1, {dim.size});
+      if (inputs.empty()) inputs.emplace_back();
+      inputs[0].assign(1, dim.size);
+      std::size_t depth = 1;
       for (const Step& step : dim.steps) {
         const std::uint64_t n = size(step.view);
         if (n == 1) continue;
@@ -114,21 +119,23 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
         effective.push_back(&step);
         if (!indivisible && !step.uneven && step.view < first_view) {
           if (const std::optional<std::uint64_t> v =
-                  chunking::first_indivisible(inputs.back(), n, step.split_factor)) {
+                  chunking::first_indivisible(inputs[depth - 1], n, step.split_factor)) {
             first = Indivisible{first_fqns[g],     dim.dim, *v, axis_order[step.view], n,
-                                step.split_factor, {}};
+                                step.split_factor, {},      {}, group.first_param};
             first_view = step.view;
           }
         }
-        chunking::chunk_sizes(inputs.back(), n, step.split_factor, next, breaks,
+        if (inputs.size() == depth) inputs.emplace_back();
+        chunking::chunk_sizes(inputs[depth - 1], n, step.split_factor, inputs[depth], breaks,
                               &view_cuts_[step.view]);
-        inputs.push_back(next);
+        ++depth;
       }
       mark_monotone(effective, inputs);
     }
     if (first && !indivisible) indivisible = std::move(first);
     if (!active) {
       constant_ += whole;
+      if (group.split) constant_split_ += whole;
       continue;
     }
     active_.push_back(g);
@@ -213,11 +220,16 @@ std::optional<std::string> RankSearch::count_classes() {
   return std::nullopt;
 }
 
-std::uint64_t RankSearch::worst() const {
+std::pair<std::uint64_t, std::uint64_t> RankSearch::worst() const {
   const std::vector<std::uint64_t> origin(layout_.digits.size(), 0);
   std::uint64_t out = constant_;
-  for (std::size_t g : active_) out += bytes(groups_[g], origin);
-  return out;
+  std::uint64_t split = constant_split_;
+  for (std::size_t g : active_) {
+    const std::uint64_t b = bytes(groups_[g], origin);
+    out += b;
+    if (groups_[g].split) split += b;
+  }
+  return {out, split};
 }
 
 std::pair<std::uint64_t, std::vector<std::uint64_t>> RankSearch::best() {

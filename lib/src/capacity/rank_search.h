@@ -54,8 +54,9 @@ class RankSearch {
   // enumerated, so their runs must stay countable: why not, if they do not.
   std::optional<std::string> count_classes();
 
-  // The worst rank's bytes: digit 0 everywhere.
-  [[nodiscard]] std::uint64_t worst() const;
+  // The worst rank's bytes (digit 0 everywhere), and of them what the members ZeRO may
+  // split hold (Group::split), split on this mesh or not.
+  [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> worst() const;
   // The best rank's bytes, and the digits of the first rank that holds them.
   std::pair<std::uint64_t, std::vector<std::uint64_t>> best();
 
@@ -108,8 +109,9 @@ class RankSearch {
 
   const std::vector<Group>& groups_;
   const RankLayout& layout_;
-  std::vector<std::vector<std::uint64_t>> cuts_;       // per digit: starts of its runs
-  std::vector<char> monotone_;                         // per digit
+  std::uint64_t constant_split_ = 0;              // of `constant_`, what ZeRO's split members hold
+  std::vector<std::vector<std::uint64_t>> cuts_;  // per digit: starts of its runs
+  std::vector<char> monotone_;                    // per digit
   std::vector<std::vector<std::uint64_t>> view_cuts_;  // per view: starts of its runs
   std::vector<char> view_monotone_;                    // per view
   std::vector<std::size_t> active_;                    // groups some view of the mesh shards
@@ -120,7 +122,8 @@ class RankSearch {
   std::vector<std::size_t> searched_;                  // per used digit: the last run, or kFree
 
   struct Scratch {
-    std::vector<std::size_t> digits;              // free digits the group touches
+    std::vector<std::vector<std::uint64_t>> inputs;  // scan's sizes per step of a dim
+    std::vector<std::size_t> digits;                 // free digits the group touches
     std::vector<std::vector<std::uint64_t>> own;  // their own run starts (the first digits.size())
     std::vector<std::uint64_t> values, next, breaks;
     std::vector<std::size_t> order, limits, index, lo, hi;

@@ -34,6 +34,15 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
           {}, "axis '" + sweep->axis + "' is in both --mesh and --sweep; give it in one of them");
     }
   }
+  const MeshFilter& filter = request.plan.filter;
+  if (request.reserve_given && !filter.budget) {
+    return make_io_error({}, "--reserve: it is kept from --budget, which is not given");
+  }
+  if (filter.budget && filter.reserve >= *filter.budget) {
+    return make_io_error({}, "--reserve: " + format_byte_size(filter.reserve) +
+                                 " leaves nothing of the " + format_byte_size(*filter.budget) +
+                                 " --budget for model states");
+  }
   // Without --model too, the missing --model is what to say (run_report's model_missing).
   if (request.meta_path.empty() && !request.model_path.empty() && !request.mesh && sweeps.empty()) {
     return make_io_error({},

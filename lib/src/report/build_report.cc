@@ -16,6 +16,7 @@
 #include "report/report_accounting.h"
 #include "report/report_axes.h"
 #include "report/report_geometry.h"
+#include "report/report_pipeline.h"
 #include "report/report_plan.h"
 #include "report/report_totals.h"
 #include "spec/dtypes.h"
@@ -51,7 +52,7 @@ class ReportBuilder {
                std::optional<std::size_t> sorted_params) {
     mesh_.read(mesh, report_);
     read_param_plan();
-    if (!mesh_.known(mesh, report_)) return std::move(report_);
+    if (!mesh_.known(mesh, report_) || !place_stages()) return std::move(report_);
     mesh_.order(report_);
     look_up_params();
     // The accounting of the meshes table, at rank 0 of the report's mesh.
@@ -59,7 +60,8 @@ class ReportBuilder {
     for (const PlannedParam& p : planned_) measure(p);
     measure_uncovered();
     report_detail::add_totals(report_, counts_, meta_file_, model_, plan_);
-    const report_detail::PlanContext context{meta_file_, planner_source(), mesh_.axes(), missing_};
+    const report_detail::PlanContext context{meta_file_,   model_.file, planner_source(),
+                                             mesh_.axes(), missing_,    {placer_->stack(), tied()}};
     report_detail::plan_meshes(report_, plan_, context);
     to_plan_ = {};  // the planner keeps nothing of its input
     if (!report_.usage_errors.empty()) return std::move(report_);
@@ -73,6 +75,38 @@ class ReportBuilder {
 
   void error(const std::string& file, std::string pointer, std::string message) {
     report_.findings.push_back(make_error(file, std::move(pointer), std::move(message)));
+  }
+
+  // The layer stack (--pp-stack's, or the model's) and --pp-layers against it: false, with
+  // the usage errors in the report, when they do not hold.
+  bool place_stages() {
+    Expected<report_detail::StagePlacer> placer =
+        report_detail::StagePlacer::make(model_, plan_.accounting.pipeline.stack);
+    if (!placer) {
+      report_.usage_errors = std::move(placer.errors());
+      return false;
+    }
+    placer_ = std::move(*placer);
+    report_.usage_errors = report_detail::pp_layers_errors(plan_, report_, placer_->stack());
+    if (!report_.usage_errors.empty()) return false;
+    placer_->outside(report_.pipeline);
+    return true;
+  }
+
+  // The meta's tied parameters, by the planner's indexes (planner_source's order).
+  std::vector<TiedGroup> tied() const {
+    if (meta_.tied_pairs.empty()) return {};
+    std::unordered_map<std::string_view, std::size_t> index;
+    for (std::size_t i = 0; i < to_plan_.size(); ++i)
+      index.emplace(report_.params[to_plan_[i]].fqn, i);
+    for (std::size_t k = 0; k < report_.uncovered.size(); ++k) {
+      index.emplace(report_.uncovered[k].fqn, to_plan_.size() + k);
+    }
+    return report_detail::tied_groups(
+        meta_, *placer_, [&index](std::string_view fqn) -> std::optional<std::size_t> {
+          const auto it = index.find(fqn);
+          return it == index.end() ? std::nullopt : std::optional(it->second);
+        });
   }
 
   void read_param_plan() {
@@ -110,6 +144,7 @@ class ReportBuilder {
     for (std::size_t i = 0; i < planned_.size(); ++i) {
       PlannedParam p = planned_[i];
       p.info = model_.find_parameter(p.param->fqn, cursor);
+      if (p.info != nullptr) p.model_index = cursor - 1;
       std::size_t& first = p.info != nullptr
                                ? first_plan_[cursor - 1]
                                : absent.try_emplace(p.param->fqn, kNone).first->second;
@@ -201,6 +236,7 @@ class ReportBuilder {
     out.boundary = planned.boundary->fqn;
     out.info = info;
     out.replicated = true;
+    out.stage = placer_->position(param.fqn, planned.model_index);
     bool valid = geometry_.apply(planned, info->shape, local, report_.applied_axes, out.replicated,
                                  report_.findings);
     out.local_shape = local;
@@ -236,12 +272,14 @@ class ReportBuilder {
       scratch_.clear();
       if (i >= to_plan_.size()) {
         const UncoveredParam& u = report_.uncovered[i - to_plan_.size()];
-        return CapacityParam{u.fqn, u.shape, u.dtype.value_or(kMissingDtype), u.requires_grad, {}};
+        return CapacityParam{u.fqn,           u.shape, u.dtype.value_or(kMissingDtype),
+                             u.requires_grad, {},      u.stage};
       }
       const ParamReport& p = report_.params[to_plan_[i]];
       for (const ReportAxis a : p.axes) scratch_.push_back({a->axis, a->placement});
-      return CapacityParam{p.fqn, p.info->shape, p.info->dtype.value_or(kMissingDtype),
-                           p.info->requires_grad, scratch_};
+      return CapacityParam{
+          p.fqn,    p.info->shape, p.info->dtype.value_or(kMissingDtype), p.info->requires_grad,
+          scratch_, p.stage};
     };
     return source;
   }
@@ -270,8 +308,8 @@ class ReportBuilder {
           zero_rank0_bytes(info.shape, cost,
                            report_detail::zero_group_of(accounting().zero, mesh_.sizes(), nullptr,
                                                         false, report_.rank0_zero));
-      report_.uncovered.push_back(
-          UncoveredParam{fqn, info.shape, info.dtype, bytes, rank0, info.requires_grad});
+      report_.uncovered.push_back(UncoveredParam{fqn, info.shape, info.dtype, bytes, rank0,
+                                                 info.requires_grad, placer_->position(fqn, k)});
     }
   }
 
@@ -281,6 +319,7 @@ class ReportBuilder {
   const ReportPlanOptions& plan_;
   report_detail::ReportMesh mesh_;
   report_detail::ParamGeometry geometry_;
+  std::optional<report_detail::StagePlacer> placer_;  // set before any parameter is measured
   std::optional<CoverageIndex> coverage_;
   Report report_;
   std::vector<PlannedParam> planned_;

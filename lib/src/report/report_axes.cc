@@ -64,12 +64,21 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
 
 Diagnostics unknown_axes(const std::vector<std::string>& known,
                          const std::optional<std::vector<AxisSize>>& mesh,
-                         const std::vector<AxisSweep>& sweeps) {
+                         const std::vector<AxisSweep>& sweeps, bool without_meta) {
   Diagnostics out;
   auto check = [&](std::string_view flag, const std::string& axis) {
     if (std::binary_search(known.begin(), known.end(), axis)) return;
     std::string message = std::string(flag) + ": unknown axis " + quote_for_diagnostic(axis);
-    if (std::optional<std::string> near = nearest_ignoring_case(axis, known)) {
+    const std::optional<std::string> same = equal_ignoring_case(axis, known);
+    if (without_meta && !same) {
+      // No plan shards anything: a guess at a near name would mislead.
+      out.push_back(make_io_error({}, message +
+                                          ": without a META every parameter is "
+                                          "replicated: " +
+                                          axis + " shards nothing; give the plan's meta"));
+      return;
+    }
+    if (std::optional<std::string> near = same ? same : nearest_ignoring_case(axis, known)) {
       message += "; did you mean " + quote_for_diagnostic(*near) + "?";
     }
     message += " (the inputs know ";
@@ -147,7 +156,9 @@ bool ReportMesh::known(const std::optional<std::vector<AxisSize>>& mesh, Report&
   named.insert(named.end(), mesh_dim_names_.begin(), mesh_dim_names_.end());
   for (const AxisInfo& a : axes_) named.emplace_back(a.name);
   if (report.without_meta) named.emplace_back("dp");
-  report.usage_errors = unknown_axes(known_axes(std::move(named), plan_), mesh, plan_.sweeps);
+  named.emplace_back(kStageAxis);  // the layer stack comes from the model tree
+  report.usage_errors =
+      unknown_axes(known_axes(std::move(named), plan_), mesh, plan_.sweeps, report.without_meta);
   if (report.usage_errors.empty()) {
     report.usage_errors = sharded_replica_axes(axes_, plan_, meta_.file);
   }

@@ -61,10 +61,11 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
                                  const std::string& meta_file);
 
 // One usage error per --mesh or --sweep axis not in `known` (sorted): it lists them and
-// suggests the nearest (equal ignoring case first, else by edit distance).
+// suggests the nearest (equal ignoring case first, else by edit distance); `without_meta`,
+// an axis no known one equals ignoring case is said to shard nothing without a META.
 Diagnostics unknown_axes(const std::vector<std::string>& known,
                          const std::optional<std::vector<AxisSize>>& mesh,
-                         const std::vector<AxisSweep>& sweeps);
+                         const std::vector<AxisSweep>& sweeps, bool without_meta);
 
 // Sizes that make no mesh (enumerate_meshes failed with `problem`): a usage error naming
 // the flags that gave sizes (and the sizes parallel_dims gave to a mesh too large), or,

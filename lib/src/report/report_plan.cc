@@ -26,6 +26,7 @@ void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions&
   for (const AxisSweep& s : plan.sweeps) {
     if (zero.stage > 0 && listed(zero.axes, s.axis)) continue;
     if (expert_zero && s.axis != kExpertAxis && s.axis != kStageAxis) continue;
+    if (s.axis == kStageAxis) continue;  // pp splits the layer stack
     const AxisInfo* axis = find_axis(std::span(context.axes), s.axis);
     if (axis != nullptr && axis->shards) continue;
     const bool ep = folded && s.axis == kExpertAxis;
@@ -45,7 +46,7 @@ void note_mistyped_budget(Report& report) {
   const std::uint64_t budget = *filter.budget;
   std::uint64_t least = UINT64_MAX;
   for (const MeshCapacity& m : report.capacity.meshes) {
-    if (!m.indivisible || !m.indivisible->dense_region()) least = std::min(least, m.max_rank_bytes);
+    if (m.laid_out()) least = std::min(least, m.max_rank_bytes);
   }
   constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
   const bool small = budget < kMiB;
@@ -65,6 +66,87 @@ void note_mistyped_budget(Report& report) {
   report.findings.push_back(make_note("", "", std::move(message)));  // about a flag: no file
 }
 
+// "80GB" read as powers of 1000 where a device's memory is sold in powers of 1024: a note
+// with the GiB reading, for a unit of G or more.
+void note_decimal_budget(Report& report) {
+  const MeshFilter& filter = report.capacity.filter;
+  const std::string& text = filter.budget_text;
+  if (!filter.budget || text.empty()) return;
+  const std::size_t digits = text.find_first_not_of("0123456789.");
+  if (digits == std::string::npos) return;
+  const std::string_view unit = std::string_view(text).substr(digits);
+  const std::size_t power = std::string_view("GTPE").find(unit[0]);
+  if (power == std::string_view::npos || unit.find('i') != std::string_view::npos) return;
+  const std::string number = text.substr(0, digits);
+  report.findings.push_back(
+      make_note("", "",
+                "--budget " + text + " is " + number + " x 10^" + std::to_string(9 + 3 * power) +
+                    " bytes, " + format_byte_size(*filter.budget) + "; a device sold as " + number +
+                    " " + std::string(1, unit[0]) + "B mostly has " + number + " " + unit[0] +
+                    "iB: write " + number + unit[0] + "iB"));
+}
+
+// "99.6 %": `part` of `whole` in tenths of a percent, rounded down.
+std::string percent(std::uint64_t part, std::uint64_t whole) {
+  __extension__ using U128 = unsigned __int128;
+  const auto tenths = static_cast<std::uint64_t>(U128{part} * 1000 / (whole == 0 ? 1 : whole));
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " %";
+}
+
+// An answer within 5 % of what model states may use leaves almost nothing for what fits
+// does not count (activations, buffers): a note says how much is left.
+void note_answer_near_budget(Report& report) {
+  const CapacityResult& cap = report.capacity;
+  const MeshCapacity* answer = capacity_answer(cap);
+  const std::optional<std::uint64_t> budget = cap.filter.states_budget();
+  if (answer == nullptr || !budget) return;
+  __extension__ using U128 = unsigned __int128;
+  if (U128{answer->max_rank_bytes} * 100 <= U128{*budget} * 95) return;
+  const std::string of = cap.filter.reserve > 0
+                             ? "the " + format_byte_size(*budget) + " model states may use"
+                             : "the " + format_byte_size(*budget) + " budget";
+  report.findings.push_back(
+      make_note("", "",
+                "the answer, " + format_mesh(answer->mesh) + ", uses " +
+                    percent(answer->max_rank_bytes, *budget) + " of " + of +
+                    " on its worst rank: " + format_byte_size(*budget - answer->max_rank_bytes) +
+                    " is left for activations and buffers, which fits does not count" +
+                    (cap.filter.reserve > 0 ? "" : "; --reserve SIZE keeps room for them")));
+}
+
+// pp > 1 with no stack in the model: every such mesh cannot be laid out, and the run is in
+// error.
+void no_stack_error(Report& report, const std::string& model_file) {
+  if (report.pipeline.stack) return;
+  const bool staged = std::any_of(
+      report.capacity.meshes.begin(), report.capacity.meshes.end(),
+      [](const MeshCapacity& m) { return m.indivisible && m.indivisible->stack_split(); });
+  if (!staged) return;
+  report.findings.push_back(make_error(
+      model_file, "",
+      "pp > 1 splits the layer stack into pipeline stages, and the model has none (no "
+      "modules PREFIX.0 .. PREFIX.N outside a numbered module); --pp-stack PREFIX names one"));
+}
+
+// Every mesh refused (too many rank classes): a usage error naming the flags that gave the
+// sizes, or with the meta's own mesh an error at /parallel_dims.
+void every_mesh_refused(Report& report, const ReportPlanOptions& plan, const PlanContext& context) {
+  const std::vector<MeshCapacity>& meshes = report.capacity.meshes;
+  if (meshes.empty() || !std::all_of(meshes.begin(), meshes.end(),
+                                     [](const MeshCapacity& m) { return m.refused.has_value(); })) {
+    return;
+  }
+  std::string flags = report.mesh_source == MeshSource::kFlag ? "--mesh" : "";
+  if (!plan.sweeps.empty()) flags += flags.empty() ? "--sweep" : " and --sweep";
+  const std::string why = (meshes.size() == 1 ? "" : "every mesh is refused; the first: ") +
+                          refused_text(meshes.front());
+  if (flags.empty()) {
+    report.findings.push_back(make_error(context.meta_file, "/parallel_dims", why));
+  } else {
+    report.usage_errors.push_back(make_io_error({}, flags + ": " + why));
+  }
+}
+
 }  // namespace
 
 void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContext& context) {
@@ -74,7 +156,8 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
                                 report.mesh,
                                 plan.sweeps,
                                 report.capacity.accounting,
-                                report.capacity.filter};
+                                report.capacity.filter,
+                                context.pipeline};
   MeshesProblem problem{};
   auto meshes = enumerate_meshes(request.axis_order, request.fixed, request.sweeps, &problem,
                                  request.accounting.layout);
@@ -102,6 +185,7 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
     return;
   }
   report.capacity = std::move(*result);  // the same settings, now with the meshes
+  every_mesh_refused(report, plan, context);
 }
 
 void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanContext& context) {
@@ -109,6 +193,8 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   CapacityResult& cap = report.capacity;
   note_swept_axes_that_shard_nothing(report, plan, context);
   note_mistyped_budget(report);
+  note_decimal_budget(report);
+  no_stack_error(report, context.model_file);
   // No answer line while an input is in error: the numbers miss what the error left out.
   const std::size_t errors = static_cast<std::size_t>(
       std::count_if(report.findings.begin(), report.findings.end(),
@@ -123,9 +209,12 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   // first mesh's first parameter that does not divide. The one mesh of a report without
   // --sweep that does not divide has its findings already, which agree with it, unless it
   // cannot be laid out at all.
+  note_answer_near_budget(report);
   if (capacity_exit_code(cap) == 0) return;
   const MeshCapacity& first = cap.meshes.front();
-  if (!cap.swept && !first.divisible() && !first.indivisible->dense_region()) return;
+  if (!cap.swept && !first.refused && !first.divisible() && !first.indivisible->no_ranks()) {
+    return;
+  }
   report.findings.push_back(make_error(context.meta_file, "", capacity_answer_text(cap)));
 }
 

@@ -36,7 +36,7 @@ CapacityParam param_of(std::string fqn, std::vector<std::uint64_t> shape, std::s
   std::vector<CapacityPlacement> axes;
   for (auto& [axis, p] : placements) axes.push_back({keep(std::move(axis)), p});
   return CapacityParam{keep(std::move(fqn)), keep(std::move(shape)), keep(std::move(dtype)),
-                       requires_grad, keep(std::move(axes))};
+                       requires_grad,        keep(std::move(axes)),  {}};
 }
 
 CapacityParam param(std::string fqn, std::vector<std::uint64_t> shape, std::string dtype,
@@ -62,9 +62,9 @@ MeshCapacity evaluate(const std::vector<CapacityParam>& params, std::vector<std:
       CapacityModel::build(params, std::move(order), counting(optimizer));
   EXPECT_TRUE(model.ok()) << (model ? "" : model.errors().front().message);
   if (!model) return {};
-  Expected<MeshCapacity> one = model->evaluate(m);
-  EXPECT_TRUE(one.ok());
-  return one ? *one : MeshCapacity{};
+  MeshCapacity one = model->evaluate(m);
+  EXPECT_FALSE(one.refused.has_value());
+  return one;
 }
 
 // The planner's members of report --json, as one compact object.
@@ -278,11 +278,13 @@ TEST(CapacityVerdict, ExitCodeAndText) {
   // fit in 32. 58 -> 1 + round(31 ln(58/46) / ln(106/46)) = 1 + round(8.61) = 10; the
   // budget 100 -> 1 + round(28.84) = 30. tp=3's worst 3 rows (36 bytes) + 10 = 46; its
   // best 2 rows + 10 = 34.
+  // The answer comes apart (the report puts it first): one line, as the mesh has one stage.
+  EXPECT_EQ(render_capacity_answer(*r),
+            "smallest mesh that fits: tp=2 (2 devices, worst rank 58 B of 100 B)\n");
   EXPECT_EQ(render_capacity_text(*r),
             "2 params, 106 B whole on one device, optimizer none, budget 100 B\n"
             "fits counts the weights only: no gradients or optimizer state (--optimizer), "
             "activations, all-gather and bucket buffers or allocator slack\n"
-            "smallest mesh that fits: tp=2 (2 devices, worst rank 58 B of 100 B)\n"
             "MESH  DEVICES  WORST RANK  BEST RANK  BAR                                VERDICT\n"
             "tp=1        1       106 B      106 B  ##############################|##  over by 6 B\n"
             "tp=2        2        58 B       58 B  ##########....................|..  fits\n"
@@ -428,9 +430,11 @@ TEST(CapacityChunking, ManyRunsOfComposedAxesAreRefusedNotEnumerated) {
   }
   Expected<CapacityModel> model = CapacityModel::build(params, {"a", "b", "x", "y"}, Accounting{});
   ASSERT_TRUE(model.ok());
-  Expected<MeshCapacity> m = model->evaluate(mesh({{"a", n}, {"b", 3}, {"x", n}, {"y", 3}}));
-  ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.errors().front().message,
+  const MeshCapacity m = model->evaluate(mesh({{"a", n}, {"b", 3}, {"x", n}, {"y", 3}}));
+  ASSERT_TRUE(m.refused.has_value());
+  EXPECT_FALSE(m.laid_out());
+  EXPECT_FALSE(m.usable());
+  EXPECT_EQ(refused_text(m),
             "the ranks of mesh a=1048576 b=3 x=1048576 y=3 fall into more than 4194304 classes "
             "of distinct sizes; too many to compare exactly");
 }
@@ -597,8 +601,8 @@ TEST(CapacitySource, MatchesTheListWithOneReusedBuffer) {
     buffer.shape.assign(p.shape.begin(), p.shape.end());
     buffer.axis.assign(p.placements[0].axis);
     buffer.placements = {{buffer.axis, p.placements[0].placement}};
-    return CapacityParam{buffer.fqn, buffer.shape, buffer.dtype, p.requires_grad,
-                         buffer.placements};
+    return CapacityParam{buffer.fqn,      buffer.shape,      buffer.dtype,
+                         p.requires_grad, buffer.placements, {}};
   };
   Expected<CapacityResult> from_source = plan_capacity(request);
   request.source = {};
@@ -634,16 +638,16 @@ TEST(CapacityZero, HandExampleEveryStage) {
     Expected<CapacityModel> model =
         CapacityModel::build(params, {"tp", "dp"}, counting(Optimizer::kAdam, {stage, {"dp"}}));
     ASSERT_TRUE(model.ok());
-    Expected<MeshCapacity> m = model->evaluate(mesh({{"tp", 2}, {"dp", 4}}));
-    ASSERT_TRUE(m.ok());
-    EXPECT_EQ(m->max_rank_bytes, worst[stage]) << stage;
-    EXPECT_EQ(m->min_rank_bytes, best[stage]) << stage;
-    EXPECT_TRUE(m->divisible()) << stage;  // the split never makes a mesh indivisible
+    const MeshCapacity m = model->evaluate(mesh({{"tp", 2}, {"dp", 4}}));
+    ASSERT_FALSE(m.refused.has_value());
+    EXPECT_EQ(m.max_rank_bytes, worst[stage]) << stage;
+    EXPECT_EQ(m.min_rank_bytes, best[stage]) << stage;
+    EXPECT_TRUE(m.divisible()) << stage;   // the split never makes a mesh indivisible
     EXPECT_EQ(model->full_bytes(), 704u);  // (32 + 6 + 6) x 16, whatever the stage
   }
   Expected<CapacityModel> three =
       CapacityModel::build(params, {"tp", "dp"}, counting(Optimizer::kAdam, {3, {"dp"}}));
-  EXPECT_EQ(three->evaluate(mesh({{"tp", 2}, {"dp", 4}}))->min_rank,
+  EXPECT_EQ(three->evaluate(mesh({{"tp", 2}, {"dp", 4}})).min_rank,
             (std::vector<std::uint64_t>{0, 3}));
 }
 
@@ -657,7 +661,7 @@ TEST(CapacityZero, WhatIsSplit) {
   auto worst = [&](int stage, const Mesh& m) {
     Expected<CapacityModel> model =
         CapacityModel::build(params, {"dp"}, counting(Optimizer::kAdam, {stage, {"dp"}}));
-    return model->evaluate(m)->max_rank_bytes;
+    return model->evaluate(m).max_rank_bytes;
   };
   // e: 4 x 16 = 64; scale: 16; frozen: 6 x 2 = 12 (weight only).
   EXPECT_EQ(worst(0, mesh({{"dp", 2}})), 64u + 16 + 12);
@@ -665,6 +669,39 @@ TEST(CapacityZero, WhatIsSplit) {
   EXPECT_EQ(worst(3, mesh({{"dp", 2}})), 64u + 16 + 3 * 2);
   EXPECT_EQ(worst(3, mesh({{"dp", 4}})), 2u * 16 + 16 + 2 * 2);  // e 8 -> 2; frozen 6 -> 2
   EXPECT_EQ(worst(3, mesh({})), 8u * 16 + 16 + 12);
+}
+
+// A fixture's position of a parameter against the stack: ["before"], ["layer", N], ["after"].
+StagePosition position(simdjson::dom::array at) {
+  const std::string_view side = at.at(0);
+  if (side == "layer") return {StagePosition::Side::kLayer, std::uint64_t(at.at(1))};
+  return {side == "after" ? StagePosition::Side::kAfter : StagePosition::Side::kBefore, 0};
+}
+
+// A fixture case's stack, --pp-layers, tied groups and --reserve.
+void read_stages(simdjson::dom::element c, CapacityRequest& request) {
+  simdjson::dom::element stack;
+  if (c["stack"].get(stack) == simdjson::SUCCESS) {
+    request.pipeline.stack =
+        LayerStack{std::string(std::string_view(stack["prefix"])), std::uint64_t(stack["layers"])};
+  }
+  simdjson::dom::array layers;
+  if (c["pp_layers"].get(layers) == simdjson::SUCCESS) {
+    for (std::uint64_t n : layers) request.accounting.pipeline.layers.push_back(n);
+  }
+  simdjson::dom::array tied;
+  if (c["tied"].get(tied) == simdjson::SUCCESS) {
+    for (simdjson::dom::element t : tied) {
+      TiedGroup group;
+      for (std::uint64_t i : t["params"].get_array()) group.params.push_back(i);
+      for (simdjson::dom::array at : t["elsewhere"].get_array())
+        group.elsewhere.push_back(position(at));
+      request.pipeline.tied.push_back(std::move(group));
+    }
+  }
+  std::string_view reserve;
+  if (c["reserve"].get(reserve) == simdjson::SUCCESS)
+    request.filter.reserve = *parse_byte_size(reserve);
 }
 
 // The cases computed by tests/e2e/capacity_model.py, which visits every rank and chunks
@@ -700,6 +737,7 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     std::string_view layout;
     if (c["layout"].get(layout) == simdjson::SUCCESS)
       request.accounting.layout = *parse_expert_layout(layout);
+    read_stages(c, request);
     for (simdjson::dom::element p : c["params"].get_array()) {
       std::vector<std::uint64_t> shape;
       for (std::uint64_t d : p["shape"].get_array()) shape.push_back(d);
@@ -708,9 +746,10 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
         placements.emplace_back(std::string(std::string_view(pl.at(0))),
                                 placement(std::string_view(pl.at(1))));
       }
-      const CapacityParam cp = param_of(std::string(std::string_view(p["fqn"])), std::move(shape),
-                                        std::string(std::string_view(p["dtype"])),
-                                        std::move(placements), bool(p["requires_grad"]));
+      CapacityParam cp = param_of(std::string(std::string_view(p["fqn"])), std::move(shape),
+                                  std::string(std::string_view(p["dtype"])), std::move(placements),
+                                  bool(p["requires_grad"]));
+      cp.stage = position(p["stage"]);
       request.params.push_back(cp);
     }
     Expected<CapacityResult> result = plan_capacity(request);
@@ -724,9 +763,13 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     EXPECT_EQ(result->params, std::uint64_t(totals["params"])) << name;
     EXPECT_EQ(result->full_bytes, std::uint64_t(totals["full_bytes"])) << name;
     EXPECT_EQ(capacity_exit_code(*result), int64_t(c["expected_exit"])) << name;
+    const simdjson::dom::element floor = totals["unsplit_floor"];
+    EXPECT_EQ(result->unsplit_floor,
+              floor.is_null() ? std::nullopt : std::optional(std::uint64_t(floor)))
+        << name;
     ++cases;
   }
-  EXPECT_EQ(cases, 22);
+  EXPECT_EQ(cases, 26);
 }
 
 }  // namespace

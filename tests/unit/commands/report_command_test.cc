@@ -252,7 +252,7 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   request.model_path =
       write("model.json", model_json({{"b.w", "[5]", "bfloat16"}, {"c.u", "[3]", "int8"}}));
   const std::string known =
-      " (the inputs know cp, dp, ep, tp; --replica-axis NAME adds an axis that only holds "
+      " (the inputs know cp, dp, ep, pp, tp; --replica-axis NAME adds an axis that only holds "
       "replicas)";
   request.mesh = mesh({{"TP", 4}, {"EP", 8}});
   CommandResult out = run_report(request);
@@ -268,9 +268,9 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   EXPECT_THAT(diagnostic_lines(out.diagnostics),
               ElementsAre("--sweep: unknown axis 'tq'; did you mean 'tp'?" + known,
                           "--sweep: unknown axis 'pipeline'" + known));
-  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis.
-  request.plan.sweeps = {{"pp", {1, 4}}};
-  request.plan.replica_axes = {"pp"};
+  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis, pp.
+  request.plan.sweeps = {{"pp", {1}}, {"rep", {1, 4}}};
+  request.plan.replica_axes = {"rep"};
   request.plan.accounting.zero.axes = {"fsdp"};
   request.mesh = mesh({{"cp", 1}, {"fsdp", 2}, {"tp", 1}});
   out = run_report(request);
@@ -331,6 +331,26 @@ TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
                                         std::string("parameter 'b.w' dim 0 (local size 1 of 10) "
                                                     "is not divisible by 3: S(0) on axis 'tp' "
                                                     "of size 3"))));
+}
+
+// --reserve is kept from --budget: without one, or as large, it is a usage error before
+// anything is read (the paths below do not exist).
+TEST_F(RunReportTest, ReserveNeedsABudgetAboveIt) {
+  ReportRequest request;
+  request.meta_path = "missing.json";
+  request.model_path = "missing.model.json";
+  request.mesh = mesh({{"dp", 2}});
+  request.reserve_given = true;
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              ElementsAre("--reserve: it is kept from --budget, which is not given"));
+  request.plan.filter.budget = std::uint64_t{8} << 30;
+  request.plan.filter.reserve = std::uint64_t{8} << 30;
+  out = run_report(request);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              ElementsAre("--reserve: 8.0 GiB leaves nothing of the 8.0 GiB --budget for model "
+                          "states"));
 }
 
 }  // namespace

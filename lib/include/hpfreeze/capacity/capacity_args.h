@@ -1,11 +1,12 @@
 #pragma once
 // The command-line values of capacity planning, each parsed here alone: --mesh, --sweep,
-// --budget, --optimizer, --zero, --zero-axis, --expert-parallel and --replica-axis's axis
-// name (docs/capacity.md). Each parser checks one value's syntax and fails with a usage
-// error quoting the offending text; the rules between values are run_report's. And the two
-// values the planner's settings make, Accounting and MeshFilter: a new planner option is a
-// field of one of them.
+// --budget, --reserve, --optimizer, --zero, --zero-axis, --expert-parallel, --pp-stack,
+// --pp-layers and --replica-axis's axis name (docs/capacity.md). Each parser checks one value's
+// syntax and fails with a usage error quoting the offending text; the rules between values are
+// run_report's. And the two values the planner's settings make, Accounting and MeshFilter: a new
+// planner option is a field of one of them.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -52,6 +53,12 @@ struct ZeroSharding {
 // Where the expert layout of a run came from: the meta's mesh_dim_names, or the flag.
 enum class LayoutSource : std::uint8_t { kMeta, kFlag };
 
+// How pp splits the layer stack (docs/capacity.md, "Pipeline stages").
+struct PipelineSplit {
+  std::string stack;                  // --pp-stack: the stack's prefix; empty: the model's own
+  std::vector<std::uint64_t> layers;  // --pp-layers: layers per stage; empty: as even as can be
+};
+
 // How every byte of a run is counted (docs/capacity.md, "Accounting", "ZeRO" and "Expert
 // parallelism"): set by report's flags, its layout resolved by the report pass (from the
 // meta's mesh_dim_names unless the flag gave it), then copied whole into the planner's
@@ -63,13 +70,20 @@ struct Accounting {
   bool zero_axes_named = false;
   ExpertLayout layout = ExpertLayout::kAxis;  // --expert-parallel, or the meta's
   LayoutSource layout_source = LayoutSource::kMeta;
+  PipelineSplit pipeline;  // --pp-stack, --pp-layers
 };
 
 // Which meshes are usable and which are shown (docs/capacity.md, "Budget").
 struct MeshFilter {
   std::optional<std::uint64_t> budget;  // --budget: the bytes a rank may hold
-  std::string budget_text;              // --budget as given, for the note on a mistyped unit
+  std::string budget_text;              // --budget as given, for the notes on its unit
+  std::uint64_t reserve = 0;            // --reserve: kept from the budget (less than it)
   bool fits_only = false;               // --fits-only: show the usable meshes only
+
+  // What the model states of a rank may use: the budget less the reserve.
+  [[nodiscard]] std::optional<std::uint64_t> states_budget() const {
+    return budget ? std::optional(*budget - std::min(reserve, *budget)) : std::nullopt;
+  }
 };
 
 // Whether `name` is an axis name: [A-Za-z_][A-Za-z0-9_]*.
@@ -97,5 +111,11 @@ Expected<std::vector<std::string>> parse_zero_axes(std::string_view text);
 
 // --expert-parallel: "folded" or "axis"; nullopt for anything else.
 std::optional<ExpertLayout> parse_expert_layout(std::string_view name);
+
+// --pp-layers: `N,N,...`, decimal integers >= 0 below 2^63, one per pipeline stage.
+Expected<std::vector<std::uint64_t>> parse_pp_layers(std::string_view text);
+
+// --pp-stack: a module path, names separated by dots ("model.layers").
+Expected<std::string> parse_pp_stack(std::string_view text);
 
 }  // namespace hpfreeze
