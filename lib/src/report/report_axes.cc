@@ -21,7 +21,6 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
   out.present = true;
   for (const MetaAxisSize& size : dims.axes) {
     std::string axis(size.axis);
-    out.axes.push_back(axis);
     if (!size.size) {
       const std::optional<std::uint64_t>& u = size.above_max;
       out.findings.push_back(
@@ -131,7 +130,6 @@ void ReportMesh::choose_layout(Report& report) const {
 void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {
   choose_layout(report);
   ParallelDims dims = read_parallel_dims(meta_);
-  named_axes_ = std::move(dims.axes);  // known whichever source gives the sizes
   if (mesh) {
     report.mesh_source = MeshSource::kFlag;
     for (const AxisSize& a : *mesh) sizes_[a.axis] = a.size;
@@ -152,11 +150,8 @@ void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& 
 }
 
 bool ReportMesh::known(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {
-  std::vector<std::string> named = std::move(named_axes_);
-  named.insert(named.end(), mesh_dim_names_.begin(), mesh_dim_names_.end());
-  for (const AxisInfo& a : axes_) named.emplace_back(a.name);
+  std::vector<std::string> named = named_axes(meta_);
   if (report.without_meta) named.emplace_back("dp");
-  named.emplace_back(kStageAxis);  // the layer stack comes from the model tree
   report.usage_errors =
       unknown_axes(known_axes(std::move(named), plan_), mesh, plan_.sweeps, report.without_meta);
   if (report.usage_errors.empty()) {
@@ -210,3 +205,27 @@ void ReportMesh::order(Report& report) {
 }
 
 }  // namespace hpfreeze::report_detail
+
+namespace hpfreeze {
+
+std::vector<std::string> named_axes(const FrozenMeta& meta) {
+  std::vector<std::string_view> names{kStageAxis};  // the layer stack comes from the model
+  const auto add = [&names](std::string_view name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  if (meta.parallel_dims.state == MetaMemberState::kObject) {
+    for (const MetaAxisSize& size : meta.parallel_dims.axes) add(size.axis);
+  }
+  if (meta.mesh_dim_names) {
+    for (std::string_view name : *meta.mesh_dim_names) add(name);
+  }
+  for (const MetaBoundary& b : meta.boundaries) {
+    for (const MetaParam& p : b.params) {
+      for (const MetaAxisPlacement& a : p.axes) add(a.axis);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return {names.begin(), names.end()};
+}
+
+}  // namespace hpfreeze
