@@ -31,7 +31,7 @@ struct LoadingInput {
 MetaDecodeOptions meta_options(MetaReading reading) {
   if (reading == MetaReading::kDecodedParams) return MetaDecodeOptions::decoded_params_only();
   MetaDecodeOptions options;
-  options.keep_params = false;
+  options.keep_params = reading == MetaReading::kValuesAndParams;
   return options;
 }
 
