@@ -15,10 +15,10 @@ namespace {
 // One meta's figures: its report on the model, kept no longer than its figures are read.
 // `usage_errors` gets the report's, when it has any.
 MeshMemory meta_memory(const FrozenMeta& meta, const ModelTree& model, const DiffMemory& request,
+                       const std::vector<std::string>& own,
                        const std::vector<std::string>& other_axes, Diagnostics& usage_errors,
                        Diagnostics& warnings) {
   ReportPlanOptions plan = request.plan;
-  const std::vector<std::string> own = named_axes(meta);
   std::set_difference(other_axes.begin(), other_axes.end(), own.begin(), own.end(),
                       std::back_inserter(plan.replica_axes));
   Report report = build_report(meta, model, request.mesh, plan, 0);
@@ -56,8 +56,10 @@ Expected<MemoryChange> count_memory(const FrozenMeta& old_meta, const FrozenMeta
   MemoryChange change;
   Diagnostics old_errors;
   Diagnostics new_errors;
-  change.old_memory = meta_memory(old_meta, model, request, new_axes, old_errors, warnings);
-  change.new_memory = meta_memory(new_meta, model, request, old_axes, new_errors, warnings);
+  change.old_memory =
+      meta_memory(old_meta, model, request, old_axes, new_axes, old_errors, warnings);
+  change.new_memory =
+      meta_memory(new_meta, model, request, new_axes, old_axes, new_errors, warnings);
   // Both metas know the same axes, so an unknown axis is the same line twice.
   for (Diagnostic& d : new_errors) {
     const bool repeated = std::any_of(old_errors.begin(), old_errors.end(),

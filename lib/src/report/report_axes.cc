@@ -36,6 +36,23 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
   return out;
 }
 
+std::vector<std::string> named_axes(const FrozenMeta& meta,
+                                    std::span<const std::string_view> placement_axes) {
+  std::vector<std::string_view> names{kStageAxis};  // the layer stack comes from the model
+  const auto add = [&names](std::string_view name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  if (meta.parallel_dims.state == MetaMemberState::kObject) {
+    for (const MetaAxisSize& size : meta.parallel_dims.axes) add(size.axis);
+  }
+  if (meta.mesh_dim_names) {
+    for (std::string_view name : *meta.mesh_dim_names) add(name);
+  }
+  for (std::string_view name : placement_axes) add(name);
+  std::sort(names.begin(), names.end());
+  return {names.begin(), names.end()};
+}
+
 std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan) {
   const std::vector<std::string>& zero_axes = plan.accounting.zero.axes;
   named.insert(named.end(), zero_axes.begin(), zero_axes.end());
@@ -150,7 +167,9 @@ void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& 
 }
 
 bool ReportMesh::known(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {
-  std::vector<std::string> named = named_axes(meta_);
+  std::vector<std::string_view> placement_axes;
+  for (const AxisInfo& a : axes_) placement_axes.push_back(a.name);
+  std::vector<std::string> named = named_axes(meta_, placement_axes);
   if (report.without_meta) named.emplace_back("dp");
   report.usage_errors =
       unknown_axes(known_axes(std::move(named), plan_), mesh, plan_.sweeps, report.without_meta);
@@ -209,23 +228,20 @@ void ReportMesh::order(Report& report) {
 namespace hpfreeze {
 
 std::vector<std::string> named_axes(const FrozenMeta& meta) {
-  std::vector<std::string_view> names{kStageAxis};  // the layer stack comes from the model
-  const auto add = [&names](std::string_view name) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  };
-  if (meta.parallel_dims.state == MetaMemberState::kObject) {
-    for (const MetaAxisSize& size : meta.parallel_dims.axes) add(size.axis);
-  }
-  if (meta.mesh_dim_names) {
-    for (std::string_view name : *meta.mesh_dim_names) add(name);
-  }
+  // Plans repeat a handful of axes over every parameter: the last one found is most often
+  // the next one too.
+  std::vector<std::string_view> placement_axes;
   for (const MetaBoundary& b : meta.boundaries) {
     for (const MetaParam& p : b.params) {
-      for (const MetaAxisPlacement& a : p.axes) add(a.axis);
+      for (const MetaAxisPlacement& a : p.axes) {
+        if (std::find(placement_axes.rbegin(), placement_axes.rend(), a.axis) ==
+            placement_axes.rend()) {
+          placement_axes.push_back(a.axis);
+        }
+      }
     }
   }
-  std::sort(names.begin(), names.end());
-  return {names.begin(), names.end()};
+  return report_detail::named_axes(meta, placement_axes);
 }
 
 }  // namespace hpfreeze

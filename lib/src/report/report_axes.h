@@ -50,7 +50,11 @@ struct ParallelDims {
 // not an object (nor null) is an error.
 ParallelDims read_parallel_dims(const FrozenMeta& meta);
 
-// The axes the inputs know, by name: `named` (named_axes, report.h), the ZeRO axes and the
+// named_axes (report.h) of `meta` whose placements name `placement_axes` (each once).
+std::vector<std::string> named_axes(const FrozenMeta& meta,
+                                    std::span<const std::string_view> placement_axes);
+
+// The axes the inputs know, by name: `named` (named_axes), the ZeRO axes and the
 // --replica-axis names.
 std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan);
 
