@@ -14,6 +14,7 @@ Runner declare_diff(CLI::App& app) {
   struct Flags {
     DiffRequest request;
     PlannerFlags planner;
+    std::string model;
     CLI::Option* allow_uncovered = nullptr;
   };
   auto flags = std::make_shared<Flags>();
@@ -43,7 +44,7 @@ Runner declare_diff(CLI::App& app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   // The memory lines: report's planner on both metas, with report's flags for one mesh.
-  app.add_option("--model", request->memory.model_path,
+  app.add_option("--model", flags->model,
                  "End with what each meta's report counts on one mesh with these parameter "
                  "shapes, old -> new: the worst and the best rank (and the devices when they "
                  "differ); " +
@@ -64,7 +65,8 @@ Runner declare_diff(CLI::App& app) {
                          "model, or the output could not be written"));
   return [flags, request, &app]() -> Outcome {
     // The planner's flags say how the memory lines count: without --model there are none.
-    if (request->memory.model_path.empty()) {
+    if (app.count("--model") > 0) request->memory.model_path = flags->model;
+    if (!request->memory.model_path) {
       std::vector<const CLI::Option*> planner(flags->planner.options().begin(),
                                               flags->planner.options().end());
       planner.push_back(flags->allow_uncovered);

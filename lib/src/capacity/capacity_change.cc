@@ -9,8 +9,6 @@
 namespace hpfreeze {
 namespace {
 
-__extension__ using U128 = unsigned __int128;
-
 // "(+183.4 MiB, +51.8 %)": the change from `from` to `to`, the percentage of `from` in
 // tenths rounded half up (none from 0 bytes); "(no change)".
 std::string change_text(std::uint64_t from, std::uint64_t to) {
@@ -19,6 +17,7 @@ std::string change_text(std::uint64_t from, std::uint64_t to) {
   const std::uint64_t by = to > from ? to - from : from - to;
   std::string out = "(" + std::string(1, sign) + format_byte_size(by);
   if (from > 0) {
+    __extension__ using U128 = unsigned __int128;
     // Up to 2^64 x 1000 tenths (a byte grown to 2^64-1): 128-bit, written digit by digit.
     U128 tenths = (U128{by} * 2000 + from) / (U128{from} * 2);
     std::string digits(1, static_cast<char>('0' + static_cast<int>(tenths % 10)));

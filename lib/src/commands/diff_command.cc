@@ -93,9 +93,9 @@ CommandResult run_diff(const DiffRequest& request) {
   CommandResult result;
   result.errors_are_trouble = true;
   const DiffMemory& memory = request.memory;
-  const bool with_model = !memory.model_path.empty();
+  const bool with_model = memory.model_path.has_value();
   if (std::optional<Diagnostic> twice = stdin_twice_error(
-          {&request.old_path, &request.new_path, with_model ? &memory.model_path : nullptr},
+          {&request.old_path, &request.new_path, with_model ? &*memory.model_path : nullptr},
           with_model ? "OLD, NEW and --model" : "the two metas")) {
     result.diagnostics.push_back(std::move(*twice));
     return result;
@@ -110,7 +110,7 @@ CommandResult run_diff(const DiffRequest& request) {
   // compares the documents' values, and only a report needs the decoded params.
   std::vector<InputSpec> inputs{{"OLD", request.old_path, InputKind::kMeta},
                                 {"NEW", request.new_path, InputKind::kMeta}};
-  if (with_model) inputs.emplace_back("--model", memory.model_path, InputKind::kModel);
+  if (with_model) inputs.emplace_back("--model", *memory.model_path, InputKind::kModel);
   LoadOptions load;
   load.command = "diff";
   load.meta = with_model ? MetaReading::kValuesAndParams : MetaReading::kValuesOnly;

@@ -161,7 +161,7 @@ class RunDiffMemory : public RunDiff {
   std::string report_json(const DiffRequest& diff, const std::string& meta_path) {
     ReportRequest r;
     r.meta_path = meta_path;
-    r.model_path = diff.memory.model_path;
+    r.model_path = *diff.memory.model_path;
     r.mesh = diff.memory.mesh;
     r.plan = diff.memory.plan;
     r.json = true;

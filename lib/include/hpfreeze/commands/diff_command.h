@@ -18,7 +18,7 @@ namespace hpfreeze {
 // with `plan`'s accounting (docs/cli.md, "--model"). One mesh: `plan.sweeps` must be empty;
 // `plan.filter` plays no part. Nothing here is used without `model_path`.
 struct DiffMemory {
-  std::string model_path;  // "-" for stdin; empty: no memory lines
+  std::optional<std::string> model_path;  // "-" for stdin; nullopt: no memory lines
   std::optional<std::vector<AxisSize>> mesh;
   ReportPlanOptions plan;
 };
@@ -47,7 +47,7 @@ struct DiffRequest {
 
 // Reads, decodes (decode_meta) and compares both files. The output holds one line per
 // difference (text or, with `json`, JSON Lines), or per group, and/or the summary, then
-// with memory.model_path the memory lines (after an empty line when something precedes
+// with a memory.model_path the memory lines (after an empty line when something precedes
 // them) or object, also when the metas are equal; differences make the result negative.
 // Errors: unreadable files (kIo), invalid JSON and an invalid meta, model or another kind
 // of file (kRejected), an --ignore item that is malformed or matches nothing in either file
