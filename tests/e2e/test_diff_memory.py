@@ -144,12 +144,6 @@ def why(mesh):
 
 
 class DiffMemory(TempDirTest):
-    def write(self, name, value):
-        path = self.path(name)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(value, f, indent=1)
-        return path
-
     def report(self, meta, model, flags):
         """report --json's document (and its ordered form), or its usage errors' lines."""
         r = run("report", meta, "--model", model, *flags, "--json")
@@ -237,9 +231,9 @@ class DiffMemory(TempDirTest):
         for name, meta_path, model, flags in CASES:
             with open(meta_path, encoding="utf-8") as f:
                 meta = json.load(f)
-            old = self.write("old.json", meta)
+            old = self.write_json("old.json", meta)
             for i in range(MUTATIONS):
-                new = self.write("new.json", mutate(meta, rng))
+                new = self.write_json("new.json", mutate(meta, rng))
                 with self.subTest(case=name, mutation=i):
                     sides = self.check_pair(old, new, model, flags, f"{name} #{i}")
                     if sides is None:
@@ -264,9 +258,9 @@ class DiffMemory(TempDirTest):
             for axes in (spec.get("params") or {}).values():
                 axes.pop("ep", None)
         meta.pop("parallel_dims")
-        old = self.write("old.json", meta)
+        old = self.write_json("old.json", meta)
         with open(os.path.join(REPORT, "folded_zero3", "meta.json"), encoding="utf-8") as f:
-            new = self.write("new.json", json.load(f))
+            new = self.write_json("new.json", json.load(f))
         flags = ["--mesh", "tp=4,ep=2", "--optimizer", "adam"]
         r = run("report", old, "--model", model, *flags)
         self.assertEqual(r.returncode, 2)
