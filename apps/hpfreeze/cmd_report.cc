@@ -5,41 +5,23 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "hpfreeze/capacity/capacity_args.h"
 #include "hpfreeze/commands/report_command.h"
+#include "planner_flags.h"
 
 namespace hpfreeze::cli {
-namespace {
-
-// A check of one value while the command line is parsed, so that a bad one is a usage
-// error (exit 2): `parse` gives the value or the error whose message CLI11 prints.
-template <class Parse>
-CLI::Validator parsed_by(Parse parse) {
-  return CLI::Validator(
-      [parse](std::string& text) -> std::string {
-        auto value = parse(text);
-        return value ? std::string() : value.errors().front().message;
-      },
-      "");
-}
-
-}  // namespace
 
 Runner declare_report(CLI::App& app) {
   struct Flags {
     ReportRequest request;
-    std::string mesh;
+    PlannerFlags planner;
     std::string top;
     std::vector<std::string> sweeps;
-    std::string optimizer;
     std::string budget;
     std::string reserve;
-    std::string pp_layers;
-    std::string zero;
-    std::string zero_axes;
-    std::string expert_parallel;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("META", flags->request.meta_path,
@@ -49,11 +31,7 @@ Runner declare_report(CLI::App& app) {
   app.add_option("--model", flags->request.model_path,
                  "Parameter shapes: " + std::string(kModelFormats))
       ->type_name(kFile);
-  app.add_option("--mesh", flags->mesh,
-                 "Mesh axis sizes, e.g. tp=2,cp=2,ep=8,pp=4 (default: the meta's "
-                 "parallel_dims); pp splits the layer stack into pipeline stages")
-      ->type_name("AXIS=N[,AXIS=N...]")
-      ->check(parsed_by(parse_mesh_arg));
+  flags->planner.declare_mesh(app);
   app.add_option("--sweep", flags->sweeps,
                  "Evaluate every size of one axis, e.g. tp=1,2,4,8 (repeatable, one per axis; "
                  "every combination with the --mesh axes)")
@@ -61,57 +39,7 @@ Runner declare_report(CLI::App& app) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(parsed_by(parse_sweep_arg));
-  const CLI::Validator axis_name(
-      [](std::string& text) -> std::string {
-        return is_axis_name(text)
-                   ? std::string()
-                   : "'" + text + "': the axis name must match [A-Za-z_][A-Za-z0-9_]*";
-      },
-      "");
-  app.add_option("--replica-axis", flags->request.plan.replica_axes,
-                 "An axis no input names that holds replicas and only multiplies the devices, "
-                 "e.g. a second data-parallel axis, so that --mesh and --sweep may use it "
-                 "(repeatable; not pp, which splits the layer stack)")
-      ->type_name("NAME")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(axis_name)
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            return text == "pp" ? "pp is no replica axis: it splits the layer stack into "
-                                  "pipeline stages; give pp in --mesh or --sweep as it is"
-                                : std::string();
-          },
-          ""));
-  app.add_option("--pp-stack", flags->request.plan.accounting.pipeline.stack,
-                 "The layer stack pp splits, e.g. model.layers (default: the outermost run of "
-                 "modules PREFIX.0, PREFIX.1, ... in the model tree; docs/capacity.md)")
-      ->type_name("PREFIX")
-      ->check(parsed_by(parse_pp_stack));
-  app.add_option("--pp-layers", flags->pp_layers,
-                 "Layers per pipeline stage, one number per stage, summing to the stack's "
-                 "layers (default: as even as possible, the first stages one longer)")
-      ->type_name("N,N,...")
-      ->check(parsed_by(parse_pp_layers));
-  app.add_option("--optimizer", flags->optimizer,
-                 "Count gradients and optimizer state too (default: none; docs/capacity.md)")
-      ->type_name("NAME")
-      ->check(CLI::IsMember(optimizer_names()));
-  app.add_option("--zero", flags->zero,
-                 "ZeRO/FSDP stage over --zero-axis: 1 splits the optimizer state, 2 the "
-                 "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
-      ->type_name("STAGE")
-      ->check(CLI::IsMember({"0", "1", "2", "3"}));
-  app.add_option("--zero-axis", flags->zero_axes,
-                 "The data-parallel axes ZeRO splits over, their product one group "
-                 "(default: dp,cp); folded experts are split over edp")
-      ->type_name("AXIS[,AXIS...]")
-      ->check(parsed_by(parse_zero_axes));
-  app.add_option("--expert-parallel", flags->expert_parallel,
-                 "How ep is laid out: folded into the dense region (default when the meta's "
-                 "mesh_dim_names does not name ep) or an axis of its own (docs/capacity.md)")
-      ->type_name("LAYOUT")
-      ->check(CLI::IsMember({"folded", "axis"}));
+  flags->planner.declare_accounting(app, flags->request.plan);
   app.add_option("--budget", flags->budget,
                  "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
       ->type_name("SIZE")
@@ -147,13 +75,11 @@ Runner declare_report(CLI::App& app) {
                          "input or output could not be read or written"));
   return [flags, &app]() -> Outcome {
     ReportRequest& request = flags->request;
-    Accounting& accounting = request.plan.accounting;
     MeshFilter& filter = request.plan.filter;
-    if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
+    flags->planner.apply(app, request.mesh, request.plan);
     for (const std::string& text : flags->sweeps) {
       request.plan.sweeps.push_back(*parse_sweep_arg(text));
     }
-    if (app.count("--optimizer") > 0) accounting.optimizer = *parse_optimizer(flags->optimizer);
     if (app.count("--budget") > 0) {
       filter.budget = *parse_byte_size(flags->budget);
       filter.budget_text = flags->budget;
@@ -161,17 +87,6 @@ Runner declare_report(CLI::App& app) {
     if (app.count("--reserve") > 0) {
       filter.reserve = *parse_byte_size(flags->reserve);
       request.reserve_given = true;
-    }
-    if (app.count("--pp-layers") > 0)
-      accounting.pipeline.layers = *parse_pp_layers(flags->pp_layers);
-    if (app.count("--zero") > 0) accounting.zero.stage = *parse_zero_stage(flags->zero);
-    if (app.count("--zero-axis") > 0) {
-      accounting.zero.axes = *parse_zero_axes(flags->zero_axes);
-      accounting.zero_axes_named = true;
-    }
-    if (app.count("--expert-parallel") > 0) {
-      accounting.layout = *parse_expert_layout(flags->expert_parallel);
-      accounting.layout_source = LayoutSource::kFlag;
     }
     if (app.count("--top") > 0) {
       // Digits only (checked above); a count beyond any list is as good as "all".

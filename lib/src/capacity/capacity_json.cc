@@ -205,6 +205,8 @@ void write_zero(JsonStream& w, const CapacityResult& result) {
 
 }  // namespace
 
+void write_mesh_json(JsonStream& w, const Mesh& mesh) { write_coordinates(w, mesh, nullptr); }
+
 void write_capacity_json(JsonStream& w, const CapacityResult& result) {
   const bool planned = result.planned();
   const Accounting& accounting = result.accounting;

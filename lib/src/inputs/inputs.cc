@@ -31,7 +31,7 @@ struct LoadingInput {
 MetaDecodeOptions meta_options(MetaReading reading) {
   if (reading == MetaReading::kDecodedParams) return MetaDecodeOptions::decoded_params_only();
   MetaDecodeOptions options;
-  options.keep_params = false;
+  options.keep_params = reading == MetaReading::kValuesAndParams;
   return options;
 }
 
@@ -55,6 +55,11 @@ class Loader {
       slot.in = &out.inputs[i];
       slot.in->path = specs[i].path;
       slot.json = !specs[i].path.empty() || specs[i].text;
+      // Only a base meta may be absent; any other input given as "" names no file.
+      if (!slot.json && slot.kind() != InputKind::kBaseMeta && specs[i].opened == nullptr) {
+        slot.load_errors.push_back(
+            make_io_error({}, specs[i].flag + ": an empty path names no file"));
+      }
     }
     // A model first: its decoded form is the smaller, so the other parses sit on less.
     for (LoadingInput& slot : slots_) {

@@ -146,6 +146,11 @@ inline Report build_report(const FrozenMeta& meta, const ModelTree& model,
   return build_report(&meta, model, mesh, plan, sorted_params);
 }
 
+// The axes a report of `meta` knows without the flags' (docs/cli.md, "Known axes"): pp, the
+// axes of mesh_dim_names, of parallel_dims's <axis>_size keys (usable or not) and of every
+// placement; sorted, each once. --zero-axis and --replica-axis add theirs.
+std::vector<std::string> named_axes(const FrozenMeta& meta);
+
 // The readable table; params and boundaries lists are cut to `top` entries.
 std::string render_report_text(const Report& report, std::size_t top);
 
