@@ -1,7 +1,8 @@
 // `hpfreeze report [META] --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
 //  [--replica-axis NAME]... [--expert-parallel folded|axis] [--pp-stack PREFIX]
-//  [--pp-layers N,N,...] [--optimizer NAME] [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]]
-//  [--budget SIZE] [--reserve SIZE] [--fits-only] [--allow-uncovered] [--json] [--top K]`
+//  [--pp-layers N,N,...] [--optimizer NAME] [--recipe NAME] [--zero 0|1|2|3]
+//  [--zero-axis AXIS[,AXIS...]] [--expert-zero-dim D] [--budget SIZE] [--reserve SIZE]
+//  [--fits-only] [--allow-uncovered] [--json] [--top K]`
 #include <limits>
 #include <memory>
 #include <string>
@@ -40,6 +41,8 @@ Runner declare_report(CLI::App& app) {
     std::string zero;
     std::string zero_axes;
     std::string expert_parallel;
+    std::string recipe;
+    std::string expert_zero_dim;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("META", flags->request.meta_path,
@@ -97,6 +100,12 @@ Runner declare_report(CLI::App& app) {
                  "Count gradients and optimizer state too (default: none; docs/capacity.md)")
       ->type_name("NAME")
       ->check(CLI::IsMember(optimizer_names()));
+  app.add_option("--recipe", flags->recipe,
+                 "Whose accounting: dtensor (default), fsdp2 (padded chunks), megatron "
+                 "(fp32 main gradients; --zero 1 its distributed optimizer) or deepspeed "
+                 "(its estimator); docs/capacity.md")
+      ->type_name("NAME")
+      ->check(CLI::IsMember(recipe_names()));
   app.add_option("--zero", flags->zero,
                  "ZeRO/FSDP stage over --zero-axis: 1 splits the optimizer state, 2 the "
                  "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
@@ -107,6 +116,11 @@ Runner declare_report(CLI::App& app) {
                  "(default: dp,cp); folded experts are split over edp")
       ->type_name("AXIS[,AXIS...]")
       ->check(parsed_by(parse_zero_axes));
+  app.add_option("--expert-zero-dim", flags->expert_zero_dim,
+                 "The dim ZeRO chunks folded experts on (default: 0; 1 as FSDP2's "
+                 "shard_placement_fn Shard(1))")
+      ->type_name("D")
+      ->check(parsed_by(parse_expert_zero_dim));
   app.add_option("--expert-parallel", flags->expert_parallel,
                  "How ep is laid out: folded into the dense region (default when the meta's "
                  "mesh_dim_names does not name ep) or an axis of its own (docs/capacity.md)")
@@ -164,7 +178,10 @@ Runner declare_report(CLI::App& app) {
     }
     if (app.count("--pp-layers") > 0)
       accounting.pipeline.layers = *parse_pp_layers(flags->pp_layers);
+    if (app.count("--recipe") > 0) accounting.recipe = *parse_recipe(flags->recipe);
     if (app.count("--zero") > 0) accounting.zero.stage = *parse_zero_stage(flags->zero);
+    if (app.count("--expert-zero-dim") > 0)
+      accounting.zero.expert_dim = *parse_expert_zero_dim(flags->expert_zero_dim);
     if (app.count("--zero-axis") > 0) {
       accounting.zero.axes = *parse_zero_axes(flags->zero_axes);
       accounting.zero_axes_named = true;

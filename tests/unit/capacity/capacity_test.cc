@@ -199,7 +199,7 @@ TEST(CapacityAccounting, ZeroRank0Bytes) {
   const ElementCost cost =
       element_cost("bfloat16", 2, true, counting(Optimizer::kAdam, ZeroSharding{1, {"dp"}}));
   EXPECT_EQ(cost.kept, 4U);
-  EXPECT_EQ(cost.split, 12U);
+  EXPECT_EQ(cost.split(), 12U);
   const std::uint64_t square[] = {4, 4};
   const std::uint64_t odd[] = {5, 2};
   const std::uint64_t empty[] = {0, 3};

@@ -441,7 +441,7 @@ TEST(FoldedLayout, RandomPlansMatchEveryRankOfBothViews) {
           }
         }
         std::uint64_t kept = cost.kept;
-        std::uint64_t split = cost.split;
+        std::uint64_t split = cost.split();
         if (group == 1) kept += std::exchange(split, 0);
         std::uint64_t elements = 1;
         for (std::uint64_t s : local) elements *= s;
