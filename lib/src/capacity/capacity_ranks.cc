@@ -151,7 +151,7 @@ MeshCapacity CapacityModel::evaluate(const Mesh& mesh) const {
               out.expert ? out.expert->max_rank : ignored);
   report_rank(layout, best, out.min_rank, out.expert ? out.expert->min_rank : ignored);
   out.stages.push_back(
-      StageCapacity{std::nullopt, out.max_rank_bytes, least, out.max_rank, out.min_rank});
+      StageCapacity{std::nullopt, out.max_rank_bytes, out.min_rank_bytes, out.max_rank, out.min_rank});
   return out;
 }
 
