@@ -47,22 +47,32 @@ struct RecipeRow {
   Grad grad[kMaxZeroStage + 1];  // per ZeRO stage
   int max_stage;
   std::string_view stages;  // what its stages are, when it has not all of them
-  Split weight_and_grad;   // how stage 2 splits the gradient and stage 3 the weight
-  Split state;             // how stages 1-3 split the master copy and the moments
-  std::uint64_t gathered;  // ZeRO-3: bytes per element of the largest module, or 0
+  Split weight_and_grad;    // how stage 2 splits the gradient and stage 3 the weight
+  Split state;              // how stages 1-3 split the master copy and the moments
+  std::uint64_t gathered;   // ZeRO-3: bytes per element of the largest module, or 0
 };
 
 // In the order of the enum (capacity_args.h); docs/capacity.md, "Recipes", has the same
 // rows with their sources.
 constexpr std::array<RecipeRow, kRecipes> kRecipeTable{{
     // DTensor's own chunks: each parameter's piece chunked on dim 0 like torch.chunk.
-    {"dtensor", {Grad::kDtype, Grad::kDtype, Grad::kDtype, Grad::kDtype}, 3, "", Split::kChunks,
-     Split::kChunks, 0},
+    {"dtensor",
+     {Grad::kDtype, Grad::kDtype, Grad::kDtype, Grad::kDtype},
+     3,
+     "",
+     Split::kChunks,
+     Split::kChunks,
+     0},
     // FSDP2's fully_shard: the same chunks, but FSDPParam._init_sharded_param allocates the
     // weight at chunk 0's size on every rank and foreach_reduce's gradient views keep the
     // padded reduce-scatter output; the optimizer sees the real rows only.
-    {"fsdp2", {Grad::kDtype, Grad::kDtype, Grad::kDtype, Grad::kDtype}, 3, "", Split::kPadded,
-     Split::kChunks, 0},
+    {"fsdp2",
+     {Grad::kDtype, Grad::kDtype, Grad::kDtype, Grad::kDtype},
+     3,
+     "",
+     Split::kPadded,
+     Split::kChunks,
+     0},
     // Megatron-LM: an fp32 main gradient buffer, never sharded (param_and_grad_buffer.py);
     // --zero 1 is the distributed optimizer: fp32 master and moments on 1/N of one flat
     // buffer (distrib_optimizer.py; theoretical_memory_usage.py L297: 6 + 12/d).
@@ -77,8 +87,13 @@ constexpr std::array<RecipeRow, kRecipes> kRecipeTable{{
     // for them); estimate_zero2_model_states_mem_needs's 2P + 18P/N (18 = a 16-bit and an
     // fp32 gradient, fp32 master, moments) and estimate_zero3_...'s 18P/N + 4 x the largest
     // layer, flat partitions of the group.
-    {"deepspeed", {Grad::kDtype, Grad::kDtype, Grad::kDtypeAndFp32, Grad::kFp32}, 3, "",
-     Split::kFlat, Split::kFlat, 4},
+    {"deepspeed",
+     {Grad::kDtype, Grad::kDtype, Grad::kDtypeAndFp32, Grad::kFp32},
+     3,
+     "",
+     Split::kFlat,
+     Split::kFlat,
+     4},
 }};
 
 const RecipeRow& row_of(Recipe recipe) { return kRecipeTable[static_cast<std::size_t>(recipe)]; }
@@ -146,12 +161,17 @@ std::vector<std::string> recipe_names() {
 std::optional<std::string> recipe_zero_error(const Accounting& accounting) {
   const RecipeRow& row = row_of(accounting.recipe);
   if (accounting.zero.stage <= row.max_stage) return std::nullopt;
-  return "--zero " + std::to_string(accounting.zero.stage) + ": --recipe " +
-         std::string(row.name) + " has ZeRO stages " + std::string(row.stages);
+  return "--zero " + std::to_string(accounting.zero.stage) + ": --recipe " + std::string(row.name) +
+         " has ZeRO stages " + std::string(row.stages);
 }
 
 std::uint64_t gathered_module_bytes(const Accounting& accounting) {
   return accounting.zero.stage == kMaxZeroStage ? row_of(accounting.recipe).gathered : 0;
+}
+
+bool state_in_chunks(const Accounting& accounting) {
+  return accounting.zero.stage >= kStateSplitFrom &&
+         row_of(accounting.recipe).state == Split::kChunks;
 }
 
 std::size_t zero_split_dim(const ZeroSharding& zero, bool expert, std::size_t rank) {

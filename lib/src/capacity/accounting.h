@@ -57,6 +57,10 @@ ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, boo
 // optimizer): the usage error's message, naming the recipe; nullopt when it has it.
 std::optional<std::string> recipe_zero_error(const Accounting& accounting);
 
+// Whether ZeRO splits the optimizer state (the master copy and the moments) per tensor in
+// chunks under `accounting`, so that a rank may hold none of a tensor's.
+bool state_in_chunks(const Accounting& accounting);
+
 // What ZeRO-3 gathers, as the recipe counts it: bytes per element of the module that owns
 // the most elements directly (DeepSpeed's estimator: 4); 0 when it is not counted.
 std::uint64_t gathered_module_bytes(const Accounting& accounting);

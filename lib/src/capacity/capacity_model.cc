@@ -269,14 +269,14 @@ bool CapacityModelBuilder::add(const CapacityParam& p, std::size_t i) {
   });
   // The group is recorded even when nothing of this parameter splits (the optimizer none
   // at stage 1), for the size of its group (zero_groups).
-  add_members(p, i, cost, zero_group(p, expert), zero_split_dim(accounting_.zero, expert,
-                                                                p.shape.size()));
+  add_members(p, i, cost, zero_group(p, expert),
+              zero_split_dim(accounting_.zero, expert, p.shape.size()));
   return true;
 }
 
 void CapacityModelBuilder::add_members(const CapacityParam& p, std::size_t i,
-                                       const ElementCost& cost,
-                                       std::optional<std::uint32_t> group, std::size_t dim) {
+                                       const ElementCost& cost, std::optional<std::uint32_t> group,
+                                       std::size_t dim) {
   if (cost.split() == 0) group.reset();
   const std::uint64_t kept = cost.kept + (group ? 0 : cost.split());
   std::size_t plan_group = kept != 0 ? add_member(p, i, kept, steps_) : kNoGroup;
@@ -287,7 +287,8 @@ void CapacityModelBuilder::add_members(const CapacityParam& p, std::size_t i,
   // parameter's group: its step comes last among that dim's.
   std::size_t at = 0;
   while (at < steps_.size() && steps_[at].first <= dim) ++at;
-  for (const auto& [unit, padded] : {std::pair{cost.chunked, false}, std::pair{cost.padded, true}}) {
+  for (const auto& [unit, padded] :
+       {std::pair{cost.chunked, false}, std::pair{cost.padded, true}}) {
     if (unit == 0) continue;
     split_steps_.assign(steps_.begin(), steps_.end());  // a scratch: no allocation per call
     split_steps_.insert(split_steps_.begin() + static_cast<std::ptrdiff_t>(at),
@@ -300,7 +301,8 @@ void CapacityModelBuilder::add_members(const CapacityParam& p, std::size_t i,
 // parameter has a member of the plan's steps alone: `group` is its group.)
 void CapacityModelBuilder::add_module_share(const CapacityParam& p, std::size_t group) {
   const std::size_t dot = p.fqn.rfind('.');
-  const std::string module(dot == std::string_view::npos ? std::string_view() : p.fqn.substr(0, dot));
+  const std::string module(dot == std::string_view::npos ? std::string_view()
+                                                         : p.fqn.substr(0, dot));
   const auto [it, fresh] =
       modules_.try_emplace(module, static_cast<std::uint32_t>(modules_.size()));
   std::uint64_t elements = 1;  // <= the parameter's bytes: no overflow
@@ -308,8 +310,8 @@ void CapacityModelBuilder::add_module_share(const CapacityParam& p, std::size_t 
     for (std::uint64_t s : p.shape) elements *= s;
   } else {
     for (std::size_t d = 0; d < p.shape.size(); ++d) {
-      const bool sharded = std::any_of(steps_.begin(), steps_.end(),
-                                       [d](const auto& s) { return s.first == d; });
+      const bool sharded =
+          std::any_of(steps_.begin(), steps_.end(), [d](const auto& s) { return s.first == d; });
       if (!sharded) elements *= p.shape[d];
     }
   }
@@ -353,7 +355,8 @@ std::size_t CapacityModelBuilder::add_member(const CapacityParam& p, std::size_t
     key_.insert(key_.end(), {d, size, end - next});
     for (; next < end; ++next) {
       const Step& s = member[next].second;
-      key_.insert(key_.end(), {s.view, s.split_factor, std::uint64_t{s.uneven} | (s.padded ? 2U : 0U)});
+      key_.insert(key_.end(),
+                  {s.view, s.split_factor, std::uint64_t{s.uneven} | (s.padded ? 2U : 0U)});
     }
   }
   auto [it, fresh] = group_of_.try_emplace(key_, model_.groups_.size());

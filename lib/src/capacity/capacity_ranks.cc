@@ -86,8 +86,8 @@ bool CapacityModel::same_groups(const CapacityModel& other) const {
                     full_bytes_ == other.full_bytes_ &&
                     constant_gathered_ == other.constant_gathered_ &&
                     zero_views_ == other.zero_views_ && axis_order_ == other.axis_order_ &&
-                    groups_.size() == other.groups_.size() &&
-                    module_unit_ == other.module_unit_ && module_shares_ == other.module_shares_;
+                    groups_.size() == other.groups_.size() && module_unit_ == other.module_unit_ &&
+                    module_shares_ == other.module_shares_;
   if (!same) return false;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const Group& a = groups_[g];
@@ -150,8 +150,8 @@ MeshCapacity CapacityModel::evaluate(const Mesh& mesh) const {
   report_rank(layout, std::vector<std::uint64_t>(layout.digits.size(), 0), out.max_rank,
               out.expert ? out.expert->max_rank : ignored);
   report_rank(layout, best, out.min_rank, out.expert ? out.expert->min_rank : ignored);
-  out.stages.push_back(
-      StageCapacity{std::nullopt, out.max_rank_bytes, out.min_rank_bytes, out.max_rank, out.min_rank});
+  out.stages.push_back(StageCapacity{std::nullopt, out.max_rank_bytes, out.min_rank_bytes,
+                                     out.max_rank, out.min_rank});
   return out;
 }
 

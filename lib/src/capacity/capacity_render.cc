@@ -145,17 +145,19 @@ std::string expert_line(const CapacityResult& result) {
 // What `fits` leaves out, with a budget.
 std::string fits_line(const CapacityResult& result) {
   if (!result.filter.budget) return "";
-  const std::uint64_t module = gathered_module_bytes(result.accounting);
+  const bool weights = result.accounting.optimizer == Optimizer::kNone;
   std::string out =
-      result.accounting.optimizer == Optimizer::kNone
-          ? "fits counts the weights only: no gradients or optimizer state (--optimizer), "
-            "activations, all-gather and bucket buffers or allocator slack"
-          : "fits counts weights, gradients and optimizer state only: no activations, all-gather "
-            "and bucket buffers or allocator slack";
-  if (module != 0) {  // the recipe counts what ZeRO-3 gathers its own way
-    return out + "; what ZeRO-3 gathers for compute is " + std::to_string(module) +
-           " B an element of the module owning the most (DeepSpeed's estimate)\n";
+      weights ? "fits counts the weights" : "fits counts weights, gradients and optimizer state";
+  if (const std::uint64_t module = gathered_module_bytes(result.accounting)) {
+    // The recipe counts what ZeRO-3 gathers its own way.
+    return out + ", and what ZeRO-3 gathers for compute as DeepSpeed's estimator does (" +
+           std::to_string(module) + " B an element of the module owning the most): no " +
+           (weights ? "gradients or optimizer state (--optimizer), " : "") +
+           "activations, all-gather and bucket buffers or allocator slack\n";
   }
+  out += " only: no ";
+  out += weights ? "gradients or optimizer state (--optimizer), " : "";
+  out += "activations, all-gather and bucket buffers or allocator slack";
   // The largest parameter ZeRO-3 gathers, on the mesh the answer line names.
   const MeshCapacity* named = capacity_answer(result);
   if (named == nullptr) named = closest_mesh(result);

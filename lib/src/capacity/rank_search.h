@@ -121,11 +121,11 @@ class RankSearch {
 
   const std::vector<Group>& groups_;
   const RankLayout& layout_;
-  std::uint64_t scale_ = 1;          // bytes are counted in units of 1/scale_ byte
-  std::vector<std::uint64_t> unit_;  // per group, its weight's unit; empty when scale_ is 1
-  std::uint64_t constant_split_ = 0;              // of `constant_`, what ZeRO's split members hold
-  std::vector<std::vector<std::uint64_t>> cuts_;  // per digit: starts of its runs
-  std::vector<char> monotone_;                    // per digit
+  std::uint64_t scale_ = 1;           // bytes are counted in units of 1/scale_ byte
+  std::vector<std::uint64_t> unit_;   // per group, its weight's unit; empty when scale_ is 1
+  std::uint64_t constant_split_ = 0;  // of `constant_`, what ZeRO's split members hold
+  std::vector<std::vector<std::uint64_t>> cuts_;       // per digit: starts of its runs
+  std::vector<char> monotone_;                         // per digit
   std::vector<std::vector<std::uint64_t>> view_cuts_;  // per view: starts of its runs
   std::vector<char> view_monotone_;                    // per view
   std::vector<std::size_t> active_;                    // groups some view of the mesh shards

@@ -737,6 +737,12 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     std::string_view layout;
     if (c["layout"].get(layout) == simdjson::SUCCESS)
       request.accounting.layout = *parse_expert_layout(layout);
+    std::string_view recipe;
+    if (c["recipe"].get(recipe) == simdjson::SUCCESS)
+      request.accounting.recipe = *parse_recipe(recipe);
+    std::uint64_t expert_dim = 0;
+    if (c["expert_dim"].get(expert_dim) == simdjson::SUCCESS)
+      request.accounting.zero.expert_dim = expert_dim;
     read_stages(c, request);
     for (simdjson::dom::element p : c["params"].get_array()) {
       std::vector<std::uint64_t> shape;
@@ -769,7 +775,7 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
         << name;
     ++cases;
   }
-  EXPECT_EQ(cases, 26);
+  EXPECT_EQ(cases, 39);
 }
 
 }  // namespace

@@ -557,8 +557,8 @@ std::uint64_t fsdp2_bytes(const std::vector<Piece>& pieces, int stage) {
     }
     const std::uint64_t padded = (stage >= 3 ? c.weight : 0) + (stage >= 2 ? c.grad : 0);
     const std::uint64_t chunked = stage >= 1 ? c.master + c.moments : 0;
-    total += (all - padded - chunked) * elements(p.local) +
-             padded * chunk_elements(p, true) + chunked * chunk_elements(p, false);
+    total += (all - padded - chunked) * elements(p.local) + padded * chunk_elements(p, true) +
+             chunked * chunk_elements(p, false);
   }
   return total;
 }
@@ -759,8 +759,8 @@ std::optional<MeshCapacity> plan_staged(const StagedCase& c, Recipe recipe) {
                    {"dp", c.size[0]},
                    {"ep", c.size[3]},
                    {"pp", c.size[4]}};
-  request.accounting = counting(
-      Optimizer::kAdam, {stage_of(recipe, c.stage), {"dp", "cp"}, c.expert_dim}, c.layout);
+  request.accounting =
+      counting(Optimizer::kAdam, {stage_of(recipe, c.stage), {"dp", "cp"}, c.expert_dim}, c.layout);
   request.accounting.recipe = recipe;
   request.accounting.pipeline.layers = c.given;
   request.pipeline = StackPlan{LayerStack{"layers", c.layers, false}, c.tied};

@@ -1,10 +1,10 @@
 #pragma once
 // The command-line values of capacity planning, each parsed here alone: --mesh, --sweep,
 // --budget, --reserve, --optimizer, --recipe, --zero, --zero-axis, --expert-zero-dim,
-// --expert-parallel, --pp-stack, --pp-layers and --replica-axis's axis name (docs/capacity.md). Each parser checks one value's
-// syntax and fails with a usage error quoting the offending text; the rules between values are
-// run_report's. And the two values the planner's settings make, Accounting and MeshFilter: a new
-// planner option is a field of one of them.
+// --expert-parallel, --pp-stack, --pp-layers and --replica-axis's axis name (docs/capacity.md).
+// Each parser checks one value's syntax and fails with a usage error quoting the offending text;
+// the rules between values are run_report's. And the two values the planner's settings make,
+// Accounting and MeshFilter: a new planner option is a field of one of them.
 
 #include <algorithm>
 #include <cstddef>
