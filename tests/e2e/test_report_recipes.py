@@ -248,6 +248,53 @@ class Megatron(TempDirTest):
         self.assertGreater(ours - megatron_weight_and_optimizer_bytes(c), 1e8)
 
 
+class WorkedExample(TempDirTest):
+    """docs/capacity.md's worked example of the recipes: Mixtral-8x7B-like (vocabulary
+    32000) at tp=4 dp=16 ep=8 (edp = 64 / 8 = 8), Adam. A rank holds 402,395,136 dense
+    elements: attention 32 x 10,485,760, embedding and head 8000 x 4096 each, norms 32 x
+    8192 + 4096 and routers 32 x 32,768 whole; and 5,637,144,576 expert elements, one local
+    expert of each of the 96 expert tensors."""
+
+    def report(self, *args):
+        model, meta = megatron_model({**MIXTRAL, "vocab": 32000})
+        for name, doc in (("model.json", model), ("meta.json", meta)):
+            with open(self.path(name), "w") as f:
+                json.dump(doc, f)
+        r = run("report", self.path("meta.json"), "--model", self.path("model.json"), "--mesh",
+                "tp=4,dp=16,ep=8", "--optimizer", "adam", *args, "--json", "--top", "0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        m = doc["meshes"][0]
+        return m["max_rank_bytes"], m["min_rank_bytes"], [f["message"] for f in doc["findings"]]
+
+    def test_every_recipe(self):
+        # dtensor, ZeRO-1: 4 B kept, 12 B on dim 0 over dp = 16 (every dense dim 0 divides
+        # but the routers' 8 rows, of which rank 0 holds 1): 402,395,136 x 4 + 401,346,560 x
+        # 12 / 16 + 32 x 4096 x 12 = 1,912,163,328; an expert's dim 0 is 1 over edp = 8, so
+        # rank 0 holds all of it: 5,637,144,576 x 16. 92,106,476,544 B (the issue's 92.1 GB).
+        worst, _, notes = self.report("--zero", "1")
+        self.assertEqual(worst, 1912163328 + 5637144576 * 16)
+        self.assertEqual(notes, ["7 of 8 ranks of the expert group hold none of "
+                                 "model.layers.0.mlp.experts.gate_up_proj's optimizer state (63 "
+                                 "more expert tensors split so); --expert-zero-dim 1 spreads it"])
+        # The same on dim 1 (14,336 and 4096 rows over 8): 5.5 B an expert element.
+        self.assertEqual(self.report("--zero", "1", "--expert-zero-dim", "1")[0],
+                         1912163328 + 5637144576 * 11 // 2)
+        # megatron, its distributed optimizer: 6 + 12/16 B dense, 6 + 12/8 B experts:
+        # 44,994,751,488 B (Megatron's own estimate at this vocabulary; "45.0 GB").
+        self.assertEqual(self.report("--recipe", "megatron", "--zero", "1")[:2],
+                         (44994751488, 44994751488))
+        # fsdp2, ZeRO-3 on dim 0: rank 0 of the expert group 16 B an expert element, the
+        # others the padded weight and gradient alone (4 B); dense 16 B over 16, the routers'
+        # padded row on every rank and its 12 B on the first 8: worst 403,443,712 +
+        # 90,194,313,216, best 401,870,848 + 22,548,578,304.
+        self.assertEqual(self.report("--recipe", "fsdp2", "--zero", "3")[:2],
+                         (90597756928, 22950449152))
+        # On dim 1 every expert rank holds 16 B x 1/8: 11,274,289,152 beside the dense part.
+        self.assertEqual(self.report("--recipe", "fsdp2", "--zero", "3", "--expert-zero-dim",
+                                     "1")[:2], (11677732864, 11676160000))
+
+
 def deepspeed_params(parameters):
     """DeepSpeed's model_to_params: every element once, and the most elements one module
     owns directly (its own parameters, not its children's)."""
