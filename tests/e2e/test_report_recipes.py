@@ -18,6 +18,7 @@ of hpfreeze's code:
 """
 import json
 
+from checkpoints import llama_2_7b_shapes
 from hpf import TempDirTest, run
 
 
@@ -328,19 +329,6 @@ def deepspeed_gpu_bytes(total, largest, gpus, stage):
     return 4 * largest + int(18 * total / gpus)
 
 
-def llama_2_7b():
-    h, i, v = 4096, 11008, 32000
-    shapes = {"model.embed_tokens.weight": [v, h]}
-    for n in range(32):
-        p = f"model.layers.{n}."
-        shapes.update({p + f"self_attn.{x}_proj.weight": [h, h] for x in "qkvo"})
-        shapes.update({p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h],
-                       p + "mlp.down_proj.weight": [h, i], p + "input_layernorm.weight": [h],
-                       p + "post_attention_layernorm.weight": [h]})
-    shapes.update({"model.norm.weight": [h], "lm_head.weight": [v, h]})
-    return shapes
-
-
 def gpt2_like():
     """GPT-2 small's modules (a LayerNorm owns a weight and a bias, c_attn a weight and a
     bias), untied head."""
@@ -379,7 +367,7 @@ def mixtral_hf(layers=4):
 
 class DeepSpeed(TempDirTest):
     def test_the_estimator_on_replicated_models(self):
-        for name, shapes in (("llama-2-7b", llama_2_7b()), ("gpt2", gpt2_like()),
+        for name, shapes in (("llama-2-7b", llama_2_7b_shapes()), ("gpt2", gpt2_like()),
                              ("mixtral", mixtral_hf())):
             model = self.path(name + ".json")
             with open(model, "w") as f:
@@ -402,7 +390,7 @@ class DeepSpeed(TempDirTest):
     def test_llama_2_7b_at_stage_3_as_docs_capacity_md_gives_it(self):
         # 18 x 6,738,415,616 / 8 + 4 x 131,072,000 (the embedding, or the head) =
         # 15,685,723,136 B.
-        total, largest = deepspeed_params(llama_2_7b())
+        total, largest = deepspeed_params(llama_2_7b_shapes())
         self.assertEqual((total, largest), (6738415616, 131072000))
         self.assertEqual(deepspeed_gpu_bytes(total, largest, 8, 3), 15685723136)
 

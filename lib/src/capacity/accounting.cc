@@ -158,6 +158,13 @@ std::vector<std::string> recipe_names() {
   return out;
 }
 
+std::optional<Recipe> parse_recipe(std::string_view name) {
+  for (std::size_t i = 0; i < kRecipes; ++i) {
+    if (kRecipeTable[i].name == name) return static_cast<Recipe>(i);
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> recipe_zero_error(const Accounting& accounting) {
   const RecipeRow& row = row_of(accounting.recipe);
   if (accounting.zero.stage <= row.max_stage) return std::nullopt;

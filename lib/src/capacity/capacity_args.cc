@@ -191,14 +191,6 @@ std::optional<Optimizer> parse_optimizer(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<Recipe> parse_recipe(std::string_view name) {
-  for (std::size_t i = 0; i < kRecipes; ++i) {
-    const auto recipe = static_cast<Recipe>(i);
-    if (recipe_name(recipe) == name) return recipe;
-  }
-  return std::nullopt;
-}
-
 Expected<std::uint64_t> parse_expert_zero_dim(std::string_view text) {
   const std::optional<std::uint64_t> dim = decimal_size(text);
   if (!dim) {

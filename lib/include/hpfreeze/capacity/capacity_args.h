@@ -45,6 +45,8 @@ enum class Recipe : std::uint8_t { kDtensor, kFsdp2, kMegatron, kDeepspeed };
 inline constexpr std::size_t kRecipes = 4;
 std::string_view recipe_name(Recipe recipe);  // "dtensor", "fsdp2", "megatron", "deepspeed"
 std::vector<std::string> recipe_names();
+// --recipe: one of recipe_names(); nullopt for anything else.
+std::optional<Recipe> parse_recipe(std::string_view name);
 
 // How the expert-parallel axis `ep` is laid out: an axis of its own, or folded into the
 // dense region (docs/capacity.md, "Expert parallelism").
@@ -115,9 +117,6 @@ Expected<std::uint64_t> parse_byte_size(std::string_view text);
 
 // --optimizer: "none", "sgd", "momentum", "adam", "adamw"; nullopt for anything else.
 std::optional<Optimizer> parse_optimizer(std::string_view name);
-
-// --recipe: "dtensor", "fsdp2", "megatron", "deepspeed"; nullopt for anything else.
-std::optional<Recipe> parse_recipe(std::string_view name);
 
 // --expert-zero-dim: a decimal integer >= 0 below 2^63.
 Expected<std::uint64_t> parse_expert_zero_dim(std::string_view text);
