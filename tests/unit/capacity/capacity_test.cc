@@ -730,6 +730,25 @@ TEST(CapacityZero, WhatIsSplit) {
   EXPECT_EQ(worst(3, mesh({})), 8u * 16 + 16 + 12);
 }
 
+// Flat shares are counted in units of 1/L byte, L the least common multiple of the flat
+// groups' sizes: 18 B x 2^40 elements over dp = 3 is 6,597,069,766,656 B a rank, exact;
+// over dp = 2^21, in units of 2^-21 byte, the bytes pass 2^64-1 and the mesh is refused,
+// as a mesh of too many rank classes is, rather than counted wrong.
+TEST(CapacityZero, FlatSharesInAMeshsUnit) {
+  Accounting a = counting(Optimizer::kAdam, {1, {"dp"}});
+  a.recipe = Recipe::kMegatron;
+  Expected<CapacityModel> model =
+      CapacityModel::build({param("w", {std::uint64_t{1} << 40}, "bfloat16", {})}, {"dp"}, a);
+  ASSERT_TRUE(model.ok());
+  const MeshCapacity three = model->evaluate(mesh({{"dp", 3}}));
+  EXPECT_EQ(three.max_rank_bytes, (std::uint64_t{6} << 40) + (std::uint64_t{4} << 40));
+  EXPECT_EQ(three.unsplit_bytes, std::uint64_t{6} << 40);
+  const MeshCapacity wide = model->evaluate(mesh({{"dp", std::uint64_t{1} << 21}}));
+  EXPECT_EQ(refused_text(wide),
+            "the ranks of mesh dp=2097152 divide flat buffers over groups whose sizes need a "
+            "unit too fine for 2^64-1 of their bytes; too many to compare exactly");
+}
+
 // A fixture's position of a parameter against the stack: ["before"], ["layer", N], ["after"].
 StagePosition position(simdjson::dom::array at) {
   const std::string_view side = at.at(0);
