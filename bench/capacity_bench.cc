@@ -175,6 +175,31 @@ void BM_PlanSweepPipelineFolded(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanSweepPipelineFolded)->Unit(benchmark::kMillisecond);
 
+// The same sweep under each recipe at its usual stage (Megatron-LM's distributed optimizer,
+// FSDP2 and DeepSpeed at ZeRO-3): flat shares in a mesh's unit, padded chunks, the gathered
+// module.
+void BM_PlanSweepPipelineFoldedRecipe(benchmark::State& state) {
+  static const std::vector<CapacityRequest> requests = [] {
+    std::vector<CapacityRequest> out;
+    for (const auto& [recipe, stage] :
+         {std::pair{Recipe::kMegatron, 1}, {Recipe::kFsdp2, 3}, {Recipe::kDeepspeed, 3}}) {
+      CapacityRequest q = request({{"pp", {1, 2, 4, 8, 16}},
+                                   {"tp", {1, 2, 4, 8}},
+                                   {"ep", {1, 8, 16, 32, 64}},
+                                   {"dp", {8, 16, 32, 64, 128}}},
+                                  {}, ExpertLayout::kFolded, stage);
+      q.accounting.recipe = recipe;
+      place_in_stack(q);
+      out.push_back(std::move(q));
+    }
+    return out;
+  }();
+  state.SetLabel(std::string(
+      recipe_name(requests[static_cast<std::size_t>(state.range(0))].accounting.recipe)));
+  run(state, requests[static_cast<std::size_t>(state.range(0))]);
+}
+BENCHMARK(BM_PlanSweepPipelineFoldedRecipe)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+
 void BM_PlanSweepNoPipelineFolded(benchmark::State& state) {
   static const CapacityRequest r =
       request({{"tp", {1, 2, 4, 8}}, {"ep", {1, 8, 16, 32, 64}}, {"dp", {8, 16, 32, 64, 128}}},

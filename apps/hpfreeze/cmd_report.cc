@@ -1,7 +1,8 @@
 // `hpfreeze report [META] --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
 //  [--replica-axis NAME]... [--expert-parallel folded|axis] [--pp-stack PREFIX]
-//  [--pp-layers N,N,...] [--optimizer NAME] [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]]
-//  [--budget SIZE] [--reserve SIZE] [--fits-only] [--allow-uncovered] [--json] [--top K]`
+//  [--pp-layers N,N,...] [--optimizer NAME] [--recipe NAME] [--zero 0|1|2|3]
+//  [--zero-axis AXIS[,AXIS...]] [--expert-zero-dim D] [--budget SIZE] [--reserve SIZE]
+//  [--fits-only] [--allow-uncovered] [--json] [--top K]`
 #include <limits>
 #include <memory>
 #include <string>

@@ -54,6 +54,13 @@ void PlannerFlags::declare_accounting(CLI::App& app, ReportPlanOptions& plan) {
           ->type_name("NAME")
           ->check(CLI::IsMember(optimizer_names())));
   options_.push_back(
+      app.add_option("--recipe", recipe_,
+                     "Whose accounting: dtensor (default), fsdp2 (padded chunks), megatron "
+                     "(fp32 main gradients; --zero 1 its distributed optimizer) or deepspeed "
+                     "(its estimator); docs/capacity.md")
+          ->type_name("NAME")
+          ->check(CLI::IsMember(recipe_names())));
+  options_.push_back(
       app.add_option("--zero", zero_,
                      "ZeRO/FSDP stage over --zero-axis: 1 splits the optimizer state, 2 the "
                      "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
@@ -64,6 +71,12 @@ void PlannerFlags::declare_accounting(CLI::App& app, ReportPlanOptions& plan) {
                                     "group (default: dp,cp); folded experts are split over edp")
                          ->type_name("AXIS[,AXIS...]")
                          ->check(parsed_by(parse_zero_axes)));
+  options_.push_back(
+      app.add_option("--expert-zero-dim", expert_zero_dim_,
+                     "The dim ZeRO chunks folded experts on (default: 0; 1 as FSDP2's "
+                     "shard_placement_fn Shard(1))")
+          ->type_name("D")
+          ->check(parsed_by(parse_expert_zero_dim)));
   options_.push_back(
       app.add_option("--expert-parallel", expert_parallel_,
                      "How ep is laid out: folded into the dense region (default when the "
@@ -80,7 +93,10 @@ void PlannerFlags::apply(const CLI::App& app, std::optional<std::vector<AxisSize
   if (app.count("--mesh") > 0) mesh = *parse_mesh_arg(mesh_);
   if (app.count("--optimizer") > 0) accounting.optimizer = *parse_optimizer(optimizer_);
   if (app.count("--pp-layers") > 0) accounting.pipeline.layers = *parse_pp_layers(pp_layers_);
+  if (app.count("--recipe") > 0) accounting.recipe = *parse_recipe(recipe_);
   if (app.count("--zero") > 0) accounting.zero.stage = *parse_zero_stage(zero_);
+  if (app.count("--expert-zero-dim") > 0)
+    accounting.zero.expert_dim = *parse_expert_zero_dim(expert_zero_dim_);
   if (app.count("--zero-axis") > 0) {
     accounting.zero.axes = *parse_zero_axes(zero_axes_);
     accounting.zero_axes_named = true;

@@ -1,7 +1,8 @@
 #pragma once
 // The flags that say how report's planner counts a mesh, declared once for every command
 // that runs it (report, and diff with --model): --mesh, then --replica-axis, --pp-stack,
-// --pp-layers, --optimizer, --zero, --zero-axis and --expert-parallel. A new planner option
+// --pp-layers, --optimizer, --recipe, --zero, --zero-axis, --expert-zero-dim and
+// --expert-parallel. A new planner option
 // (a field of Accounting) gets its flag here, and so reaches both commands.
 
 #include <CLI/CLI.hpp>
@@ -48,7 +49,9 @@ class PlannerFlags {
   std::string pp_layers_;
   std::string optimizer_;
   std::string zero_;
+  std::string recipe_;
   std::string zero_axes_;
+  std::string expert_zero_dim_;
   std::string expert_parallel_;
   std::vector<CLI::Option*> options_;
 };

@@ -24,6 +24,7 @@ import re
 import shlex
 import struct
 import sys
+from fractions import Fraction
 from functools import lru_cache
 
 FIXTURE = pathlib.Path(__file__).resolve().parents[2] / "testdata/report/sweep/cases.json"
@@ -59,24 +60,62 @@ def budget_bytes(text):
     return scaled // 10 ** len(frac)
 
 
-def cost_per_element(dtype, requires_grad, optimizer):
-    return sum(cost_parts(dtype, requires_grad, optimizer, 0))
+# --recipe (docs/capacity.md, "Recipes"): per ZeRO stage 0..3 what a gradient element costs
+# ("dtype": the dtype's size; "fp32": max(4, size); "dtype+fp32": the dtype's and, for one
+# narrower than fp32, 4 more), how ZeRO splits the weight and the gradient and how the
+# master copy and the moments ("chunks": each rank its own rows of the split dim; "padded":
+# every rank the first chunk; "flat": an even share), the highest stage, and the bytes per
+# element of the largest module every rank holds at stage 3.
+RECIPES = {
+    "dtensor": {"grad": ["dtype"] * 4, "weight_grad": "chunks", "state": "chunks", "top": 3,
+                "gathered": 0},
+    "fsdp2": {"grad": ["dtype"] * 4, "weight_grad": "padded", "state": "chunks", "top": 3,
+              "gathered": 0},
+    "megatron": {"grad": ["fp32"] * 2, "weight_grad": "flat", "state": "flat", "top": 1,
+                 "gathered": 0},
+    "deepspeed": {"grad": ["dtype", "dtype", "dtype+fp32", "fp32"], "weight_grad": "flat",
+                  "state": "flat", "top": 3, "gathered": 4},
+}
 
 
-def cost_parts(dtype, requires_grad, optimizer, stage):
-    """(kept, split): bytes per element every rank of the ZeRO axis keeps of its local
-    piece, and bytes ZeRO `stage` splits over that axis (docs/capacity.md, "ZeRO"): stage 1
-    the master copy and moments, 2 the gradient too, 3 the weight too."""
+class Cost(tuple):
+    """Bytes per element: kept whole, and split in chunks, padded chunks or flat shares; the
+    dim the chunks are cut on."""
+    kept = property(lambda c: c[0])
+    chunked = property(lambda c: c[1])
+    padded = property(lambda c: c[2])
+    flat = property(lambda c: c[3])
+    dim = property(lambda c: c[4])
+    split = property(lambda c: c[1] + c[2] + c[3])
+
+
+def cost_per_element(dtype, requires_grad, optimizer, stage=0, recipe="dtensor"):
+    return sum(cost_parts(dtype, requires_grad, optimizer, stage, recipe))
+
+
+def cost_parts(dtype, requires_grad, optimizer, stage, recipe="dtensor"):
+    """(kept, chunked, padded, flat): bytes per element every rank of the ZeRO group keeps
+    of its local piece, and what ZeRO `stage` splits over it, as the recipe splits it
+    (docs/capacity.md, "ZeRO" and "Recipes"): stage 1 the master copy and moments, 2 the
+    gradient too, 3 the weight too."""
     size, floating = DTYPES[dtype.removeprefix("torch.")]
     k = MOMENTS[optimizer]
+    row = RECIPES[recipe]
     weight = size
     if k is None or not requires_grad or not floating:
         grad = state = 0
     else:
-        grad = size
+        grad = {"dtype": size, "fp32": max(4, size),
+                "dtype+fp32": size + (4 if size < 4 else 0)}[row["grad"][stage]]
         state = (4 if size < 4 else 0) + k * max(4, size)
-    split = {0: 0, 1: state, 2: grad + state, 3: weight + grad + state}[stage]
-    return weight + grad + state - split, split
+    kept, parts = 0, {"chunks": 0, "padded": 0, "flat": 0}
+    for part, start, how in ((weight, 3, row["weight_grad"]), (grad, 2, row["weight_grad"]),
+                             (state, 1, row["state"])):
+        if stage >= start:
+            parts[how] += part
+        else:
+            kept += part
+    return kept, parts["chunks"], parts["padded"], parts["flat"]
 
 
 def parse_placement(text):
@@ -163,13 +202,12 @@ def dense_region(mesh):
     return dense, math.prod(sizes[a] for a in dense)
 
 
-def prepared_params(params, optimizer, layout, stage, zero_axes):
-    """Each parameter with its parsed placements, its (kept, split) bytes per element and
-    its ZeRO group."""
+def prepared_params(params, optimizer, layout, stage, zero_axes, recipe="dtensor", expert_dim=0):
+    """Each parameter with its parsed placements, its Cost per element and its ZeRO group."""
     out = []
     for p in params:
         placements = dict((a, parse_placement(t)) for a, t in p["placements"])
-        kept, split = cost_parts(p["dtype"], p["requires_grad"], optimizer, stage)
+        parts = list(cost_parts(p["dtype"], p["requires_grad"], optimizer, stage, recipe))
         sharded = {a for a, q in placements.items() if q[0] in ("S", "SS")}
         expert = layout == "folded" and "ep" in sharded
         # The ZeRO group: edp for a folded expert, else the listed axes (each once) the
@@ -177,8 +215,10 @@ def prepared_params(params, optimizer, layout, stage, zero_axes):
         group = "edp" if expert else [a for i, a in enumerate(zero_axes)
                                       if a not in zero_axes[:i] and a not in sharded]
         if not p["shape"] or not group:
-            kept, split = kept + split, 0
-        out.append((p, placements, (kept, split), group))
+            parts = [sum(parts), 0, 0, 0]
+        # --expert-zero-dim: a folded expert is chunked on that dim, when it has it.
+        dim = expert_dim if expert and expert_dim < len(p["shape"]) else 0
+        out.append((p, placements, Cost(parts + [dim]), group))
     return out
 
 
@@ -197,29 +237,53 @@ def plan_piece(entry, order, sizes, at):
 
 def param_bytes_at(entry, order, mesh, at, expert_at):
     """The bytes of one prepared parameter on the rank at coordinates `at` (and, folded,
-    `expert_at` = (edp, ep)) of `mesh`, its placements applied in `order`."""
-    _, _, (kept, split), group = entry
+    `expert_at` = (edp, ep)) of `mesh`, its placements applied in `order`: an int, or a
+    Fraction when a flat share does not come out even (a rank rounds its sum down)."""
+    _, _, cost, group = entry
     sizes = dict(mesh)
     shape = plan_piece(entry, order, sizes, at)
-    total = math.prod(shape) * kept
-    if split:
-        # ZeRO: dim 0 of what the plan left on this rank, chunked over its group:
-        # edp, or the listed axes the mesh has, row-major in the listed order.
+    total = math.prod(shape) * cost.kept
+    if cost.split:
+        # ZeRO: what the plan left on this rank, over its group: edp, or the listed axes the
+        # mesh has, row-major in the listed order.
         if group == "edp":
             n, c = dense_region(mesh)[1] // sizes.get("ep", 1), expert_at[0]
         else:
             n, c = 1, 0
             for a in group:
                 n, c = n * sizes.get(a, 1), c * sizes.get(a, 1) + at.get(a, 0)
-        shape[0] = torch_chunk(shape[0], n)[c] if n > 1 else shape[0]
-        total += math.prod(shape) * split
+        own, first = list(shape), list(shape)
+        own[cost.dim] = torch_chunk(shape[cost.dim], n)[c]
+        first[cost.dim] = torch_chunk(shape[cost.dim], n)[0]
+        total += math.prod(own) * cost.chunked + math.prod(first) * cost.padded
+        if cost.flat:
+            share = Fraction(math.prod(shape) * cost.flat, n)
+            total += share.numerator if share.denominator == 1 else share
     return total
 
 
 def kept_bytes_at(entry, order, mesh, at):
     """What ZeRO never splits of one prepared parameter on the rank at `at`: its kept part
     of the piece the plan leaves, and all of it when it has no group."""
-    return math.prod(plan_piece(entry, order, dict(mesh), at)) * entry[2][0]
+    return math.prod(plan_piece(entry, order, dict(mesh), at)) * entry[2].kept
+
+
+def module_of(fqn):
+    """The module that owns a parameter directly: its name up to the last dot."""
+    return fqn.rpartition(".")[0]
+
+
+def gathered_module(held, order, stage_sizes, at):
+    """The most elements one module owns directly among `held`, each parameter's piece as
+    the plan leaves it on the stage's first rank (coordinate 0 everywhere)."""
+    origin = {a: 0 for a in at}
+    owned = {}
+    for e in held:
+        if 0 in e[0]["shape"]:
+            continue
+        owned[module_of(e[0]["fqn"])] = owned.get(module_of(e[0]["fqn"]), 0) + math.prod(
+            plan_piece(e, order, stage_sizes, origin))
+    return max(owned.values(), default=0)
 
 
 def stage_counts(layers, pp, given):
@@ -353,12 +417,17 @@ def measure(case, mesh):
                                          "stack": stack["prefix"] if stack else None}), 0
     counts = stage_counts(layers, pp, given) if pp > 1 else [layers]
     members = stage_members(case, counts) if pp > 1 else [set(range(len(case["params"])))]
-    params = prepared_params(case["params"], optimizer, layout, stage, zero_axes)
+    recipe = case.get("recipe", "dtensor")
+    params = prepared_params(case["params"], optimizer, layout, stage, zero_axes, recipe,
+                             case.get("expert_dim", 0))
     order = case["resolved_axis_order"]
     # A stage's ranks are the other axes: pp shards nothing.
     stage_sizes = {**sizes, "pp": 1} if "pp" in sizes else sizes
     stage_mesh = list(stage_sizes.items())
     indivisible = first_indivisible(params, order, stage_sizes)
+    # What ZeRO-3 gathers, as the recipe counts it: every rank of a stage alike.
+    unit = RECIPES[recipe]["gathered"] if stage == 3 else 0
+    gathered = {}
 
     best = worst = None
     stages = [None] * len(members)
@@ -366,7 +435,11 @@ def measure(case, mesh):
     for at, expert_at in ranks_of(mesh, layout):
         s = at.get("pp", 0)
         held = [params[i] for i in sorted(members[s])]
-        total = sum(param_bytes_at(e, order, stage_mesh, at, expert_at) for e in held)
+        if unit and s not in gathered:
+            gathered[s] = unit * gathered_module(held, order, stage_sizes, at)
+        # The flat shares of a rank are summed, then rounded down once.
+        total = math.floor(sum(param_bytes_at(e, order, stage_mesh, at, expert_at)
+                               for e in held)) + gathered.get(s, 0)
         # What ZeRO never splits: the kept part of every piece, before ZeRO's split.
         unsplit = max(unsplit, sum(kept_bytes_at(e, order, stage_mesh, at) for e in held))
         if worst is None or total > worst[0]:
@@ -430,7 +503,8 @@ def expected(case):
                 for m in meshes_of(listed, case["fixed"], case["sweeps"], layout)]
     meshes = [m for m, _ in measured]
     full = sum(math.prod(p["shape"]) * cost_per_element(p["dtype"], p["requires_grad"],
-                                                         case["optimizer"])
+                                                         case["optimizer"], stage,
+                                                         case.get("recipe", "dtensor"))
                for p in case["params"])
     usable = [m for m in meshes if m["divisible"] and m["fits"] is not False]
     answer = None
@@ -439,7 +513,10 @@ def expected(case):
         answer["ties"] = sum(1 for m in usable[1:] if m["devices"] == usable[0]["devices"])
     # The planner's members of report --json (docs/formats.md), in their order; the meshes
     # all of them (report --fits-only shows the usable ones only).
-    doc = {"optimizer": case["optimizer"],
+    doc = {"optimizer": case["optimizer"]}
+    if case.get("recipe", "dtensor") != "dtensor":  # only when another recipe counts
+        doc["recipe"] = case["recipe"]
+    doc.update({
            "budget_bytes": case["budget_bytes"],
            "reserve_bytes": None if case["budget_bytes"] is None else budget_bytes(
                case.get("reserve") or "0"),
@@ -449,7 +526,9 @@ def expected(case):
            "expert_parallel": {"layout": layout, "from": case.get("layout_from", "meta")},
            "swept": bool(case["sweeps"]),
            "answer": answer,
-           "meshes": meshes}
+           "meshes": meshes})
+    if case.get("expert_dim"):  # only when --expert-zero-dim moves it
+        doc["zero"]["expert_dim"] = case["expert_dim"]
     # What the text view needs beside the JSON: each mesh's unsplit bytes (out of the JSON)
     # and the least of them, when ZeRO-1 or -2 and no placement shards a ZeRO axis.
     unsplit = [u for _, u in measured]
@@ -599,6 +678,8 @@ def report_request(args):
     parser.add_argument("--optimizer", default="none")
     parser.add_argument("--zero", type=int, default=0)
     parser.add_argument("--zero-axis")
+    parser.add_argument("--recipe", default="dtensor")
+    parser.add_argument("--expert-zero-dim", type=int, default=0)
     parser.add_argument("--expert-parallel")
     parser.add_argument("--pp-stack")
     parser.add_argument("--pp-layers")
@@ -660,6 +741,7 @@ def report_run(meta, params, request, findings, model=([], False)):
     mesh = sorted((a, n) for a, n in fixed if a not in swept)
     zero_axes = request["zero_axis"].split(",") if request["zero_axis"] else ["dp", "cp"]
     stage, optimizer = request["zero"], request["optimizer"]
+    recipe, expert_dim = request["recipe"], request["expert_zero_dim"]
     at = {a: 0 for a, _ in mesh}
     sizes = dict(mesh)
 
@@ -679,16 +761,17 @@ def report_run(meta, params, request, findings, model=([], False)):
                       if not _is_shard(t) or parse_placement(t)[1] < len(p["shape"])]
         dtype = p["dtype"] or "bfloat16"
         entry = prepared_params([{**p, "dtype": dtype, "placements": placements}], optimizer,
-                                layout, stage, zero_axes)[0]
+                                layout, stage, zero_axes, recipe, expert_dim)[0]
         local = list(p["shape"])
         for a, text in placements:
             pl = parse_placement(text)
             if pl[0] in ("S", "SS") and sizes.get(a, 1) > 1:
                 local[pl[1]] = local_size(local[pl[1]], pl, sizes[a], 0)
         return {"local_shape": local,
-                "rank0_bytes": param_bytes_at(entry, order, mesh, at, (0, 0)),
+                # A flat share alone rounds down here.
+                "rank0_bytes": math.floor(param_bytes_at(entry, order, mesh, at, (0, 0))),
                 "full_bytes": math.prod(p["shape"]) * cost_per_element(
-                    dtype, p["requires_grad"], optimizer)}
+                    dtype, p["requires_grad"], optimizer, stage, recipe)}
 
     out_params, planner, boundaries, seen = [], [], {}, set()
     missing = experts = 0
@@ -735,6 +818,7 @@ def report_run(meta, params, request, findings, model=([], False)):
         if group["params"] and group["elsewhere"]:
             tied.append(group)
     calc_case = {"axis_order": order, "fixed": mesh, "sweeps": sweeps, "optimizer": optimizer,
+                 "recipe": recipe, "expert_dim": expert_dim,
                  "budget": request["budget"], "zero": (stage, zero_axes), "layout": layout,
                  "layout_from": "flag" if request["expert_parallel"] else "meta",
                  "params": planner, "stack": stack, "tied": tied, "reserve": request["reserve"],
@@ -973,11 +1057,13 @@ def zero_words(run, shown):
             return "no rank"
         least, most = min(g[k] for g in groups), max(g[k] for g in groups)
         return plural(most, "rank") if least == most else f"{least} to {plural(most, 'rank')}"
+    dim = run["case"]["expert_dim"]
+    edp = f"edp, {sizes(1)}" + (f", on dim {dim}" if dim else "")
     if experts and not run["dense_zero"]:  # a plan of experts only: edp is its one group
-        return f"ZeRO stage {run['stage']} ({split} of the expert parameters split over edp, {sizes(1)})"
+        return f"ZeRO stage {run['stage']} ({split} of the expert parameters split over {edp})"
     over = f"{axes}, {sizes(0)}" if axes and run["dense_zero"] else ""
     if experts:
-        over += ("; " if over else "") + "expert parameters over edp, " + sizes(1)
+        over += ("; " if over else "") + "expert parameters over " + edp
     return f"ZeRO stage {run['stage']} ({split} split over {over or 'no axis of the meshes'})"
 
 
@@ -995,10 +1081,12 @@ def largest_gathered(run, named):
         counts = stage_counts(case["stack"]["layers"], sizes["pp"], case["pp_layers"])
         held = stage_members(case, counts)[worst_stage(named)]
     entries = prepared_params(run["planner"], run["doc"]["optimizer"], run["layout"],
-                              run["stage"], run["zero_axes"])
+                              run["stage"], run["zero_axes"], run["case"]["recipe"],
+                              run["case"]["expert_dim"])
     best = (0, None)
     for constant_pass in (True, False):
-        for i, (p, placements, (kept, split), _) in enumerate(entries):
+        for i, (p, placements, cost, _) in enumerate(entries):
+            kept, split = cost.kept, cost.split
             if 0 in p["shape"] or i not in held:
                 continue
             sharding = [a for a, q in placements.items() if q[0] in ("S", "SS")]
@@ -1026,6 +1114,7 @@ def meshes_text(run):
                        if doc["reserve_bytes"] else ""))
     out = (f"{plural(totals['params'], 'param')}, {byte_size(totals['full_bytes'])} whole on "
            f"one device, optimizer {doc['optimizer']}"
+           + (f", recipe {doc['recipe']}" if "recipe" in doc else "")
            + (f", {zero_words(run, shown)}" if run["stage"] else "") + f", {budget_words}\n")
     if "ep" in totals["axis_order"]:
         folded = run["layout"] == "folded"
@@ -1036,7 +1125,16 @@ def meshes_text(run):
                 if folded else
                 f"expert parallel: axis ({source}): ep is a mesh axis and multiplies the "
                 "devices\n")
-    if budget is not None:
+    gathered = RECIPES[run["case"]["recipe"]]["gathered"] if run["stage"] == 3 else 0
+    if budget is not None and gathered:
+        weights = doc["optimizer"] == "none"
+        out += (("fits counts the weights" if weights else
+                 "fits counts weights, gradients and optimizer state")
+                + ", and what ZeRO-3 gathers for compute as DeepSpeed's estimator does "
+                f"({gathered} B an element of the module owning the most): no "
+                + ("gradients or optimizer state (--optimizer), " if weights else "")
+                + "activations, all-gather and bucket buffers or allocator slack\n")
+    elif budget is not None:
         out += ("fits counts the weights only: no gradients or optimizer state (--optimizer), "
                 "activations, all-gather and bucket buffers or allocator slack"
                 if doc["optimizer"] == "none" else
@@ -1134,9 +1232,11 @@ def report_text(run, top=10):
                 + (" (every stage's parameters)" if pp else "") + "; the meshes table has "
                 + ("every swept mesh" if doc["swept"] else "its stages") + "\n")
     if doc["optimizer"] != "none" or run["stage"]:
-        out += "rank 0 below counts " + ("the weights" if doc["optimizer"] == "none" else
-                                         "weights, gradients and optimizer state "
-                                         f"({doc['optimizer']})")
+        recipe = f"recipe {doc['recipe']}" if "recipe" in doc else ""
+        out += "rank 0 below counts " + (
+            "the weights" + (f" ({recipe})" if recipe else "") if doc["optimizer"] == "none" else
+            f"weights, gradients and optimizer state ({doc['optimizer']}"
+            + (f", {recipe}" if recipe else "") + ")")
         if run["stage"] and run["meshes"]:
             names = " x ".join(dict.fromkeys(a for a in run["zero_axes"] if a in doc["mesh"]))
             dense, expert = run["rank0_zero"]
@@ -1147,7 +1247,9 @@ def report_text(run, top=10):
                 groups = f"the experts' edp, {plural(expert, 'rank')}"
             out += (f", after ZeRO stage {run['stage']} over {groups}; LOCAL is the plan's "
                     "piece before it")
-        out += ", as the meshes table does\n"
+        gathers = run["stage"] == 3 and RECIPES[run["case"]["recipe"]]["gathered"]
+        out += ", as the meshes table does" + (" but for what ZeRO-3 gathers" if gathers else
+                                               "") + "\n"
     if doc["placement_order"]:
         out += "placement order: " + ", ".join(doc["placement_order"]) + "\n"
     planned, uncovered = doc["counts"]["planned_params"], doc["counts"]["uncovered_params"]
@@ -1473,6 +1575,46 @@ def cases():
             "optimizer": "none", "budget": None,
             "params": [param("a", [8, 4], placements=[("tp", "S(0)")]), param("b", [3])],
         },
+    ] + [
+        {
+            # docs/capacity.md's second example under the other recipes: uneven pieces
+            # chunked with padding (fsdp2), flat shares that do not come out even and round
+            # down once a rank (megatron, deepspeed).
+            "name": f"recipe_{recipe}_second_example_stage_{stage}",
+            "axis_order": ["cp"], "layout": "folded", "recipe": recipe,
+            "fixed": [["dp", 4], ["cp", 2], ["ep", 4]], "sweeps": [],
+            "optimizer": "adam", "budget": None, "zero": [stage, ["dp", "cp"]],
+            "params": SECOND_EXAMPLE,
+        }
+        for recipe, stages in (("fsdp2", (2, 3)), ("megatron", (0, 1)),
+                               ("deepspeed", (1, 2, 3)))
+        for stage in stages
+    ] + [
+        {
+            # Folded experts in a stack of 4 over pp and ep, each recipe at its top stage,
+            # the experts chunked on dim 1 for the recipes that chunk (experts [4+i%3, 3]).
+            "name": f"recipe_{recipe}_stages_folded_experts",
+            "axis_order": ["tp"], "layout": "folded", "recipe": recipe,
+            "expert_dim": 1 if recipe in ("dtensor", "fsdp2") else 0,
+            "fixed": [["tp", 2], ["dp", 2]], "sweeps": [["ep", [1, 2, 4]], ["pp", [1, 2, 3]]],
+            "optimizer": "adamw", "budget": "1KiB", "zero": [stage, ["dp", "cp"]],
+            "stack": {"prefix": "layers", "layers": 4},
+            "params": stacked(4, expert=[("ep", "S(-1)")]),
+        }
+        for recipe, stage in (("dtensor", 3), ("fsdp2", 3), ("megatron", 1), ("deepspeed", 3))
+    ] + [
+        {
+            # DeepSpeed's estimator at stages 2 and 3 on a replicated model: 2P + 18P/N and
+            # 18P/N + 4 x the largest module, P = 10 x 4 + 6 x 5 + 4 = 74 (embed, proj, norm).
+            "name": f"recipe_deepspeed_replicated_stage_{stage}",
+            "axis_order": [], "recipe": "deepspeed",
+            "fixed": [], "sweeps": [["dp", [1, 3, 4]]],
+            "optimizer": "adam", "budget": None, "zero": [stage, ["dp", "cp"]],
+            "params": [param("embed.weight", [10, 4]), param("proj.weight", [6, 5]),
+                       param("proj.bias", [4])],
+        }
+        for stage in (2, 3)
+    ] + [
         {
             "name": "deepseek_like",
             "axis_order": ["ep", "cp", "tp"], "fixed": [["cp", 2]],

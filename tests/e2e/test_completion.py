@@ -167,6 +167,8 @@ class Shells:
                     ("hpfreeze report m.json --model m", ["model.json"]),
                     ("hpfreeze report m.json --optimizer ", sorted(choices)),
                     ("hpfreeze report m.json --optimizer ad", ["adam", "adamw"]),
+                    ("hpfreeze report m.json --recipe ", sorted(["deepspeed", "dtensor", "fsdp2",
+                                                                 "megatron"])),
                     # Values that are not files get nothing: a mesh, a count, a field name.
                     ("hpfreeze report m.json --mesh ", []), ("hpfreeze report m.json --top ", []),
                     ("hpfreeze diff a b --ignore ", []),

@@ -529,6 +529,100 @@ CASES = [
               "meshes.0.max_rank_bytes": 34360262656},
     ),
     Case(
+        # --recipe megatron, its distributed optimizer (--zero 1) over pp 1 and 2: the header
+        # names the recipe.
+        "recipe_megatron_text",
+        "meta.json --model model.json --sweep pp=1,2 --optimizer adam --recipe megatron --zero 1 "
+        "--budget 96KiB",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        findings=[("note", "", "", "--budget 96KiB is 96.0 KiB, under 1 MiB; did you mean "
+                   "96GiB?")],
+        # tp=2 dp=2 ep=2: 7568 elements a rank at pp=1 (stages_deepseek_text), each a bf16
+        # weight (2 B) and an fp32 main gradient (4 B) whole, and 12 B of master and moments
+        # in flat shares over dp = 2 (dense) or edp = 2 (experts): 12 B an element, 90,816 B.
+        # pp=2 (3 | 2): the last stage layers 3-4, the norm and the head: q 2 x 128, gate 2 x
+        # 64, experts 2 x 1024, the MTP block 1280, norm 16, head 512 = 4240 elements, 50,880 B.
+        hand={"meshes.0.max_rank_bytes": 90816, "meshes.1.stages.1.max_rank_bytes": 50880,
+              "recipe": "megatron"},
+        # Whole: 14,864 elements of 18 B (2 + 4 + 4 + 8), 267,552 B.
+        hand_lines=["20 params, 261.3 KiB whole on one device, optimizer adam, recipe megatron, "
+                    "ZeRO stage 1 (the optimizer state split over dp, 2 ranks; expert parameters "
+                    "over edp, 2 ranks), budget 96.0 KiB"],
+    ),
+    Case(
+        # --recipe fsdp2 at ZeRO-3 where an expert's dim 0 (one local expert) is smaller than
+        # its edp group: a note, and the padded chunks every rank allocates.
+        "recipe_fsdp2_idle_experts",
+        "meta.json --model model.json --mesh dp=4,tp=2,ep=4 --optimizer adam --recipe fsdp2 "
+        "--zero 3 --json",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        findings=[("note", "", "", "1 of 2 ranks of the expert group hold none of "
+                   "model.layers.1.mlp.experts.gate_up_proj's optimizer state (3 more expert "
+                   "tensors split so); --expert-zero-dim 1 spreads it")],
+        # experts [4,32,16] by ep=4: [1,32,16], 512 elements; over edp = 8 / 4 = 2 the first
+        # rank holds it whole, the second none of its master and moments (12 B) but the padded
+        # weight and gradient (4 B): 512 x 16 = 8192 B on edp 0, 512 x 4 = 2048 B on edp 1.
+        hand={"params.0.rank0_bytes": 8192, "recipe": "fsdp2"},
+    ),
+    Case(
+        # The same with --expert-zero-dim 1: dim 1 (32 rows) splits 16 | 16, no note; the
+        # header says where the experts are chunked.
+        "recipe_fsdp2_expert_dim",
+        "meta.json --model model.json --mesh dp=4,tp=2,ep=4 --optimizer adam --recipe fsdp2 "
+        "--zero 3 --expert-zero-dim 1 --top 0",
+        {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
+        # 16 B an element, all split at ZeRO-3 over dp = 4 (dense, every dim 0 even) and edp
+        # = 2 (experts [1,32,16] on dim 1: 16 rows): embed 128, q 5 x 32, up 64, gate 4 x 16,
+        # experts 4 x 256, the MTP block 128 + 64 + 128, norm 4, head 128 elements: 1892 x 16
+        # = 30,272 B on every rank; whole 14,864 x 16 = 237,824 B.
+        hand={"zero.expert_dim": 1, "meshes.0.max_rank_bytes": 30272,
+              "meshes.0.min_rank_bytes": 30272},
+        hand_lines=["20 params, 232.3 KiB whole on one device, optimizer adam, recipe fsdp2, ZeRO "
+                    "stage 3 (the weights, gradients and optimizer state split over dp, 4 ranks; "
+                    "expert parameters over edp, 2 ranks, on dim 1), no budget"],
+    ),
+    Case(
+        # DeepSpeed's estimator at ZeRO-3 on a replicated model: 18 B an element split
+        # evenly, and 4 B an element of the module owning the most, on every rank.
+        "recipe_deepspeed_zero3_text",
+        "--model model.json --sweep dp=1,2,4 --optimizer adam --recipe deepspeed --zero 3 "
+        "--budget 1KiB",
+        {"model.json": SWEEP_MODEL},
+        findings=[("note", "", "", "--budget 1KiB is 1.0 KiB, under 1 MiB; did you mean 1GiB?")],
+        # embed [8,4] bf16 2 + 4 + 4 + 8 = 18 B x 32 = 576; proj [6,4] f32 4 + 4 + 8 = 16 B x
+        # 24 = 384; norm [4] bf16 18 x 4 = 72: 1032 B over dp, and 4 x 32 (embed) = 128 B:
+        # dp=1 1160, dp=2 644, dp=4 386.
+        hand={"meshes.0.max_rank_bytes": 1160, "meshes.1.max_rank_bytes": 644,
+              "meshes.2.max_rank_bytes": 386, "answer.devices": 2},
+        hand_lines=["fits counts weights, gradients and optimizer state, and what ZeRO-3 gathers "
+                    "for compute as DeepSpeed's estimator does (4 B an element of the module "
+                    "owning the most): no activations, all-gather and bucket buffers or "
+                    "allocator slack",
+                    "rank 0 below counts weights, gradients and optimizer state (adam, recipe "
+                    "deepspeed), after ZeRO stage 3 over no axis of the mesh; LOCAL is the plan's "
+                    "piece before it, as the meshes table does but for what ZeRO-3 gathers"],
+    ),
+    Case(
+        # DeepSpeed's estimator at ZeRO-2: 2P whole and 18P/N for bf16 (a 16-bit and an fp32
+        # gradient), 4 whole and 12 split for float32; a flat share that rounds down.
+        "recipe_deepspeed_zero2_json",
+        "--model model.json --sweep dp=1,3 --optimizer adam --recipe deepspeed --zero 2 --json",
+        {"model.json": SWEEP_MODEL},
+        # dp=1: embed 20 x 32 = 640, proj 16 x 24 = 384, norm 20 x 4 = 80: 1104. dp=3: whole
+        # 2 x 32 + 4 x 24 + 2 x 4 = 168, flat (18 x 32 + 12 x 24 + 18 x 4) / 3 = 936 / 3 = 312:
+        # 480.
+        hand={"meshes.0.max_rank_bytes": 1104, "meshes.1.max_rank_bytes": 480,
+              "recipe": "deepspeed"},
+    ),
+    Case(
+        # Megatron-LM's accounting has no ZeRO stage past its distributed optimizer.
+        "recipe_megatron_zero2",
+        "meta.json --model model.json --recipe megatron --zero 2",
+        {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
+        usage_errors=["--zero 2: --recipe megatron has ZeRO stages 0 without its distributed "
+                      "optimizer and 1 with it (the optimizer state split)"],
+    ),
+    Case(
         # A plan of experts only (and a zero-sized parameter, which holds nothing): the ZeRO
         # words name edp, its one group; the zero-sized one changes nothing.
         "experts_only_zero1",

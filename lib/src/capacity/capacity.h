@@ -225,6 +225,9 @@ class CapacityModel {
     std::uint32_t view = 0;
     std::uint64_t split_factor = 1;
     bool uneven = false;
+    // Every rank of the view holds its first chunk, the largest (FSDP2's padding): the
+    // piece does not depend on the rank's coordinate in the view.
+    bool padded = false;
     friend bool operator==(const Step&, const Step&) = default;
   };
   struct ShardedDim {
@@ -242,6 +245,19 @@ class CapacityModel {
     std::uint64_t gathered = 0;
     std::string gathered_fqn;
     bool split = false;  // its members are what ZeRO splits (a step on a ZeRO view)
+    // Its members are part of one flat buffer divided evenly over this ZeRO view (an index
+    // of the model's views): a rank holds its bytes over the view's size, whatever its
+    // coordinate in it.
+    std::optional<std::uint32_t> flat;
+  };
+  // One parameter of a recipe that counts what ZeRO-3 gathers by module: the module that
+  // owns it directly, the group of its piece under the plan (npos: the parameters no axis
+  // shards) and its elements per unit of that group's sharded dims.
+  struct ModuleShare {
+    std::uint32_t module = 0;
+    std::size_t group = static_cast<std::size_t>(-1);
+    std::uint64_t elements = 0;
+    friend bool operator==(const ModuleShare&, const ModuleShare&) = default;
   };
   // A ZeRO group: the axes (indexes into axis_order) it is the product of, in the listed
   // order, or the folded layout's edp. Its view is axis_order().size() + its index.
@@ -271,6 +287,10 @@ class CapacityModel {
   // Of the parameters no axis shards: the largest weight alone, and its FQN.
   std::uint64_t constant_gathered_ = 0;
   std::string constant_gathered_fqn_;
+  // With a recipe that counts it (gathered_module_bytes): what each module owns directly,
+  // and the bytes per element of the largest, which every rank of a mesh is charged.
+  std::vector<ModuleShare> module_shares_;
+  std::uint64_t module_unit_ = 0;
 };
 
 // Whether `mesh` is usable under `filter`: sets its `fits` (with a budget: it divides and

@@ -191,6 +191,16 @@ std::optional<Optimizer> parse_optimizer(std::string_view name) {
   return std::nullopt;
 }
 
+Expected<std::uint64_t> parse_expert_zero_dim(std::string_view text) {
+  const std::optional<std::uint64_t> dim = decimal_size(text);
+  if (!dim) {
+    return usage_error(quote_for_diagnostic(text) +
+                       " is not a dim; expected a decimal integer >= 0 (1: the experts' ZeRO "
+                       "chunks on dim 1)");
+  }
+  return *dim;
+}
+
 std::optional<int> parse_zero_stage(std::string_view text) {
   if (text.size() != 1 || text[0] < '0' || text[0] > '0' + kMaxZeroStage) return std::nullopt;
   return text[0] - '0';

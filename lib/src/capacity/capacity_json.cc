@@ -200,6 +200,8 @@ void write_zero(JsonStream& w, const CapacityResult& result) {
   } else {
     w.null();
   }
+  // Only when given: without it the object is as before --expert-zero-dim.
+  if (zero.expert_dim != 0) w.key("expert_dim").number(zero.expert_dim);
   w.end_object();
 }
 
@@ -213,6 +215,8 @@ void write_capacity_json(JsonStream& w, const CapacityResult& result) {
   w.key("optimizer")
       .optional_string(planned ? std::optional(optimizer_name(accounting.optimizer))
                                : std::nullopt);
+  // Only another recipe than dtensor's: without --recipe the document is as before it.
+  if (accounting.recipe != Recipe::kDtensor) w.key("recipe").string(recipe_name(accounting.recipe));
   w.key("budget_bytes").optional_number(planned ? result.filter.budget : std::nullopt);
   w.key("reserve_bytes")
       .optional_number(planned && result.filter.budget ? std::optional(result.filter.reserve)

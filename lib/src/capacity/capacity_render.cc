@@ -85,6 +85,11 @@ std::string group_sizes(const CapacityResult& result, std::uint64_t ZeroGroups::
                        : std::to_string(least) + " to " + plural(most, "rank");
 }
 
+// ", on dim 1": where ZeRO chunks the experts, when --expert-zero-dim moves it.
+std::string expert_dim_words(const ZeroSharding& zero) {
+  return zero.expert_dim == 0 ? "" : ", on dim " + std::to_string(zero.expert_dim);
+}
+
 // "ZeRO stage 3 (the weights, gradients and optimizer state split over dp x cp, 4 ranks;
 // expert parameters over edp, 2 ranks)": the groups some parameter is split over.
 std::string zero_words(const CapacityResult& result) {
@@ -105,7 +110,8 @@ std::string zero_words(const CapacityResult& result) {
                                    [](const MeshCapacity& m) { return m.zero.expert > 1; });
   const std::string what(kSplit[static_cast<std::size_t>(zero.stage)]);
   const std::string head = "ZeRO stage " + std::to_string(zero.stage) + " (";
-  const std::string edp = "edp, " + group_sizes(result, &ZeroGroups::expert);
+  const std::string edp =
+      "edp, " + group_sizes(result, &ZeroGroups::expert) + expert_dim_words(zero);
   if (!result.dense_zero && experts) {  // a plan of experts only: edp is its one group
     return head + what + " of the expert parameters split over " + edp + ")";
   }
@@ -139,12 +145,19 @@ std::string expert_line(const CapacityResult& result) {
 // What `fits` leaves out, with a budget.
 std::string fits_line(const CapacityResult& result) {
   if (!result.filter.budget) return "";
+  const bool weights = result.accounting.optimizer == Optimizer::kNone;
   std::string out =
-      result.accounting.optimizer == Optimizer::kNone
-          ? "fits counts the weights only: no gradients or optimizer state (--optimizer), "
-            "activations, all-gather and bucket buffers or allocator slack"
-          : "fits counts weights, gradients and optimizer state only: no activations, all-gather "
-            "and bucket buffers or allocator slack";
+      weights ? "fits counts the weights" : "fits counts weights, gradients and optimizer state";
+  if (const std::uint64_t module = gathered_module_bytes(result.accounting)) {
+    // The recipe counts what ZeRO-3 gathers its own way.
+    return out + ", and what ZeRO-3 gathers for compute as DeepSpeed's estimator does (" +
+           std::to_string(module) + " B an element of the module owning the most): no " +
+           (weights ? "gradients or optimizer state (--optimizer), " : "") +
+           "activations, all-gather and bucket buffers or allocator slack\n";
+  }
+  out += " only: no ";
+  out += weights ? "gradients or optimizer state (--optimizer), " : "";
+  out += "activations, all-gather and bucket buffers or allocator slack";
   // The largest parameter ZeRO-3 gathers, on the mesh the answer line names.
   const MeshCapacity* named = capacity_answer(result);
   if (named == nullptr) named = closest_mesh(result);
@@ -312,6 +325,9 @@ std::string render_capacity_text(const CapacityResult& result) {
   std::string out = std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") +
                     ", " + format_byte_size(result.full_bytes) + " whole on one device" +
                     ", optimizer " + std::string(optimizer_name(result.accounting.optimizer)) +
+                    (result.accounting.recipe != Recipe::kDtensor
+                         ? ", recipe " + std::string(recipe_name(result.accounting.recipe))
+                         : std::string()) +
                     (result.accounting.zero.stage > 0 ? ", " + zero_words(result) : std::string()) +
                     ", " + budget_words(result.filter) + "\n";
   out += expert_line(result) + fits_line(result);

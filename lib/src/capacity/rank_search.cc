@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "hpfreeze/base/diagnostic.h"
 
@@ -89,10 +90,32 @@ void cut_digits(const View& view, std::uint64_t start, const std::vector<char>& 
 
 }  // namespace
 
+std::optional<std::string> RankSearch::scale(std::uint64_t full_bytes) {
+  for (const Group& group : groups_) {
+    if (!group.flat) continue;
+    const std::uint64_t n = size(*group.flat);
+    if (!checked_mul(scale_ / std::gcd(scale_, n), n, scale_)) scale_ = 0;
+    if (scale_ == 0) break;
+  }
+  std::uint64_t most = 0;
+  if (scale_ == 0 || !checked_mul(full_bytes, scale_, most)) {
+    scale_ = 1;
+    return "divide flat buffers over groups whose sizes need a unit too fine for 2^64-1 of "
+           "their bytes";
+  }
+  if (scale_ == 1) return std::nullopt;
+  unit_.resize(groups_.size());
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    unit_[g] = groups_[g].flat ? scale_ / size(*groups_[g].flat) : scale_;
+  }
+  return std::nullopt;
+}
+
 std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& first_fqns,
                                             const std::vector<std::string>& axis_order,
                                             std::uint64_t constant) {
-  constant_ = constant;
+  constant_ = constant * scale_;  // checked by scale()
+  const std::vector<std::uint64_t> origin(layout_.digits.size(), 0);
   std::optional<Indivisible> indivisible;
   // Per effective step of a dim, the sizes it chunks: the first `depth` entries, kept
   // across dims and groups so that no dim allocates them again.
@@ -104,10 +127,8 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
     const Group& group = groups_[g];
     std::optional<Indivisible> first;  // the failing step of the lowest axis
     std::uint32_t first_view = kNoView;
-    std::uint64_t whole = group.weight;
     bool active = false;
     for (const ShardedDim& dim : group.dims) {
-      whole *= dim.size;  // <= full_bytes_
       effective.clear();
       if (inputs.empty()) inputs.emplace_back();
       inputs[0].assign(1, dim.size);
@@ -115,8 +136,19 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
       for (const Step& step : dim.steps) {
         const std::uint64_t n = size(step.view);
         if (n == 1) continue;
-        active = true;
         effective.push_back(&step);
+        if (inputs.size() == depth) inputs.emplace_back();
+        if (step.padded) {  // the first chunk on every rank: no run of the view
+          inputs[depth].clear();
+          for (std::uint64_t v : inputs[depth - 1])
+            inputs[depth].push_back(ChunkGeometry(v, n, step.split_factor).at(0, n));
+          std::sort(inputs[depth].begin(), inputs[depth].end());
+          inputs[depth].erase(std::unique(inputs[depth].begin(), inputs[depth].end()),
+                              inputs[depth].end());
+          ++depth;
+          continue;
+        }
+        active = true;
         if (!indivisible && !step.uneven && step.view < first_view) {
           if (const std::optional<std::uint64_t> v =
                   chunking::first_indivisible(inputs[depth - 1], n, step.split_factor)) {
@@ -125,7 +157,6 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
             first_view = step.view;
           }
         }
-        if (inputs.size() == depth) inputs.emplace_back();
         chunking::chunk_sizes(inputs[depth - 1], n, step.split_factor, inputs[depth], breaks,
                               &view_cuts_[step.view]);
         ++depth;
@@ -133,7 +164,8 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
       mark_monotone(effective, inputs);
     }
     if (first && !indivisible) indivisible = std::move(first);
-    if (!active) {
+    if (!active) {  // the same on every rank
+      const std::uint64_t whole = bytes(g, origin);
       constant_ += whole;
       if (group.split) constant_split_ += whole;
       continue;
@@ -142,6 +174,7 @@ std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& firs
     std::uint64_t touches = 0;
     for (const ShardedDim& dim : group.dims) {
       for (const Step& step : dim.steps) {
+        if (step.padded) continue;
         for (const Term& t : layout_.views[step.view].terms) touches |= std::uint64_t{1} << t.digit;
       }
     }
@@ -154,6 +187,8 @@ void RankSearch::mark_monotone(const std::vector<const Step*>& effective,
                                const std::vector<std::vector<std::uint64_t>>& inputs) {
   bool later_grow = true;
   for (std::size_t t = effective.size(); t-- > 0;) {
+    // A padded step is the same on every coordinate, and grows with its input.
+    if (effective[t]->padded) continue;
     if (!later_grow) view_monotone_[effective[t]->view] = 0;
     if (t > 0 && later_grow) {
       later_grow =
@@ -225,11 +260,12 @@ std::pair<std::uint64_t, std::uint64_t> RankSearch::worst() const {
   std::uint64_t out = constant_;
   std::uint64_t split = constant_split_;
   for (std::size_t g : active_) {
-    const std::uint64_t b = bytes(groups_[g], origin);
+    const std::uint64_t b = bytes(g, origin);
     out += b;
     if (groups_[g].split) split += b;
   }
-  return {out, split};
+  // What is kept is whole bytes in the mesh's unit: only the flat shares round.
+  return {in_bytes(out), in_bytes(out) - (out - split) / scale_};
 }
 
 std::pair<std::uint64_t, std::vector<std::uint64_t>> RankSearch::best() {
@@ -262,13 +298,13 @@ std::pair<std::uint64_t, std::vector<std::uint64_t>> RankSearch::best() {
   return {least, digits};
 }
 
-void RankSearch::add_group(const Group& group, std::vector<std::uint64_t>& coord,
+void RankSearch::add_group(std::size_t g, std::vector<std::uint64_t>& coord,
                            const std::vector<std::size_t>& free_pos,
                            const std::vector<std::size_t>& segments,
                            std::map<std::vector<std::size_t>, RunTable>& tables) {
-  own_runs(group, coord, free_pos);
+  own_runs(groups_[g], coord, free_pos);
   const std::vector<std::size_t> scope = own_scope(free_pos);
-  add_boxes(group, coord, scope, segments, table_for(scope, segments, tables));
+  add_boxes(g, coord, scope, segments, table_for(scope, segments, tables));
 }
 
 std::vector<std::uint64_t>& RankSearch::own_of(std::size_t digit) {
@@ -299,14 +335,14 @@ void RankSearch::own_runs(const Group& group, const std::vector<std::uint64_t>& 
       x.next.clear();
       bool is_free = false;
       for (const Term& t : view.terms) {
-        if (free_pos[t.digit] == kFree) continue;
+        if (free_pos[t.digit] == kFree || step.padded) continue;
         own_of(t.digit);
         is_free = true;
       }
       for (std::uint64_t v : x.values) {
         const ChunkGeometry geo(v, n, step.split_factor);
         if (!is_free) {
-          x.next.push_back(geo.at(view_value(view, coord), n));
+          x.next.push_back(geo.at(step.padded ? 0 : view_value(view, coord), n));
           continue;
         }
         // Every size the view's runs give (a superset of what the fixed digits allow).
@@ -362,7 +398,7 @@ RunTable& RankSearch::table_for(const std::vector<std::size_t>& scope,
   return table;
 }
 
-void RankSearch::add_boxes(const Group& group, std::vector<std::uint64_t>& coord,
+void RankSearch::add_boxes(std::size_t g, std::vector<std::uint64_t>& coord,
                            const std::vector<std::size_t>& scope,
                            const std::vector<std::size_t>& segments, RunTable& table) {
   // Each combination of own run starts is a box of equal bytes up to the next own start:
@@ -389,7 +425,7 @@ void RankSearch::add_boxes(const Group& group, std::vector<std::uint64_t>& coord
                                              c.begin())
                   : c.size();
     }
-    const std::uint64_t value = bytes(group, coord);
+    const std::uint64_t value = bytes(g, coord);
     // Inclusion-exclusion over the 2^d corners; modular arithmetic, exact once summed.
     for (std::size_t corner = 0; corner < (std::size_t{1} << scope.size()); ++corner) {
       std::size_t cell = 0;
@@ -434,11 +470,10 @@ std::pair<std::uint64_t, std::vector<std::size_t>> RankSearch::minimum(
     if (free_pos[d] != kFree) free_mask |= std::uint64_t{1} << d;
   }
   for (std::size_t a = 0; a < active_.size(); ++a) {
-    const Group& group = groups_[active_[a]];
     if ((touches_[a] & free_mask) != 0) {
-      add_group(group, coord, free_pos, segments, tables);
+      add_group(active_[a], coord, free_pos, segments, tables);
     } else {
-      base += bytes(group, coord);  // the sum stays <= full_bytes_
+      base += bytes(active_[a], coord);  // the sum stays <= full_bytes_ in the mesh's unit
     }
   }
   // The boxes' corners become sums: a prefix sum along each digit of each table.
@@ -462,8 +497,8 @@ std::pair<std::uint64_t, std::vector<std::size_t>> RankSearch::minimum(
       for (std::size_t k = 0; k < scope.size(); ++k) cell += index[scope[k]] * table.stride[k];
       total += table.cells[cell];  // a rank's bytes never exceed full_bytes_
     }
-    if (total < least) {
-      least = total;
+    if (in_bytes(total) < least) {  // in bytes: the first rank of the least rounded value
+      least = in_bytes(total);
       best = index;
     }
   } while (advance(index, segments));

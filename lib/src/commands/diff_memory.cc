@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "capacity/accounting.h"
 #include "report/report.h"
 
 namespace hpfreeze {
@@ -50,6 +52,9 @@ Expected<MemoryChange> count_memory(const FrozenMeta& old_meta, const FrozenMeta
                                     Diagnostics& warnings) {
   if (!request.plan.sweeps.empty()) {
     return Diagnostics{make_io_error({}, "diff --model counts one mesh: it takes no sweep")};
+  }
+  if (std::optional<std::string> why = recipe_zero_error(request.plan.accounting)) {
+    return Diagnostics{make_io_error({}, std::move(*why))};
   }
   const std::vector<std::string> old_axes = named_axes(old_meta);
   const std::vector<std::string> new_axes = named_axes(new_meta);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "capacity/accounting.h"
 #include "dumps/dump_kind.h"
 #include "hpfreeze/base/command_result.h"
 #include "inputs/inputs.h"
@@ -33,6 +34,9 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
       return make_io_error(
           {}, "axis '" + sweep->axis + "' is in both --mesh and --sweep; give it in one of them");
     }
+  }
+  if (std::optional<std::string> why = recipe_zero_error(request.plan.accounting)) {
+    return make_io_error({}, std::move(*why));
   }
   const MeshFilter& filter = request.plan.filter;
   if (request.reserve_given && !filter.budget) {

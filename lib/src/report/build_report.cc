@@ -225,7 +225,7 @@ class ReportBuilder {
     if (!element) return;
     const ElementCost cost = cost_of(*info, *element);
     std::uint64_t full = 0;
-    if (!full_bytes(param.fqn, *info, cost.kept + cost.split, full)) return;
+    if (!full_bytes(param.fqn, *info, cost.total(), full)) return;
 
     const std::size_t dims_at = report_.local_dims.size();
     report_.local_dims.insert(report_.local_dims.end(), info->shape.begin(), info->shape.end());
@@ -253,10 +253,11 @@ class ReportBuilder {
     // what is already a finding.
     if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
-    out.rank0_bytes =
-        zero_rank0_bytes(out.local_shape, cost,
-                         report_detail::zero_group_of(accounting().zero, mesh_.sizes(), &param,
-                                                      expert, report_.rank0_zero));
+    const ZeroSharding& zero = accounting().zero;
+    out.rank0_bytes = zero_rank0_bytes(
+        out.local_shape, cost,
+        report_detail::zero_group_of(zero, mesh_.sizes(), &param, expert, report_.rank0_zero),
+        zero_split_dim(zero, expert, out.local_shape.size()));
     // Saturates as the totals do; the rank-0 total then overflows too and says so.
     chunking::saturating_add(report_.boundaries[planned.boundary_report].rank0_bytes,
                              out.rank0_bytes);
@@ -301,7 +302,7 @@ class ReportBuilder {
       if (!element) continue;
       const ElementCost cost = cost_of(info, *element);
       std::uint64_t bytes = 0;
-      if (!full_bytes(fqn, info, cost.kept + cost.split, bytes)) continue;
+      if (!full_bytes(fqn, info, cost.total(), bytes)) continue;
       if (info.requires_grad) ++counts_.uncovered_trainable;
       // Whole on every rank but for ZeRO: a parameter with no placement.
       const std::uint64_t rank0 =

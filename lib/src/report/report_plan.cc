@@ -2,8 +2,14 @@
 #include "report/report_plan.h"
 
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
+
+#include "capacity/accounting.h"
+#include "json/output_name.h"
+#include "spec/dtypes.h"
 
 namespace hpfreeze::report_detail {
 namespace {
@@ -114,6 +120,51 @@ void note_answer_near_budget(Report& report) {
                     (cap.filter.reserve > 0 ? "" : "; --reserve SIZE keeps room for them")));
 }
 
+// A folded expert's piece whose split dim is smaller than its edp group leaves ranks of the
+// group without any of its optimizer state, when the recipe chunks it per tensor: one note,
+// at rank 0 of the report's mesh, naming the first such tensor.
+void note_idle_expert_ranks(Report& report) {
+  const Accounting& accounting = report.capacity.accounting;
+  const std::uint64_t group = report.rank0_zero.expert;
+  if (!state_in_chunks(accounting) || accounting.layout != ExpertLayout::kFolded || group < 2) {
+    return;
+  }
+  const ParamReport* first = nullptr;
+  std::size_t more = 0;
+  for (const ParamReport& p : report.params) {
+    const std::span<const std::uint64_t> local = p.local_shape;
+    const bool expert = std::any_of(p.axes.begin(), p.axes.end(), [](ReportAxis a) {
+      return a->axis == kExpertAxis && a->placement.has_dim();
+    });
+    const std::optional<std::uint64_t> size = dtype_element_size(p.dtype().value_or("bfloat16"));
+    if (!expert || local.empty() || !size ||
+        std::find(local.begin(), local.end(), std::uint64_t{0}) != local.end()) {
+      continue;
+    }
+    const ElementBytes bytes = element_bytes(p.dtype().value_or("bfloat16"), *size,
+                                             p.info->requires_grad, accounting.optimizer);
+    if (bytes.master + bytes.moments == 0) continue;
+    if (local[zero_split_dim(accounting.zero, true, local.size())] >= group) continue;
+    if (first == nullptr) {
+      first = &p;
+    } else {
+      ++more;
+    }
+  }
+  if (first == nullptr) return;
+  const std::span<const std::uint64_t> local = first->local_shape;
+  const std::size_t dim = zero_split_dim(accounting.zero, true, local.size());
+  // torch.chunk of fewer rows than ranks gives one row to each of the first ones.
+  std::string message = std::to_string(group - local[dim]) + " of " + std::to_string(group) +
+                        " ranks of the expert group hold none of " + output_name(first->fqn) +
+                        "'s optimizer state";
+  if (more > 0) message += " (" + plural(more, "more expert tensor") + " split so)";
+  if (dim != 1 && local.size() > 1 && local[1] >= group) {
+    message += "; --expert-zero-dim 1 spreads it";
+  }
+  report.findings.push_back(make_note("", "", std::move(message)));
+}
+
 // pp > 1 with no stack in the model: every such mesh cannot be laid out, and the run is in
 // error.
 void no_stack_error(Report& report, const std::string& model_file) {
@@ -194,6 +245,7 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   note_swept_axes_that_shard_nothing(report, plan, context);
   note_mistyped_budget(report);
   note_decimal_budget(report);
+  note_idle_expert_ranks(report);
   no_stack_error(report, context.model_file);
   // No answer line while an input is in error: the numbers miss what the error left out.
   const std::size_t errors = static_cast<std::size_t>(

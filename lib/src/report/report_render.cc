@@ -2,6 +2,7 @@
 #include <charconv>
 
 #include "base/text_table.h"
+#include "capacity/accounting.h"
 #include "capacity/capacity.h"
 #include "capacity/capacity_json.h"
 #include "capacity/chunk_geometry.h"
@@ -46,15 +47,24 @@ std::string accounting_line(const Report& r) {
   const Optimizer optimizer = accounting.optimizer;
   const int stage = accounting.zero.stage;
   if (optimizer == Optimizer::kNone && stage == 0) return "";
+  const std::string recipe = accounting.recipe == Recipe::kDtensor
+                                 ? ""
+                                 : "recipe " + std::string(recipe_name(accounting.recipe));
   std::string out = "rank 0 below counts ";
-  out += optimizer == Optimizer::kNone ? "the weights"
-                                       : "weights, gradients and optimizer state (" +
-                                             std::string(optimizer_name(optimizer)) + ")";
+  if (optimizer == Optimizer::kNone) {
+    out += "the weights" + (recipe.empty() ? "" : " (" + recipe + ")");
+  } else {
+    out += "weights, gradients and optimizer state (" + std::string(optimizer_name(optimizer)) +
+           (recipe.empty() ? "" : ", " + recipe) + ")";
+  }
   if (stage > 0 && r.capacity.planned()) {
     out += ", after ZeRO stage " + std::to_string(stage) + " over " +
            zero_groups_text(r, accounting.zero.axes) + "; LOCAL is the plan's piece before it";
   }
-  return out + ", as the meshes table does\n";
+  // The meshes table adds what ZeRO-3 gathers when the recipe counts it (per rank, not per
+  // parameter).
+  return out + ", as the meshes table does" +
+         (gathered_module_bytes(accounting) != 0 ? " but for what ZeRO-3 gathers" : "") + "\n";
 }
 
 // "model.embed_tokens.weight, lm_head.weight", at most four names, then how many more.

@@ -215,6 +215,18 @@ TEST(CapacityArgs, AxisName) {
   }
 }
 
+TEST(CapacityArgs, ExpertZeroDim) {
+  EXPECT_EQ(*parse_expert_zero_dim("0"), 0U);
+  EXPECT_EQ(*parse_expert_zero_dim("1"), 1U);
+  for (std::string_view bad : {"", "-1", "x", "1.5", "99999999999999999999"}) {
+    const Expected<std::uint64_t> got = parse_expert_zero_dim(bad);
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_EQ(got.errors().front().message,
+              quote_for_diagnostic(bad) +
+                  " is not a dim; expected a decimal integer >= 0 (1: the experts' ZeRO chunks on "
+                  "dim 1)");
+  }
+}
 
 TEST(CapacityArgs, PipelineLayersAndStack) {
   EXPECT_EQ(*parse_pp_layers("16,15,15,15"), (std::vector<std::uint64_t>{16, 15, 15, 15}));

@@ -4,12 +4,15 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "capacity/accounting.h"
 #include "capacity/capacity_json.h"
 #include "hpfreeze/capacity/capacity_args.h"
 #include "json/json_stream.h"
@@ -199,7 +202,7 @@ TEST(CapacityAccounting, ZeroRank0Bytes) {
   const ElementCost cost =
       element_cost("bfloat16", 2, true, counting(Optimizer::kAdam, ZeroSharding{1, {"dp"}}));
   EXPECT_EQ(cost.kept, 4U);
-  EXPECT_EQ(cost.split, 12U);
+  EXPECT_EQ(cost.split(), 12U);
   const std::uint64_t square[] = {4, 4};
   const std::uint64_t odd[] = {5, 2};
   const std::uint64_t empty[] = {0, 3};
@@ -208,6 +211,62 @@ TEST(CapacityAccounting, ZeroRank0Bytes) {
   EXPECT_EQ(zero_rank0_bytes({}, cost, 4), 16U);
   EXPECT_EQ(zero_rank0_bytes(odd, cost, 4), 10U * 4 + 4 * 12);
   EXPECT_EQ(zero_rank0_bytes(empty, cost, 4), 0U);
+}
+
+// docs/capacity.md's table of recipes, a bf16 element under Adam (weight 2, master 4,
+// moments 8; the gradient 2, an fp32 4, or both), as (kept, chunked, padded, flat) at each
+// stage the recipe has; and a float32 one, which has no master copy.
+TEST(CapacityAccounting, RecipeRows) {
+  using Parts = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>;
+  auto parts = [](Recipe recipe, int stage, std::string_view dtype = "bfloat16") {
+    Accounting a = counting(Optimizer::kAdam, ZeroSharding{stage, {"dp"}});
+    a.recipe = recipe;
+    const ElementCost c = element_cost(dtype, dtype == "bfloat16" ? 2 : 4, true, a);
+    return Parts{c.kept, c.chunked, c.padded, c.flat};
+  };
+  EXPECT_EQ(parts(Recipe::kDtensor, 0), (Parts{16, 0, 0, 0}));
+  EXPECT_EQ(parts(Recipe::kDtensor, 3), (Parts{0, 16, 0, 0}));
+  EXPECT_EQ(parts(Recipe::kFsdp2, 1), (Parts{4, 12, 0, 0}));
+  EXPECT_EQ(parts(Recipe::kFsdp2, 2), (Parts{2, 12, 2, 0}));
+  EXPECT_EQ(parts(Recipe::kFsdp2, 3), (Parts{0, 12, 4, 0}));
+  EXPECT_EQ(parts(Recipe::kMegatron, 0), (Parts{18, 0, 0, 0}));
+  EXPECT_EQ(parts(Recipe::kMegatron, 1), (Parts{6, 0, 0, 12}));
+  EXPECT_EQ(parts(Recipe::kMegatron, 1, "float32"), (Parts{8, 0, 0, 8}));
+  EXPECT_EQ(parts(Recipe::kDeepspeed, 0), (Parts{16, 0, 0, 0}));
+  EXPECT_EQ(parts(Recipe::kDeepspeed, 1), (Parts{4, 0, 0, 12}));
+  EXPECT_EQ(parts(Recipe::kDeepspeed, 2), (Parts{2, 0, 0, 18}));
+  EXPECT_EQ(parts(Recipe::kDeepspeed, 3), (Parts{0, 0, 0, 18}));
+  EXPECT_EQ(parts(Recipe::kDeepspeed, 2, "float32"), (Parts{4, 0, 0, 12}));
+  // What ZeRO-3 gathers, the top stage, the names.
+  Accounting a = counting(Optimizer::kAdam, ZeroSharding{3, {"dp"}});
+  a.recipe = Recipe::kDeepspeed;
+  EXPECT_EQ(gathered_module_bytes(a), 4U);
+  a.zero.stage = 2;
+  EXPECT_EQ(gathered_module_bytes(a), 0U);
+  a.recipe = Recipe::kMegatron;
+  EXPECT_EQ(recipe_zero_error(a),
+            "--zero 2: --recipe megatron has ZeRO stages 0 without its "
+            "distributed optimizer and 1 with it (the optimizer state split)");
+  a.zero.stage = 1;
+  EXPECT_EQ(recipe_zero_error(a), std::nullopt);
+  EXPECT_EQ(recipe_names(),
+            (std::vector<std::string>{"dtensor", "fsdp2", "megatron", "deepspeed"}));
+  EXPECT_EQ(parse_recipe("fsdp2"), Recipe::kFsdp2);
+  EXPECT_EQ(parse_recipe("FSDP2"), std::nullopt);
+}
+
+// The report's rank-0 rule under the other ways of splitting: a [5,2] piece over 4 ranks, 2
+// rows of torch.chunk's first chunk for chunked and padded bytes alike, a flat share of 10
+// elements over 4 rounded down, and dim 1 when it is the split dim.
+TEST(CapacityAccounting, ZeroRank0BytesOfEachSplit) {
+  const std::uint64_t odd[] = {5, 2};
+  EXPECT_EQ(zero_rank0_bytes(odd, ElementCost{2, 0, 4, 0}, 4), 10U * 2 + 4U * 4);
+  EXPECT_EQ(zero_rank0_bytes(odd, ElementCost{6, 0, 0, 12}, 4), 10U * 6 + 120 / 4);
+  EXPECT_EQ(zero_rank0_bytes(odd, ElementCost{0, 0, 0, 3}, 4), 30U / 4);
+  EXPECT_EQ(zero_rank0_bytes(odd, ElementCost{0, 16, 0, 0}, 4, 1), 5U * 16);
+  EXPECT_EQ(zero_split_dim(ZeroSharding{3, {"dp"}, 1}, true, 3), 1U);
+  EXPECT_EQ(zero_split_dim(ZeroSharding{3, {"dp"}, 1}, true, 1), 0U);
+  EXPECT_EQ(zero_split_dim(ZeroSharding{3, {"dp"}, 1}, false, 3), 0U);
 }
 
 TEST(CapacityAccounting, Dtypes) {
@@ -671,6 +730,25 @@ TEST(CapacityZero, WhatIsSplit) {
   EXPECT_EQ(worst(3, mesh({})), 8u * 16 + 16 + 12);
 }
 
+// Flat shares are counted in units of 1/L byte, L the least common multiple of the flat
+// groups' sizes: 18 B x 2^40 elements over dp = 3 is 6,597,069,766,656 B a rank, exact;
+// over dp = 2^21, in units of 2^-21 byte, the bytes pass 2^64-1 and the mesh is refused,
+// as a mesh of too many rank classes is, rather than counted wrong.
+TEST(CapacityZero, FlatSharesInAMeshsUnit) {
+  Accounting a = counting(Optimizer::kAdam, {1, {"dp"}});
+  a.recipe = Recipe::kMegatron;
+  Expected<CapacityModel> model =
+      CapacityModel::build({param("w", {std::uint64_t{1} << 40}, "bfloat16", {})}, {"dp"}, a);
+  ASSERT_TRUE(model.ok());
+  const MeshCapacity three = model->evaluate(mesh({{"dp", 3}}));
+  EXPECT_EQ(three.max_rank_bytes, (std::uint64_t{6} << 40) + (std::uint64_t{4} << 40));
+  EXPECT_EQ(three.unsplit_bytes, std::uint64_t{6} << 40);
+  const MeshCapacity wide = model->evaluate(mesh({{"dp", std::uint64_t{1} << 21}}));
+  EXPECT_EQ(refused_text(wide),
+            "the ranks of mesh dp=2097152 divide flat buffers over groups whose sizes need a "
+            "unit too fine for 2^64-1 of their bytes; too many to compare exactly");
+}
+
 // A fixture's position of a parameter against the stack: ["before"], ["layer", N], ["after"].
 StagePosition position(simdjson::dom::array at) {
   const std::string_view side = at.at(0);
@@ -737,6 +815,12 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
     std::string_view layout;
     if (c["layout"].get(layout) == simdjson::SUCCESS)
       request.accounting.layout = *parse_expert_layout(layout);
+    std::string_view recipe;
+    if (c["recipe"].get(recipe) == simdjson::SUCCESS)
+      request.accounting.recipe = *parse_recipe(recipe);
+    std::uint64_t expert_dim = 0;
+    if (c["expert_dim"].get(expert_dim) == simdjson::SUCCESS)
+      request.accounting.zero.expert_dim = expert_dim;
     read_stages(c, request);
     for (simdjson::dom::element p : c["params"].get_array()) {
       std::vector<std::uint64_t> shape;
@@ -769,7 +853,7 @@ TEST(CapacityFixture, MatchesIndependentCalculator) {
         << name;
     ++cases;
   }
-  EXPECT_EQ(cases, 26);
+  EXPECT_EQ(cases, 39);
 }
 
 }  // namespace

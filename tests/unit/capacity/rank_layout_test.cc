@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <tuple>
@@ -441,7 +443,7 @@ TEST(FoldedLayout, RandomPlansMatchEveryRankOfBothViews) {
           }
         }
         std::uint64_t kept = cost.kept;
-        std::uint64_t split = cost.split;
+        std::uint64_t split = cost.split();
         if (group == 1) kept += std::exchange(split, 0);
         std::uint64_t elements = 1;
         for (std::uint64_t s : local) elements *= s;
@@ -480,55 +482,159 @@ TEST(FoldedLayout, RandomPlansMatchEveryRankOfBothViews) {
 //
 // A rank's bytes are the pieces it holds of the parameters of its stage; how a piece
 // costs is the accounting's (a recipe). The walk below knows the mesh, the stages and the
-// ZeRO groups; the accounting is the one function `dtensor_bytes`, so that another recipe
-// is another such function beside it, run over the same cases.
+// ZeRO groups; each recipe is one function over a rank's pieces, worked out here from
+// docs/capacity.md's table of recipes alone, run over the same cases.
 
-// One parameter on one rank: what the plan leaves of it (`local`), its ZeRO group's size
-// and this rank's coordinate in it, and what each element keeps whole and ZeRO splits.
+// One parameter on one rank: what the plan leaves of it (`local`), and of it on the
+// stage's first rank (`origin`, coordinate 0 everywhere), its ZeRO group's size, this
+// rank's coordinate in it and the dim ZeRO chunks; its dtype, whether it trains, the
+// module that owns it.
 struct Piece {
   std::vector<std::uint64_t> local;
+  std::vector<std::uint64_t> origin;
   std::uint64_t group = 1;
   std::uint64_t coordinate = 0;
-  std::uint64_t kept = 0;
-  std::uint64_t split = 0;
+  std::size_t dim = 0;
+  bool bf16 = true;
+  bool trainable = true;
+  std::size_t module = 0;
 };
-using Recipe = std::uint64_t (*)(const std::vector<Piece>& pieces);
+using RecipeBytes = std::uint64_t (*)(const std::vector<Piece>& pieces, int stage);
 
-// Today's accounting (docs/capacity.md, "ZeRO"): the kept part of each piece whole, the
-// split part's dim 0 chunked over the group like torch.chunk, nothing padded.
-std::uint64_t dtensor_bytes(const std::vector<Piece>& pieces) {
+std::uint64_t elements(const std::vector<std::uint64_t>& shape) {
+  std::uint64_t out = 1;
+  for (std::uint64_t d : shape) out *= d;
+  return out;
+}
+
+// The elements of `p` this rank holds when ZeRO chunks its dim over the group like
+// torch.chunk: its own chunk, or (`padded`) the first, the largest.
+std::uint64_t chunk_elements(const Piece& p, bool padded) {
+  std::vector<std::uint64_t> local = p.local;
+  local[p.dim] = torch_chunk(local[p.dim], p.group)[padded ? 0 : p.coordinate];
+  return elements(local);
+}
+
+// One element's bytes by class (weight, gradient, master, moments) under Adam: bf16 2, 2,
+// 4, 8; float32 4, 4, 0, 8; a frozen one its weight alone.
+struct Classes {
+  std::uint64_t weight, grad, master, moments;
+};
+Classes adam_classes(const Piece& p) {
+  const std::uint64_t w = p.bf16 ? 2 : 4;
+  if (!p.trainable) return {w, 0, 0, 0};
+  return {w, w, p.bf16 ? 4U : 0U, 8};
+}
+
+// Whether ZeRO leaves the piece whole: no dim, or a group of one rank.
+bool whole(const Piece& p) { return p.local.empty() || p.group == 1; }
+
+// dtensor (docs/capacity.md, "ZeRO"): the split classes' dim chunked like torch.chunk,
+// each rank its own rows, nothing padded.
+std::uint64_t dtensor_bytes(const std::vector<Piece>& pieces, int stage) {
   std::uint64_t total = 0;
   for (const Piece& p : pieces) {
-    std::vector<std::uint64_t> local = p.local;
-    std::uint64_t kept = p.kept;
-    std::uint64_t split = p.split;
-    if (p.group == 1 || local.empty()) kept += std::exchange(split, 0);
-    std::uint64_t elements = 1;
-    for (std::uint64_t d : local) elements *= d;
-    total += kept * elements;
-    if (split == 0) continue;
-    local[0] = torch_chunk(local[0], p.group)[p.coordinate];
-    elements = 1;
-    for (std::uint64_t d : local) elements *= d;
-    total += split * elements;
+    const Classes c = adam_classes(p);
+    const std::uint64_t state = c.master + c.moments;
+    const std::uint64_t split[] = {0, state, c.grad + state, c.weight + c.grad + state};
+    const std::uint64_t all = c.weight + c.grad + state;
+    const std::uint64_t cut = whole(p) ? 0 : split[stage];
+    total += (all - cut) * elements(p.local) + (cut == 0 ? 0 : cut * chunk_elements(p, false));
   }
   return total;
 }
 
-// Adam's bytes an element, kept | split at each ZeRO stage, worked out from
-// docs/capacity.md's table: bf16 2 + 2 + 4 + 8, float32 4 + 4 + 0 + 8; a frozen one its
-// weight alone, split at stage 3.
-std::pair<std::uint64_t, std::uint64_t> adam_cost(bool bf16, bool trainable, int stage) {
-  if (!trainable) return stage == 3 ? std::pair{0, bf16 ? 2 : 4} : std::pair{bf16 ? 2 : 4, 0};
-  const std::uint64_t weight = bf16 ? 2 : 4;
-  const std::uint64_t state = bf16 ? 12 : 8;
-  const std::uint64_t split[] = {0, state, weight + state, 2 * weight + state};
-  return {2 * weight + state - split[stage], split[stage]};
+// fsdp2: the same chunks; the weight (stage 3) and the gradient (stage 2) at the first
+// chunk's size on every rank, the master and moments on the rank's own rows.
+std::uint64_t fsdp2_bytes(const std::vector<Piece>& pieces, int stage) {
+  std::uint64_t total = 0;
+  for (const Piece& p : pieces) {
+    const Classes c = adam_classes(p);
+    const std::uint64_t all = c.weight + c.grad + c.master + c.moments;
+    if (whole(p)) {
+      total += all * elements(p.local);
+      continue;
+    }
+    const std::uint64_t padded = (stage >= 3 ? c.weight : 0) + (stage >= 2 ? c.grad : 0);
+    const std::uint64_t chunked = stage >= 1 ? c.master + c.moments : 0;
+    total += (all - padded - chunked) * elements(p.local) + padded * chunk_elements(p, true) +
+             chunked * chunk_elements(p, false);
+  }
+  return total;
 }
+
+// A rank's bytes whole (`kept`, per piece) and in flat shares: every piece's flat bytes
+// over its group, summed exactly (over the groups' least common multiple) and rounded down
+// once.
+struct FlatSum {
+  std::uint64_t kept = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> shares;  // (bytes, group)
+  void add(const Piece& p, std::uint64_t kept_unit, std::uint64_t flat_unit) {
+    if (whole(p)) kept_unit += std::exchange(flat_unit, 0);
+    kept += kept_unit * elements(p.local);
+    if (flat_unit != 0) shares.emplace_back(flat_unit * elements(p.local), p.group);
+  }
+  [[nodiscard]] std::uint64_t bytes() const {
+    std::uint64_t lcm = 1;
+    for (const auto& [b, g] : shares) lcm = std::lcm(lcm, g);
+    std::uint64_t sum = 0;
+    for (const auto& [b, g] : shares) sum += b * (lcm / g);
+    return kept + sum / lcm;
+  }
+};
+
+// megatron: an fp32 main gradient (4 bytes) beside the weight, both whole; the fp32 master
+// and the moments whole at stage 0, one flat buffer split evenly at stage 1 (its
+// distributed optimizer).
+std::uint64_t megatron_bytes(const std::vector<Piece>& pieces, int stage) {
+  FlatSum sum;
+  for (const Piece& p : pieces) {
+    Classes c = adam_classes(p);
+    if (p.trainable) c.grad = 4;
+    const std::uint64_t state = c.master + c.moments;
+    sum.add(p, c.weight + c.grad + (stage >= 1 ? 0 : state), stage >= 1 ? state : 0);
+  }
+  return sum.bytes();
+}
+
+// deepspeed: 16 bytes a bf16 element at stage 0 (the ZeRO paper), 4 whole and 12 flat at
+// stage 1, 2 whole and 2 + 4 + 4 + 8 flat at stage 2 (the 16-bit and an fp32 gradient:
+// estimate_zero2), 2 + 4 + 4 + 8 flat at stage 3 (estimate_zero3: the weight and an fp32
+// gradient), where every rank also holds 4 bytes an element of the module owning the most
+// elements on the stage's first rank.
+std::uint64_t deepspeed_bytes(const std::vector<Piece>& pieces, int stage) {
+  FlatSum sum;
+  std::map<std::size_t, std::uint64_t> modules;
+  for (const Piece& p : pieces) {
+    Classes c = adam_classes(p);
+    if (p.trainable && stage == 2 && p.bf16) c.grad += 4;
+    if (p.trainable && stage == 3) c.grad = 4;
+    const std::uint64_t state = c.master + c.moments;
+    const std::uint64_t flat[] = {0, state, c.grad + state, c.weight + c.grad + state};
+    sum.add(p, c.weight + c.grad + state - flat[stage], flat[stage]);
+    modules[p.module] += elements(p.origin);
+  }
+  std::uint64_t largest = 0;
+  for (const auto& [m, n] : modules) largest = std::max(largest, n);
+  return sum.bytes() + (stage == 3 ? 4 * largest : 0);
+}
+
+struct NamedRecipe {
+  Recipe recipe;
+  RecipeBytes bytes;
+};
+constexpr NamedRecipe kRecipes[] = {{Recipe::kDtensor, dtensor_bytes},
+                                    {Recipe::kFsdp2, fsdp2_bytes},
+                                    {Recipe::kMegatron, megatron_bytes},
+                                    {Recipe::kDeepspeed, deepspeed_bytes}};
+
+// Megatron-LM has ZeRO stages 0 and 1: the others are the case's stage folded onto them.
+int stage_of(Recipe recipe, int stage) { return recipe == Recipe::kMegatron ? stage % 2 : stage; }
 
 struct StagedCase {
   ExpertLayout layout = ExpertLayout::kAxis;
   int stage = 0;
+  std::uint64_t expert_dim = 0;
   std::uint64_t size[5] = {1, 1, 1, 1, 1};  // dp, cp, tp, ep, pp
   std::uint64_t layers = 0;
   std::vector<std::uint64_t> given;  // --pp-layers
@@ -538,6 +644,7 @@ struct StagedCase {
     bool expert = false;
     bool bf16 = true;
     bool trainable = true;
+    std::size_t module = 0;
     StagePosition at;
   };
   std::vector<Plan> plans;
@@ -622,21 +729,29 @@ StagedCase random_staged_case(std::mt19937& rng, int round) {
   if (pick(0, 2) == 0) {
     c.tied.push_back({{pick(0, count - 1)}, {{StagePosition::Side::kAfter, 0}}});
   }
+  // What only the recipes read, from a stream of its own (the cases above are as before):
+  // the modules owning the parameters, and the dim ZeRO chunks experts on.
+  std::mt19937 more(static_cast<std::mt19937::result_type>(round));
+  c.expert_dim = std::uniform_int_distribution<int>(0, 2)(more) == 0 ? 1 : 0;
+  for (StagedCase::Plan& plan : c.plans) {
+    plan.module = static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 2)(more));
+  }
   return c;
 }
 
-// What plan_capacity makes of the case, on its one mesh (cp, tp, dp, ep, pp); nullopt
-// when its ZeRO splits nothing (a usage error).
-std::optional<MeshCapacity> plan_staged(const StagedCase& c) {
+// What plan_capacity makes of the case under `recipe`, on its one mesh (cp, tp, dp, ep,
+// pp); nullopt when its ZeRO splits nothing (a usage error). Parameter i of module m is
+// named "m<m>.p<i>".
+std::optional<MeshCapacity> plan_staged(const StagedCase& c, Recipe recipe) {
   static const char* kAxes[] = {"dp", "cp", "tp", "ep"};
   CapacityRequest request;
   for (std::size_t i = 0; i < c.plans.size(); ++i) {
     const StagedCase::Plan& plan = c.plans[i];
     std::vector<CapacityPlacement> axes;
     for (const auto& [a, p] : plan.axes) axes.push_back({kAxes[a], p});
-    request.params.push_back(CapacityParam{keep("p" + std::to_string(i)), keep(plan.shape),
-                                           plan.bf16 ? "bfloat16" : "float32", plan.trainable,
-                                           keep(std::move(axes)), plan.at});
+    request.params.push_back(CapacityParam{
+        keep("m" + std::to_string(plan.module) + ".p" + std::to_string(i)), keep(plan.shape),
+        plan.bf16 ? "bfloat16" : "float32", plan.trainable, keep(std::move(axes)), plan.at});
   }
   request.axis_order = {"cp", "tp", "dp", "ep", "pp"};
   request.fixed = {{"cp", c.size[1]},
@@ -644,7 +759,9 @@ std::optional<MeshCapacity> plan_staged(const StagedCase& c) {
                    {"dp", c.size[0]},
                    {"ep", c.size[3]},
                    {"pp", c.size[4]}};
-  request.accounting = counting(Optimizer::kAdam, {c.stage, {"dp", "cp"}}, c.layout);
+  request.accounting =
+      counting(Optimizer::kAdam, {stage_of(recipe, c.stage), {"dp", "cp"}, c.expert_dim}, c.layout);
+  request.accounting.recipe = recipe;
   request.accounting.pipeline.layers = c.given;
   request.pipeline = StackPlan{LayerStack{"layers", c.layers, false}, c.tied};
   Expected<CapacityResult> r = plan_capacity(request);
@@ -656,25 +773,38 @@ std::optional<MeshCapacity> plan_staged(const StagedCase& c) {
   return r->meshes.front();
 }
 
+// What the plan leaves of `plan` on the rank at coordinates `c` (dp, cp, tp, ep).
+std::vector<std::uint64_t> plan_piece(const StagedCase& k, const StagedCase::Plan& plan,
+                                      const std::uint64_t (&c)[5]) {
+  const std::size_t apply_order[] = {1, 2, 0, 3};  // cp, tp, dp, ep
+  std::vector<std::uint64_t> local = plan.shape;
+  for (std::size_t a : apply_order) {
+    for (const auto& [axis, p] : plan.axes) {
+      if (axis != a || k.size[a] == 1) continue;
+      const auto d = static_cast<std::size_t>(p.dim);
+      local[d] = held(local[d], p, k.size[a], c[a]);
+    }
+  }
+  return local;
+}
+
 // The pieces the rank at coordinates `c` (dp, cp, tp, ep, pp; `edp` folded) holds.
 std::vector<Piece> pieces_at(const StagedCase& k, const std::uint64_t (&c)[5], std::uint64_t edp) {
   const bool folded = k.layout == ExpertLayout::kFolded;
-  const std::size_t apply_order[] = {1, 2, 0, 3};  // cp, tp, dp, ep
+  const std::uint64_t first[5] = {0, 0, 0, 0, c[4]};
   std::vector<Piece> out;
   for (std::size_t i : held_by(k, c[4])) {
     const StagedCase::Plan& plan = k.plans[i];
     Piece piece;
-    piece.local = plan.shape;
-    for (std::size_t a : apply_order) {
-      for (const auto& [axis, p] : plan.axes) {
-        if (axis != a || k.size[a] == 1) continue;
-        const auto d = static_cast<std::size_t>(p.dim);
-        piece.local[d] = held(piece.local[d], p, k.size[a], c[a]);
-      }
-    }
+    piece.local = plan_piece(k, plan, c);
+    piece.origin = plan_piece(k, plan, first);
+    piece.bf16 = plan.bf16;
+    piece.trainable = plan.trainable;
+    piece.module = plan.module;
     if (folded && plan.expert) {
       piece.group = k.size[0] * k.size[1] * k.size[2] / k.size[3];
       piece.coordinate = edp;
+      piece.dim = k.expert_dim < plan.shape.size() ? k.expert_dim : 0;
     } else {
       for (std::size_t a : {std::size_t{0}, std::size_t{1}}) {  // dp, cp listed
         const bool sharded = std::any_of(plan.axes.begin(), plan.axes.end(),
@@ -684,7 +814,6 @@ std::vector<Piece> pieces_at(const StagedCase& k, const std::uint64_t (&c)[5], s
         piece.coordinate = piece.coordinate * k.size[a] + c[a];
       }
     }
-    std::tie(piece.kept, piece.split) = adam_cost(plan.bf16, plan.trainable, k.stage);
     out.push_back(std::move(piece));
   }
   return out;
@@ -702,7 +831,8 @@ struct Extremes {
 // Every rank in rank order (folded: pp, then the dense region dp, cp, tp; as an axis:
 // row-major cp, tp, dp, ep, pp), each with its stage's pieces under `recipe`: the mesh's
 // extremes and each stage's.
-std::pair<Extremes, std::vector<Extremes>> walk(const StagedCase& k, Recipe recipe) {
+std::pair<Extremes, std::vector<Extremes>> walk(const StagedCase& k, RecipeBytes recipe,
+                                                int stage) {
   const std::uint64_t* n = k.size;
   const std::uint64_t region = n[0] * n[1] * n[2];
   const bool folded = k.layout == ExpertLayout::kFolded;
@@ -723,7 +853,7 @@ std::pair<Extremes, std::vector<Extremes>> walk(const StagedCase& k, Recipe reci
       c[0] = rest % n[0], rest /= n[0];
       c[2] = rest % n[2], c[1] = rest / n[2];
     }
-    const std::uint64_t bytes = recipe(pieces_at(k, c, edp));
+    const std::uint64_t bytes = recipe(pieces_at(k, c, edp), stage);
     const Coords at{c[1], c[2], c[0], c[3], c[4]};
     mesh.add(bytes, at);
     stages[c[4]].add(bytes, at);
@@ -733,36 +863,43 @@ std::pair<Extremes, std::vector<Extremes>> walk(const StagedCase& k, Recipe reci
 
 // Random plans of random stacks (uneven splits, --pp-layers with empty stages, more stages
 // than layers, outside parameters before and after, a tied tensor on a second stage) on
-// random meshes of dp, cp, tp, ep and pp, both layouts, every ZeRO stage: every rank of
-// every stage walked against the planner.
+// random meshes of dp, cp, tp, ep and pp, both layouts, every ZeRO stage, experts chunked
+// on dim 0 or 1, under every recipe: every rank of every stage walked against the planner.
 TEST(Stages, RandomPlansMatchEveryRankOfEveryStage) {
   std::mt19937 rng(41);
-  int laid_out = 0;
+  int laid_out[std::size(kRecipes)] = {};
   for (int round = 0; round < 1500; ++round) {
     const StagedCase k = random_staged_case(rng, round);
-    const std::optional<MeshCapacity> planned = plan_staged(k);
-    if (!planned) continue;
-    const MeshCapacity& got = *planned;
-    if (k.given.empty() && k.size[4] > k.layers) {
-      ASSERT_TRUE(got.indivisible && got.indivisible->stack_split()) << round;
-      continue;
+    for (std::size_t r = 0; r < std::size(kRecipes); ++r) {
+      const auto [recipe, bytes] = kRecipes[r];
+      const std::string at =
+          "round " + std::to_string(round) + " recipe " + std::string(recipe_name(recipe));
+      const std::optional<MeshCapacity> planned = plan_staged(k, recipe);
+      if (!planned) continue;
+      const MeshCapacity& got = *planned;
+      if (k.given.empty() && k.size[4] > k.layers) {
+        ASSERT_TRUE(got.indivisible && got.indivisible->stack_split()) << at;
+        continue;
+      }
+      const auto [mesh, stages] = walk(k, bytes, stage_of(recipe, k.stage));
+      ASSERT_TRUE(got.laid_out()) << at;
+      ASSERT_EQ(got.max_rank_bytes, mesh.max) << at;
+      ASSERT_EQ(got.min_rank_bytes, mesh.min) << at;
+      ASSERT_EQ(got.max_rank, mesh.max_at) << at;
+      ASSERT_EQ(got.min_rank, mesh.min_at) << at;
+      ASSERT_EQ(got.stages.size(), stages.size()) << at;
+      for (std::size_t s = 0; s < stages.size(); ++s) {
+        ASSERT_EQ(got.stages[s].max_rank_bytes, stages[s].max) << at << " stage " << s;
+        ASSERT_EQ(got.stages[s].min_rank_bytes, stages[s].min) << at << " stage " << s;
+        ASSERT_EQ(got.stages[s].max_rank, stages[s].max_at) << at << " stage " << s;
+        ASSERT_EQ(got.stages[s].min_rank, stages[s].min_at) << at << " stage " << s;
+      }
+      ++laid_out[r];
     }
-    const auto [mesh, stages] = walk(k, dtensor_bytes);
-    ASSERT_TRUE(got.laid_out()) << round;
-    ASSERT_EQ(got.max_rank_bytes, mesh.max) << "round " << round;
-    ASSERT_EQ(got.min_rank_bytes, mesh.min) << "round " << round;
-    ASSERT_EQ(got.max_rank, mesh.max_at) << "round " << round;
-    ASSERT_EQ(got.min_rank, mesh.min_at) << "round " << round;
-    ASSERT_EQ(got.stages.size(), stages.size()) << round;
-    for (std::size_t s = 0; s < stages.size(); ++s) {
-      ASSERT_EQ(got.stages[s].max_rank_bytes, stages[s].max) << "round " << round << " stage " << s;
-      ASSERT_EQ(got.stages[s].min_rank_bytes, stages[s].min) << "round " << round << " stage " << s;
-      ASSERT_EQ(got.stages[s].max_rank, stages[s].max_at) << "round " << round << " stage " << s;
-      ASSERT_EQ(got.stages[s].min_rank, stages[s].min_at) << "round " << round << " stage " << s;
-    }
-    ++laid_out;
   }
-  EXPECT_GE(laid_out, 1000);
+  for (std::size_t r = 0; r < std::size(kRecipes); ++r) {
+    EXPECT_GE(laid_out[r], 1000) << recipe_name(kRecipes[r].recipe);
+  }
 }
 
 }  // namespace

@@ -68,6 +68,8 @@ TEST_F(CliDiffMemory, ThePlannersFlagsNeedModel) {
                                              {"--optimizer", "adam"},
                                              {"--zero", "1"},
                                              {"--zero-axis", "dp"},
+                                             {"--recipe", "megatron"},
+                                             {"--expert-zero-dim", "1"},
                                              {"--expert-parallel", "folded"},
                                              {"--allow-uncovered"}}) {
     EXPECT_EQ(
@@ -85,6 +87,11 @@ TEST_F(CliDiffMemory, ThePlannersFlagsNeedModel) {
   EXPECT_EQ(diff({"--model", model_, "--sweep", "tp=1,2"}).err,
             CliRun::usage_error("unknown option '--sweep' (see 'hpfreeze diff --help')"));
   EXPECT_EQ(diff({"--model", model_, "--budget", "80GiB"}).exit_code, 2);
+  // A ZeRO stage the recipe lacks: report's usage error, before any line is printed.
+  EXPECT_EQ(diff({"--model", model_, "--recipe", "megatron", "--zero", "2"}),
+            CliRun::trouble(CliRun::usage_error(
+                "--zero 2: --recipe megatron has ZeRO stages 0 without its distributed optimizer "
+                "and 1 with it (the optimizer state split)")));
 }
 
 TEST_F(CliDiffMemory, QuietPrintsNothing) {

@@ -37,6 +37,17 @@ TEST_F(CliMistakes, AnOptimizerNotInTheTable) {
                      "report --help')");
 }
 
+// --recipe's choices come from the planner's recipe table (accounting.cc); --expert-zero-dim
+// takes a dim.
+TEST_F(CliMistakes, ARecipeNotInTheTableAndADimThatIsNone) {
+  expect_usage_error({"report", "m.json", "--model", "x", "--recipe", "colossal"},
+                     "--recipe: colossal not in {dtensor,fsdp2,megatron,deepspeed} (see 'hpfreeze "
+                     "report --help')");
+  expect_usage_error({"report", "m.json", "--model", "x", "--expert-zero-dim", "-1"},
+                     "--expert-zero-dim: '-1' is not a dim; expected a decimal integer >= 0 (1: "
+                     "the experts' ZeRO chunks on dim 1) (see 'hpfreeze report --help')");
+}
+
 TEST_F(CliMistakes, UnknownCommandWithoutANearOne) {
   expect_usage_error({"xyzzy"}, "unknown command 'xyzzy' (see 'hpfreeze --help')");
 }

@@ -1,10 +1,10 @@
 #pragma once
 // The command-line values of capacity planning, each parsed here alone: --mesh, --sweep,
-// --budget, --reserve, --optimizer, --zero, --zero-axis, --expert-parallel, --pp-stack,
-// --pp-layers and --replica-axis's axis name (docs/capacity.md). Each parser checks one value's
-// syntax and fails with a usage error quoting the offending text; the rules between values are
-// run_report's. And the two values the planner's settings make, Accounting and MeshFilter: a new
-// planner option is a field of one of them.
+// --budget, --reserve, --optimizer, --recipe, --zero, --zero-axis, --expert-zero-dim,
+// --expert-parallel, --pp-stack, --pp-layers and --replica-axis's axis name (docs/capacity.md).
+// Each parser checks one value's syntax and fails with a usage error quoting the offending text;
+// the rules between values are run_report's. And the two values the planner's settings make,
+// Accounting and MeshFilter: a new planner option is a field of one of them.
 
 #include <algorithm>
 #include <cstddef>
@@ -37,6 +37,17 @@ inline constexpr std::size_t kOptimizers = 5;  // the enum's values, 0 .. kOptim
 std::string_view optimizer_name(Optimizer optimizer);
 std::vector<std::string> optimizer_names();
 
+// Whose accounting counts the bytes (docs/capacity.md, "Recipes"): what each byte class of
+// an element costs, what ZeRO's stage splits and how (per tensor in chunks, per tensor
+// padded to the largest chunk, or one flat buffer split evenly); the planner's one table
+// (capacity/accounting.cc) holds a row per recipe, in the order of the enum.
+enum class Recipe : std::uint8_t { kDtensor, kFsdp2, kMegatron, kDeepspeed };
+inline constexpr std::size_t kRecipes = 4;
+std::string_view recipe_name(Recipe recipe);  // "dtensor", "fsdp2", "megatron", "deepspeed"
+std::vector<std::string> recipe_names();
+// --recipe: one of recipe_names(); nullopt for anything else.
+std::optional<Recipe> parse_recipe(std::string_view name);
+
 // How the expert-parallel axis `ep` is laid out: an axis of its own, or folded into the
 // dense region (docs/capacity.md, "Expert parallelism").
 enum class ExpertLayout : std::uint8_t { kAxis, kFolded };
@@ -48,6 +59,9 @@ inline constexpr int kMaxZeroStage = 3;
 struct ZeroSharding {
   int stage = 0;  // 0 (none) .. kMaxZeroStage
   std::vector<std::string> axes{"dp", "cp"};
+  // --expert-zero-dim: the dim a folded expert's piece is chunked on (FSDP2's
+  // shard_placement_fn, Shard(1)); dim 0 for a parameter of no more dims than that.
+  std::uint64_t expert_dim = 0;
 };
 
 // Where the expert layout of a run came from: the meta's mesh_dim_names, or the flag.
@@ -65,7 +79,8 @@ struct PipelineSplit {
 // request and result, which every renderer reads.
 struct Accounting {
   Optimizer optimizer = Optimizer::kNone;  // --optimizer
-  ZeroSharding zero;                       // --zero, --zero-axis
+  Recipe recipe = Recipe::kDtensor;        // --recipe
+  ZeroSharding zero;                       // --zero, --zero-axis, --expert-zero-dim
   // --zero-axis was given: a listed axis no mesh has is then an error, not size 1.
   bool zero_axes_named = false;
   ExpertLayout layout = ExpertLayout::kAxis;  // --expert-parallel, or the meta's
@@ -102,6 +117,9 @@ Expected<std::uint64_t> parse_byte_size(std::string_view text);
 
 // --optimizer: "none", "sgd", "momentum", "adam", "adamw"; nullopt for anything else.
 std::optional<Optimizer> parse_optimizer(std::string_view name);
+
+// --expert-zero-dim: a decimal integer >= 0 below 2^63.
+Expected<std::uint64_t> parse_expert_zero_dim(std::string_view text);
 
 // --zero: "0" to "3" (kMaxZeroStage); nullopt for anything else.
 std::optional<int> parse_zero_stage(std::string_view text);
