@@ -28,8 +28,9 @@ CapacityParam make(std::string fqn, std::vector<std::uint64_t> shape,
                    std::string dtype = "bfloat16") {
   std::vector<CapacityPlacement> axes;
   for (const auto& [axis, p] : placements) axes.push_back({axis, p});
-  return CapacityParam{keep(std::move(fqn)), keep(std::move(shape)), keep(std::move(dtype)), true,
-                       keep(std::move(axes))};
+  return CapacityParam{keep(std::move(fqn)),   keep(std::move(shape)),
+                       keep(std::move(dtype)), true,
+                       keep(std::move(axes)),  {}};
 }
 
 // DeepSeek-V3's shapes; `folded`: the experts stacked per layer ([256, 4096, 7168] and
@@ -140,6 +141,72 @@ void BM_PlanSweep64FoldedZero3(benchmark::State& state) {
   run(state, r);
 }
 BENCHMARK(BM_PlanSweep64FoldedZero3)->Unit(benchmark::kMillisecond);
+
+// The stack of deepseek_v3(): where each parameter sits (model.layers.N in layer N, the
+// embedding before the stack, the norm and the head after it).
+void place_in_stack(CapacityRequest& r) {
+  const std::string_view prefix = "model.layers.";
+  for (CapacityParam& p : r.params) {
+    if (p.fqn.starts_with(prefix)) {
+      const std::string_view rest = p.fqn.substr(prefix.size());
+      p.stage = {StagePosition::Side::kLayer,
+                 std::stoull(std::string(rest.substr(0, rest.find('.'))))};
+    } else if (p.fqn != "model.embed_tokens.weight") {
+      p.stage = {StagePosition::Side::kAfter, 0};
+    }
+  }
+  r.pipeline.stack = LayerStack{"model.layers", 61, false};
+}
+
+// The folded DeepSeek-V3 over pp, tp, ep and dp with ZeRO-1 (issue 41's sweep): 500 meshes,
+// 400 of them of 2 to 16 pipeline stages; and the same 100 meshes at pp=1 alone, as the
+// planner ran before stages.
+void BM_PlanSweepPipelineFolded(benchmark::State& state) {
+  static const CapacityRequest r = [] {
+    CapacityRequest q = request({{"pp", {1, 2, 4, 8, 16}},
+                                 {"tp", {1, 2, 4, 8}},
+                                 {"ep", {1, 8, 16, 32, 64}},
+                                 {"dp", {8, 16, 32, 64, 128}}},
+                                {}, ExpertLayout::kFolded, 1);
+    place_in_stack(q);
+    return q;
+  }();
+  run(state, r);
+}
+BENCHMARK(BM_PlanSweepPipelineFolded)->Unit(benchmark::kMillisecond);
+
+// The same sweep under each recipe at its usual stage (Megatron-LM's distributed optimizer,
+// FSDP2 and DeepSpeed at ZeRO-3): flat shares in a mesh's unit, padded chunks, the gathered
+// module.
+void BM_PlanSweepPipelineFoldedRecipe(benchmark::State& state) {
+  static const std::vector<CapacityRequest> requests = [] {
+    std::vector<CapacityRequest> out;
+    for (const auto& [recipe, stage] :
+         {std::pair{Recipe::kMegatron, 1}, {Recipe::kFsdp2, 3}, {Recipe::kDeepspeed, 3}}) {
+      CapacityRequest q = request({{"pp", {1, 2, 4, 8, 16}},
+                                   {"tp", {1, 2, 4, 8}},
+                                   {"ep", {1, 8, 16, 32, 64}},
+                                   {"dp", {8, 16, 32, 64, 128}}},
+                                  {}, ExpertLayout::kFolded, stage);
+      q.accounting.recipe = recipe;
+      place_in_stack(q);
+      out.push_back(std::move(q));
+    }
+    return out;
+  }();
+  state.SetLabel(std::string(
+      recipe_name(requests[static_cast<std::size_t>(state.range(0))].accounting.recipe)));
+  run(state, requests[static_cast<std::size_t>(state.range(0))]);
+}
+BENCHMARK(BM_PlanSweepPipelineFoldedRecipe)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+
+void BM_PlanSweepNoPipelineFolded(benchmark::State& state) {
+  static const CapacityRequest r =
+      request({{"tp", {1, 2, 4, 8}}, {"ep", {1, 8, 16, 32, 64}}, {"dp", {8, 16, 32, 64, 128}}},
+              {{"pp", 1}}, ExpertLayout::kFolded, 1);
+  run(state, r);
+}
+BENCHMARK(BM_PlanSweepNoPipelineFolded)->Unit(benchmark::kMillisecond);
 
 // Uneven meshes (tp=3, 5, 6, 7 do not divide 129280 evenly): several rank classes each.
 void BM_PlanSweep64Uneven(benchmark::State& state) {

@@ -1,13 +1,24 @@
-// `hpfreeze diff A B [--json] [--group] [--stat] [--ignore FIELD[,FIELD...]]...`
+// `hpfreeze diff OLD NEW [--json] [--group] [--stat] [--ignore FIELD[,FIELD...]]...
+//  [--model MODEL [--mesh AXIS=N,...] [report's accounting flags] [--allow-uncovered]]`
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli.h"
 #include "hpfreeze/commands/diff_command.h"
+#include "planner_flags.h"
 
 namespace hpfreeze::cli {
 
 Runner declare_diff(CLI::App& app) {
-  auto request = std::make_shared<DiffRequest>();
+  struct Flags {
+    DiffRequest request;
+    PlannerFlags planner;
+    std::string model;
+    CLI::Option* allow_uncovered = nullptr;
+  };
+  auto flags = std::make_shared<Flags>();
+  DiffRequest* request = &flags->request;
   app.add_option("OLD", request->old_path, "The old codegen_meta.json; '-' for stdin")
       ->type_name("")
       ->required();
@@ -32,13 +43,42 @@ Runner declare_diff(CLI::App& app) {
       ->type_name("FIELD")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // The memory lines: report's planner on both metas, with report's flags for one mesh.
+  app.add_option("--model", flags->model,
+                 "End with what each meta's report counts on one mesh with these parameter "
+                 "shapes, old -> new: the worst and the best rank (and the devices when they "
+                 "differ); " +
+                     std::string(kModelFormats))
+      ->type_name(kFile);
+  flags->planner.declare_mesh(app);
+  flags->planner.declare_accounting(app, request->memory.plan);
+  flags->allow_uncovered =
+      app.add_flag("--allow-uncovered", request->memory.plan.allow_uncovered,
+                   "A trainable model parameter no plan entry covers is no error of a report "
+                   "behind the memory lines (as report --allow-uncovered)");
   app.footer(help_footer("no differences",
                          "the metas differ (with -q, nothing is printed, whatever --stat and "
                          "--group say)",
                          "hpfreeze diff old/codegen_meta.json new/codegen_meta.json",
-                         "usage error, or an input could not be read or is not a valid meta, "
-                         "or the output could not be written"));
-  return [request]() -> Outcome {
+                         "usage error (with --model, an axis neither meta knows, among "
+                         "others), or an input could not be read or is not a valid meta or "
+                         "model, or the output could not be written"));
+  return [flags, request, &app]() -> Outcome {
+    // The planner's flags say how the memory lines count: without --model there are none.
+    if (app.count("--model") > 0) request->memory.model_path = flags->model;
+    if (!request->memory.model_path) {
+      std::vector<const CLI::Option*> planner(flags->planner.options().begin(),
+                                              flags->planner.options().end());
+      planner.push_back(flags->allow_uncovered);
+      for (const CLI::Option* option : planner) {
+        if (option->count() == 0) continue;
+        report_usage_error(option->get_name() +
+                           " needs --model: it is for the memory lines, which diff prints with "
+                           "--model only (see 'hpfreeze diff --help')");
+        return kExitTrouble;
+      }
+    }
+    flags->planner.apply(app, request->memory.mesh, request->memory.plan);
     // -q/--quiet (either side of the command word): the exit status alone tells.
     request->quiet = quiet_count() > 0;
     // A pull request shows the summary as a ::notice on the new meta.

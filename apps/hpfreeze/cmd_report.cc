@@ -1,28 +1,28 @@
 // `hpfreeze report [META] --model MODEL [--mesh AXIS=N,...] [--sweep AXIS=N,...]...
-//  [--replica-axis NAME]... [--expert-parallel folded|axis] [--optimizer NAME]
-//  [--zero 0|1|2|3] [--zero-axis AXIS[,AXIS...]] [--budget SIZE] [--fits-only]
-//  [--allow-uncovered] [--json] [--top K] [--silence CODE[,CODE...]]...`
+//  [--replica-axis NAME]... [--expert-parallel folded|axis] [--pp-stack PREFIX]
+//  [--pp-layers N,N,...] [--optimizer NAME] [--recipe NAME] [--zero 0|1|2|3]
+//  [--zero-axis AXIS[,AXIS...]] [--expert-zero-dim D] [--budget SIZE] [--reserve SIZE]
+//  [--fits-only] [--allow-uncovered] [--json] [--top K] [--silence CODE[,CODE...]]...`
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "hpfreeze/capacity/capacity_args.h"
 #include "hpfreeze/commands/report_command.h"
+#include "planner_flags.h"
 
 namespace hpfreeze::cli {
 
 Runner declare_report(CLI::App& app) {
   struct Flags {
     ReportRequest request;
-    std::string mesh;
+    PlannerFlags planner;
     std::string top;
     std::vector<std::string> sweeps;
-    std::string optimizer;
     std::string budget;
-    std::string zero;
-    std::string zero_axes;
-    std::string expert_parallel;
+    std::string reserve;
     std::vector<std::string> silence;
   };
   auto flags = std::make_shared<Flags>();
@@ -33,76 +33,24 @@ Runner declare_report(CLI::App& app) {
   app.add_option("--model", flags->request.model_path,
                  "Parameter shapes: " + std::string(kModelFormats))
       ->type_name(kFile);
-  // Checked while the command line is parsed, so a bad --mesh is a usage error (exit 2).
-  const CLI::Validator mesh_syntax(
-      [](std::string& text) -> std::string {
-        Expected<std::vector<AxisSize>> mesh = parse_mesh_arg(text);
-        return mesh ? std::string() : mesh.errors().front().message;
-      },
-      "");
-  app.add_option("--mesh", flags->mesh,
-                 "Mesh axis sizes, e.g. tp=2,cp=2,ep=8 (default: the meta's parallel_dims)")
-      ->type_name("AXIS=N[,AXIS=N...]")
-      ->check(mesh_syntax);
+  flags->planner.declare_mesh(app);
   app.add_option("--sweep", flags->sweeps,
                  "Evaluate every size of one axis, e.g. tp=1,2,4,8 (repeatable, one per axis; "
                  "every combination with the --mesh axes)")
       ->type_name("AXIS=N[,N...]")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            Expected<AxisSweep> sweep = parse_sweep_arg(text);
-            return sweep ? std::string() : sweep.errors().front().message;
-          },
-          ""));
-  const CLI::Validator axis_name(
-      [](std::string& text) -> std::string {
-        return is_axis_name(text)
-                   ? std::string()
-                   : "'" + text + "': the axis name must match [A-Za-z_][A-Za-z0-9_]*";
-      },
-      "");
-  app.add_option("--replica-axis", flags->request.plan.replica_axes,
-                 "An axis no input names that holds replicas and only multiplies the devices, "
-                 "e.g. pp, so that --mesh and --sweep may use it (repeatable)")
-      ->type_name("NAME")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->check(axis_name);
-  app.add_option("--optimizer", flags->optimizer,
-                 "Count gradients and optimizer state too (default: none; docs/capacity.md)")
-      ->type_name("NAME")
-      ->check(CLI::IsMember(optimizer_names()));
-  app.add_option("--zero", flags->zero,
-                 "ZeRO/FSDP stage over --zero-axis: 1 splits the optimizer state, 2 the "
-                 "gradients too, 3 the weights too (default: 0; docs/capacity.md)")
-      ->type_name("STAGE")
-      ->check(CLI::IsMember({"0", "1", "2", "3"}));
-  app.add_option("--zero-axis", flags->zero_axes,
-                 "The data-parallel axes ZeRO splits over, their product one group "
-                 "(default: dp,cp); folded experts are split over edp")
-      ->type_name("AXIS[,AXIS...]")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            Expected<std::vector<std::string>> axes = parse_zero_axes(text);
-            return axes ? std::string() : axes.errors().front().message;
-          },
-          ""));
-  app.add_option("--expert-parallel", flags->expert_parallel,
-                 "How ep is laid out: folded into the dense region (default when the meta's "
-                 "mesh_dim_names does not name ep) or an axis of its own (docs/capacity.md)")
-      ->type_name("LAYOUT")
-      ->check(CLI::IsMember({"folded", "axis"}));
+      ->check(parsed_by(parse_sweep_arg));
+  flags->planner.declare_accounting(app, flags->request.plan);
   app.add_option("--budget", flags->budget,
                  "Device memory per rank, e.g. 80GiB, 75G or bytes: mark each mesh fits or not")
       ->type_name("SIZE")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            Expected<std::uint64_t> size = parse_byte_size(text);
-            return size ? std::string() : size.errors().front().message;
-          },
-          ""));
+      ->check(parsed_by(parse_byte_size));
+  app.add_option("--reserve", flags->reserve,
+                 "Memory per rank kept from --budget for what fits does not count "
+                 "(activations, buffers), e.g. 16GiB: model states may use the rest")
+      ->type_name("SIZE")
+      ->check(parsed_by(parse_byte_size));
   app.add_flag("--fits-only", flags->request.plan.filter.fits_only,
                "List only the usable meshes: those that divide and, with --budget, fit");
   app.add_flag("--allow-uncovered", flags->request.plan.allow_uncovered,
@@ -130,25 +78,18 @@ Runner declare_report(CLI::App& app) {
                          "input or output could not be read or written"));
   return [flags, &app]() -> Outcome {
     ReportRequest& request = flags->request;
-    Accounting& accounting = request.plan.accounting;
     MeshFilter& filter = request.plan.filter;
-    if (app.count("--mesh") > 0) request.mesh = *parse_mesh_arg(flags->mesh);
+    flags->planner.apply(app, request.mesh, request.plan);
     for (const std::string& text : flags->sweeps) {
       request.plan.sweeps.push_back(*parse_sweep_arg(text));
     }
-    if (app.count("--optimizer") > 0) accounting.optimizer = *parse_optimizer(flags->optimizer);
     if (app.count("--budget") > 0) {
       filter.budget = *parse_byte_size(flags->budget);
       filter.budget_text = flags->budget;
     }
-    if (app.count("--zero") > 0) accounting.zero.stage = *parse_zero_stage(flags->zero);
-    if (app.count("--zero-axis") > 0) {
-      accounting.zero.axes = *parse_zero_axes(flags->zero_axes);
-      accounting.zero_axes_named = true;
-    }
-    if (app.count("--expert-parallel") > 0) {
-      accounting.layout = *parse_expert_layout(flags->expert_parallel);
-      accounting.layout_source = LayoutSource::kFlag;
+    if (app.count("--reserve") > 0) {
+      filter.reserve = *parse_byte_size(flags->reserve);
+      request.reserve_given = true;
     }
     if (app.count("--top") > 0) {
       // Digits only (checked above); a count beyond any list is as good as "all".

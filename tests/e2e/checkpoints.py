@@ -58,3 +58,18 @@ def write_sharded(directory, shards, index_name="model.safetensors.index.json"):
     with open(index, "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
     return index
+
+
+def llama_2_7b_shapes():
+    """Llama-2-7B's tensors (vocabulary 32000, hidden 4096, 32 layers, MLP 11008; 6,738,415,616
+    elements) by name, in the order its modules register them."""
+    h, i, v = 4096, 11008, 32000
+    shapes = {"model.embed_tokens.weight": [v, h]}
+    for n in range(32):
+        p = f"model.layers.{n}."
+        shapes.update({p + f"self_attn.{x}_proj.weight": [h, h] for x in "qkvo"})
+        shapes.update({p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h],
+                       p + "mlp.down_proj.weight": [h, i], p + "input_layernorm.weight": [h],
+                       p + "post_attention_layernorm.weight": [h]})
+    shapes.update({"model.norm.weight": [h], "lm_head.weight": [v, h]})
+    return shapes

@@ -1,4 +1,5 @@
 """Shared helpers for the end-to-end tests: run the real binary with a scrubbed environment."""
+import json
 import os
 import subprocess
 import tempfile
@@ -43,6 +44,13 @@ class TempDirTest(unittest.TestCase):
 
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
+
+    def write_json(self, name, value):
+        """`value` as JSON in the directory (indent 1); returns its path."""
+        path = self.path(name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=1)
+        return path
 
 
 def sanitized_binary():

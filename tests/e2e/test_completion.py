@@ -167,9 +167,15 @@ class Shells:
                     ("hpfreeze report m.json --model m", ["model.json"]),
                     ("hpfreeze report m.json --optimizer ", sorted(choices)),
                     ("hpfreeze report m.json --optimizer ad", ["adam", "adamw"]),
+                    ("hpfreeze report m.json --recipe ", sorted(["deepspeed", "dtensor", "fsdp2",
+                                                                 "megatron"])),
                     # Values that are not files get nothing: a mesh, a count, a field name.
                     ("hpfreeze report m.json --mesh ", []), ("hpfreeze report m.json --top ", []),
                     ("hpfreeze diff a b --ignore ", []),
+                    # diff --model takes report's planner flags, values and all.
+                    ("hpfreeze diff a b --model m", ["model.json"]),
+                    ("hpfreeze diff a b --model m.json --optimizer ad", ["adam", "adamw"]),
+                    ("hpfreeze diff a b --model m.json --mesh ", []),
                     # --message-format's choices, before and after the command word, and
                     # the command word after its value.
                     ("hpfreeze --message-format ", ["github", "json", "text"]),
@@ -183,7 +189,8 @@ class Shells:
         lines = [["hpfreeze", "freeze", "--"], ["hpfreeze", "report", "--"], ["hpfreeze", "he"],
                  ["hpfreeze", "freeze", "--plan", "p"],
                  ["hpfreeze", "report", "m.json", "--optimizer", "a"],
-                 ["hpfreeze", "--message-format", ""], ["hpfreeze", "diff", "--message-format", "j"]]
+                 ["hpfreeze", "--message-format", ""], ["hpfreeze", "diff", "--message-format", "j"],
+                 ["hpfreeze", "diff", "a", "b", "--expert-parallel", ""]]
         self.check([(" ".join(words), bash_complete(words, self.dir)) for words in lines])
 
 

@@ -202,12 +202,6 @@ def random_metas(seed):
 
 
 class DiffGroupAndStat(TempDirTest):
-    def write(self, name, value):
-        path = self.path(name)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(value, f, indent=1)
-        return path
-
     def out(self, *args, code=1):
         r = run("diff", *args)
         self.assertEqual((r.returncode, r.stderr), (code, b""), args)
@@ -252,7 +246,7 @@ class DiffGroupAndStat(TempDirTest):
         for seed in range(40):
             with self.subTest(seed=seed):
                 old, new = random_metas(seed)
-                a, b = self.write("a.json", old), self.write("b.json", new)
+                a, b = self.write_json("a.json", old), self.write_json("b.json", new)
                 if old == new:
                     continue
                 folded += sum(g["count"] > 1 for g in self.check_pair(a, b))
@@ -270,7 +264,7 @@ class DiffGroupAndStat(TempDirTest):
             for p, axes in (module.get("params") or {}).items():
                 if re.fullmatch(r"experts\.\d+\.(gate|up)_proj\.weight", p):
                     axes["ep"] = {"$placement": "Shard", "dim": 0}
-        self.write("plan-ep.json", plan)
+        self.write_json("plan-ep.json", plan)
         metas = []
         for p in ("plan.json", "plan-ep.json"):
             metas.append(self.path(p.replace("plan", "meta")))
@@ -289,7 +283,7 @@ class DiffGroupAndStat(TempDirTest):
 
     def test_equal_metas_and_quiet(self):
         old, new = random_metas(3)
-        a, b = self.write("a.json", old), self.write("b.json", new)
+        a, b = self.write_json("a.json", old), self.write_json("b.json", new)
         for flags in (["--stat"], ["--group"], ["--stat", "--group"], ["--group", "--json"]):
             self.assertEqual(self.out(a, a, *flags, code=0), "")
             for quiet in (["-q"], ["--quiet"]):
@@ -303,7 +297,7 @@ class DiffGroupAndStat(TempDirTest):
 
     def test_github_notice_on_the_new_meta(self):
         old, new = random_metas(5)
-        a, b = self.write("a.json", old), self.write("b.json", new)
+        a, b = self.write_json("a.json", old), self.write_json("b.json", new)
         plain = run("diff", a, b)
         github = run("--message-format", "github", "diff", a, b)
         self.assertEqual((github.returncode, github.stdout), (1, plain.stdout))

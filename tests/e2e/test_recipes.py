@@ -358,6 +358,147 @@ class CiBundleRecipe(Project):
             self.assertIn("\n" + line, f.read())
 
 
+def git(*args, cwd, env):
+    r = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, (args, r.stdout, r.stderr)
+    return r.stdout
+
+
+@unittest.skipUnless(have("bash") and have("git"), "bash or git is not installed")
+class CiSummaryRecipe(Project):
+    """The pull-request step: a repository whose main holds the example's meta, a bare
+    origin, a branch that changes one placement, checked out as actions/checkout does (one
+    commit deep, without the base branch); the step as the runner runs it."""
+    STEP = "What the plan change amounts to"
+
+    def setUp(self):
+        super().setUp()
+        self.env.update(GIT_CONFIG_NOSYSTEM="1", HOME=self.tmp.name, GIT_AUTHOR_NAME="a",
+                        GIT_AUTHOR_EMAIL="a@a", GIT_COMMITTER_NAME="a",
+                        GIT_COMMITTER_EMAIL="a@a")
+        self.origin = os.path.join(self.tmp.name, "origin.git")
+        self.runner = os.path.join(self.tmp.name, "runner")
+        os.mkdir(self.runner)
+        self.summary = os.path.join(self.runner, "step_summary.md")
+        git("init", "-q", "--bare", "-b", "main", self.origin, cwd=self.tmp.name, env=self.env)
+
+    def meta(self, tp="S(0)"):
+        """The example's meta; with tp "R", lin.weight is whole on every rank (and so no
+        longer a frozen sharded parameter)."""
+        with open(case(TINY, "expected.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+        meta["param_plan"]["lin"]["params"]["weight"]["tp"] = tp
+        if tp == "R":
+            meta["frozen_sharded_params"] = []
+        return json.dumps(meta, indent=2) + "\n"
+
+    def push(self, branch, files):
+        """A commit on `branch` (from main's, when main exists) holding `files`
+        ({name: text, or None to remove}), pushed to origin."""
+        work = os.path.join(self.tmp.name, "push-" + branch)
+        git("clone", "-q", self.origin, work, cwd=self.tmp.name, env=self.env)
+        if git("branch", "-r", cwd=work, env=self.env).strip():
+            git("checkout", "-q", "-B", branch, "origin/main", cwd=work, env=self.env)
+        else:
+            git("checkout", "-q", "-b", branch, cwd=work, env=self.env)
+        for name, text in files.items():
+            if text is None:
+                git("rm", "-q", name, cwd=work, env=self.env)
+                continue
+            with open(os.path.join(work, name), "w", encoding="utf-8") as f:
+                f.write(text)
+            git("add", name, cwd=work, env=self.env)
+        git("commit", "-q", "--allow-empty", "-m", branch, cwd=work, env=self.env)
+        git("push", "-q", "origin", branch, cwd=work, env=self.env)
+        shutil.rmtree(work)
+
+    def run_step(self, branch):
+        """The step in a checkout of `branch` as actions/checkout leaves one; returns the
+        run and the job summary's text."""
+        checkout = os.path.join(self.tmp.name, "checkout-" + branch)
+        git("clone", "-q", "--depth=1", "--branch", branch, "file://" + self.origin, checkout,
+            cwd=self.tmp.name, env=self.env)
+        self.assertNotIn("origin/main", git("branch", "-r", cwd=checkout, env=self.env))
+        open(self.summary, "w").close()
+        env = dict(self.env, GITHUB_BASE_REF="main", RUNNER_TEMP=self.runner,
+                   GITHUB_STEP_SUMMARY=self.summary)
+        r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                            ci_step(self.STEP)], cwd=checkout, env=env, capture_output=True,
+                           text=True, timeout=120)
+        with open(self.summary, encoding="utf-8") as f:
+            return r, f.read()
+
+    def main_with_the_meta(self):
+        with open(case(TINY, "model.json"), encoding="utf-8") as f:
+            model = f.read()
+        self.push("main", {"codegen_meta.json": self.meta(), "model.json": model})
+
+    def test_a_plan_change_is_summarised(self):
+        self.main_with_the_meta()
+        self.push("split", {"codegen_meta.json": self.meta("R")})
+        r, summary = self.run_step("split")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "")
+        # lin.weight (8 x 4, no dtype: bfloat16) leaves tp=2's split: 32 of its 64 bytes a
+        # rank before, all 64 after (docs/cli.md, "--group", "--stat", "--model").
+        self.assertEqual(summary, (
+            "### codegen_meta.json: what this pull request changes\n"
+            "\n"
+            '    - /frozen_sharded_params: "lin.weight"\n'
+            "    ~ /param_plan/lin/params/weight/tp: S(0) -> R\n"
+            "    \n"
+            "    frozen_sharded_params  1  +0  -1  ~0\n"
+            "    param_plan             1  +0  -0  ~1\n"
+            "    2 differences in 2 groups: 0 added, 1 removed, 1 changed\n"
+            "    \n"
+            "    worst rank on tp=2: 32 B -> 64 B (+32 B, +100.0 %)\n"
+            "    best rank on tp=2: 32 B -> 64 B (+32 B, +100.0 %)\n"))
+        # The summary the recipe shows is this one (its blank lines without the indent).
+        with open(os.path.join(SOURCE, "docs", "recipes.md"), encoding="utf-8") as f:
+            shown = "".join(line.rstrip() + "\n" for line in summary.splitlines())
+            self.assertIn("\n```\n" + shown + "```\n", f.read())
+        # The notice on the new meta, for the pull request's files view.
+        self.assertIn(
+            "::notice file=codegen_meta.json::2 differences in 2 groups: 0 added, 1 removed, "
+            "1 changed%0Afrozen_sharded_params  1  +0  -1  ~0%0Aparam_plan             1  +0  "
+            "-0  ~1%0Aworst rank on tp=2: 32 B -> 64 B (+32 B, +100.0 %25)%0Abest rank on tp=2: "
+            "32 B -> 64 B (+32 B, +100.0 %25)\n", r.stderr)
+        self.assertEqual(self.calls(), [
+            "diff --stat --group --model model.json --message-format github "
+            f"{self.runner}/base_meta.json codegen_meta.json"])
+
+    def test_no_plan_change_no_summary(self):
+        self.main_with_the_meta()
+        self.push("docs", {"README.md": "a change that is no plan change\n"})
+        r, summary = self.run_step("docs")
+        self.assertEqual((r.returncode, summary), (0, ""), r.stderr)
+        self.assertNotIn("::notice", r.stderr)
+
+    def test_a_base_branch_without_a_meta(self):
+        """The pull request that adds the meta: nothing to compare, nothing run."""
+        self.push("main", {"README.md": "no meta yet\n"})
+        self.push("first", {"codegen_meta.json": self.meta()})
+        r, summary = self.run_step("first")
+        self.assertEqual((r.returncode, r.stdout, summary), (0, "", ""), r.stderr)
+        self.assertEqual(self.calls(), [])
+
+    def test_a_meta_that_is_no_json_fails_the_step(self):
+        self.main_with_the_meta()
+        self.push("broken", {"codegen_meta.json": "{not json\n"})
+        r, summary = self.run_step("broken")
+        self.assertEqual((r.returncode, summary), (2, ""), r.stderr)
+        self.assertIn("::error file=codegen_meta.json", r.stderr)
+
+    def test_a_base_branch_that_cannot_be_fetched_fails_the_step(self):
+        self.main_with_the_meta()
+        self.push("split", {"codegen_meta.json": self.meta("R")})
+        git("update-ref", "-d", "refs/heads/main", cwd=self.origin, env=self.env)
+        r, summary = self.run_step("split")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(summary, "")
+
+
 def ci_job_steps():
     """(name, id, if) of each step of docs/recipes/ci.yml, in order (id and if None when
     absent)."""
@@ -375,12 +516,13 @@ def ci_job_steps():
     return steps
 
 
-def step_runs(condition, outcomes, cancelled=False):
+def step_runs(condition, outcomes, cancelled=False, event="push"):
     """Whether GitHub Actions runs a step with `if: condition` (None: none) after steps with
-    these outcomes ({id or name: "success" | "failure" | "skipped"}), for the functions and
-    operators the recipe uses: success(), failure(), always(), cancelled() and `!` of them,
-    `steps.ID.outcome == 'VALUE'`, and `&&`. A step without `if:` is `success()`: no step
-    before it failed and the run was not cancelled."""
+    these outcomes ({id or name: "success" | "failure" | "skipped"}) in a run for `event`,
+    for the functions and operators the recipe uses: success(), failure(), always(),
+    cancelled() and `!` of them, `steps.ID.outcome == 'VALUE'`, `github.event_name ==
+    'EVENT'`, and `&&`. A step without `if:` is `success()`: no step before it failed and the
+    run was not cancelled."""
     expression = (condition or "${{ success() }}").strip()
     m = re.fullmatch(r"\$\{\{\s*(.*?)\s*\}\}", expression)
     assert m, f"unknown if: {condition!r}"
@@ -393,8 +535,11 @@ def step_runs(condition, outcomes, cancelled=False):
         negate = term.startswith("!")
         term = term.lstrip("!").strip()
         outcome = re.fullmatch(r"steps\.([\w-]+)\.outcome == '(\w+)'", term)
+        event_name = re.fullmatch(r"github\.event_name == '(\w+)'", term)
         if outcome:
             value = outcomes.get(outcome.group(1)) == outcome.group(2)
+        elif event_name:
+            value = event == event_name.group(1)
         else:
             assert term in values, f"unknown term {term!r} in if: {condition!r}"
             value = values[term]
@@ -413,14 +558,14 @@ class CiJob(Project):
     CHECK = "codegen_meta.json is up to date"
     BUNDLE = "Generated bundles hold what their meta records"
 
-    def run_job(self, steps, outcomes):
+    def run_job(self, steps, outcomes, event="push"):
         """Runs the steps named (scripts of the recipe) after earlier `outcomes`; returns
         the stderr of the steps that ran, by name."""
         conditions = {s["name"]: s["if"] for s in ci_job_steps()}
         ids = {s["name"]: s["id"] or s["name"] for s in ci_job_steps()}
         ran = {}
         for name in steps:
-            if not step_runs(conditions[name], outcomes):
+            if not step_runs(conditions[name], outcomes, event=event):
                 outcomes[ids[name]] = "skipped"
                 continue
             r = self.sh("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
@@ -436,6 +581,9 @@ class CiJob(Project):
         self.assertFalse(step_runs("${{ !cancelled() }}", {}, cancelled=True))
         self.assertFalse(step_runs("${{ steps.x.outcome == 'success' }}",
                                    {"x": "success", "y": "failure"}))
+        self.assertFalse(step_runs("${{ github.event_name == 'pull_request' }}", {}))
+        self.assertTrue(step_runs("${{ github.event_name == 'pull_request' }}", {},
+                                  event="pull_request"))
 
     def test_one_push_shows_a_stale_meta_and_a_hash_drift(self):
         bundle = os.path.join(self.dir, "generated")
@@ -466,6 +614,21 @@ class CiJob(Project):
         self.assertTrue(step_runs(condition, {"install": "success", "check": "failure"}))
         # The id the condition names is the install step's.
         self.assertIn({"name": "Install hpfreeze", "id": "install", "if": None}, ci_job_steps())
+
+    def test_the_summary_only_on_a_pull_request_also_after_a_failed_check(self):
+        condition = next(s["if"] for s in ci_job_steps() if s["name"] == CiSummaryRecipe.STEP)
+        self.assertIn("!cancelled()", condition)
+        pull_request = {"event": "pull_request"}
+        self.assertTrue(step_runs(condition, {"install": "success", "check": "failure"},
+                                  **pull_request))
+        self.assertTrue(step_runs(condition, {"install": "success", "bundle": "failure"},
+                                  **pull_request))
+        self.assertFalse(step_runs(condition, {"install": "success"}))  # a push
+        self.assertFalse(step_runs(condition, {"install": "failure"}, **pull_request))
+        self.assertFalse(step_runs(condition, {"install": "success"}, cancelled=True,
+                                   **pull_request))
+        # It is the job's last step: nothing it does keeps another from running.
+        self.assertEqual(ci_job_steps()[-1]["name"], CiSummaryRecipe.STEP)
 
 
 # The Debian/Ubuntu package behind each find_package() name of the project's CMake files.
@@ -507,7 +670,7 @@ class CiBuildStep(unittest.TestCase):
         with open(os.path.join(RECIPES, "ci.yml"), encoding="utf-8") as f:
             text = f.read()
         names = re.findall(r"^      - name: (.+)$", text, re.M)
-        self.assertEqual(len(names), 6, names)
+        self.assertEqual(len(names), 7, names)
         for name in names:
             r = subprocess.run(["bash", "-n"], input=ci_step(name), capture_output=True,
                                text=True, timeout=30)

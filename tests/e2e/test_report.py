@@ -249,7 +249,10 @@ class ReportTest(unittest.TestCase):
                                    "1 note\n")
         lines = r.stdout.splitlines()
         self.assertEqual(lines[0], "mesh: cp=1 dp=8 ep=1 pp=1 tp=8 (from parallel_dims)")
-        self.assertEqual(lines[1], "placement order: cp, tp")
+        # The answer first, right under the mesh line.
+        self.assertTrue(lines[1].startswith("smallest mesh that divides: cp=1 tp=8 dp=8 ep=1 "
+                                            "pp=1 (64 devices, worst rank "), lines[1])
+        self.assertEqual(lines[2], "placement order: cp, tp")
         expected = llama_expected(8)
         rank0 = [line for line in lines if line.startswith("rank 0, planned params")]
         self.assertEqual(rank0[0].split()[-4:],
@@ -258,10 +261,12 @@ class ReportTest(unittest.TestCase):
         full = [line for line in lines if line.startswith("planned params at full size")]
         self.assertEqual(full[0].split()[-3:], ["15.0", "GiB", str(expected["unsharded_bytes"])])
         self.assertIn("boundaries (top 10 of 131, by rank-0 bytes):", lines)
-        self.assertIn("params (top 10 of 291, by rank-0 bytes):", lines)
+        self.assertIn("params (top 10 of 291, by rank-0 bytes; BYTES: rank 0's weights only):",
+                      lines)
         self.assertEqual(lines[-1], "findings: 0 errors, 0 warnings, 1 note (on stderr)")
         r = run("-q", "report", meta_path, "--model", model_path, "--top", "3")
-        self.assertIn("params (top 3 of 291, by rank-0 bytes):", r.stdout.splitlines())
+        self.assertIn("params (top 3 of 291, by rank-0 bytes; BYTES: rank 0's weights only):",
+                      r.stdout.splitlines())
         self.assertEqual(r.stderr, "")
 
     def test_llama_at_tp_3_does_not_divide(self):

@@ -11,6 +11,7 @@ adam (bf16 2+2+4+8, fp32 4+4+8): 704 bytes whole.
 import json
 import struct
 
+from checkpoints import llama_2_7b_shapes
 from hpf import TempDirTest, run
 
 PLAN = {"": {"params": {"a": {"tp": "S(0)"}, "b": {"tp": "R"}, "c": {"tp": "S(-1)"}}}}
@@ -113,15 +114,7 @@ class Answers(TempDirTest):
         Adam, ZeRO-3 over dp=8: every dim 0 divides by 8, so each rank holds 16 x Psi / 8 =
         13,476,831,232 bytes (12.55 GiB); DeepSpeed's 18 Psi / 8 + 4 x 32000 x 4096 is
         15,685,723,136 (14.61 GiB)."""
-        h, i, v = 4096, 11008, 32000
-        shapes = {"model.embed_tokens.weight": [v, h], "lm_head.weight": [v, h],
-                  "model.norm.weight": [h]}
-        for n in range(32):
-            p = f"model.layers.{n}."
-            shapes.update({p + f"self_attn.{x}_proj.weight": [h, h] for x in "qkvo"})
-            shapes.update({p + "mlp.gate_proj.weight": [i, h], p + "mlp.up_proj.weight": [i, h],
-                           p + "mlp.down_proj.weight": [h, i], p + "input_layernorm.weight": [h],
-                           p + "post_attention_layernorm.weight": [h]})
+        shapes = llama_2_7b_shapes()
         self.assertEqual(sum(a * (b if len(s) > 1 else 1) for s in shapes.values()
                              for a, b in [(s[0], s[-1])]), 6738415616)
         model = self.write("llama.json", {"format": "hpfreeze.model/v1", "modules": {"": "M"},

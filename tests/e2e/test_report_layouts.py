@@ -40,17 +40,23 @@ def calculator_case(meta_path, model_path, layout, mesh, optimizer="none", zero=
     with open(meta_path) as f:
         meta = json.load(f)
     with open(model_path) as f:
-        model = json.load(f)["parameters"]
+        tree = json.load(f)
+    model = tree["parameters"]
+    # Where each parameter sits against the model's layer stack (one stage here: pp=1).
+    stack, positions, _ = capacity_model.place_in_stack(
+        [{"fqn": fqn, "shape": p["shape"]} for fqn, p in model.items()], list(tree["modules"]),
+        False)
     params = []
     for boundary, spec in meta["param_plan"].items():
         for name, axes in (spec.get("params") or {}).items():
             fqn = f"{boundary}.{name}" if boundary else name
             p = model[fqn]
-            params.append(capacity_model.param(fqn, p["shape"], p["dtype"], list(axes.items())))
+            params.append(capacity_model.param(fqn, p["shape"], p["dtype"], list(axes.items()),
+                                               stage=positions[fqn]))
     listed = list(meta.get("mesh_dim_names") or [])
     named = sorted({a for p in params for a, _ in p["placements"]} - set(listed))
     case = {"axis_order": listed + named, "layout": layout, "fixed": mesh, "sweeps": [],
-            "optimizer": optimizer, "zero": list(zero), "params": params}
+            "optimizer": optimizer, "zero": list(zero), "params": params, "stack": stack}
     order = case["axis_order"]
     case["resolved_axis_order"] = order + sorted({a for a, _ in mesh} - set(order))
     case["budget_bytes"] = None

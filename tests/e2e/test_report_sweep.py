@@ -220,8 +220,8 @@ class SmallModel(unittest.TestCase):
 
     def test_unknown_axes_are_usage_errors_with_the_nearest(self):
         # cp and dp are known as the default ZeRO axes.
-        known = ("(the inputs know cp, dp, tp; --replica-axis NAME adds an axis that only holds "
-                 "replicas)")
+        known = ("(the inputs know cp, dp, pp, tp; --replica-axis NAME adds an axis that only "
+                 "holds replicas)")
         r = run("report", self.meta, "--model", self.model, "--mesh", "TP=4,EP=8")
         self.assertEqual((r.returncode, r.stdout), (2, ""))
         self.assertEqual(r.stderr.splitlines(), [
@@ -230,15 +230,19 @@ class SmallModel(unittest.TestCase):
         r = run("report", self.meta, "--model", self.model, "--sweep", "tq=1,2,4")
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown axis 'tq'; did you mean 'tp'?", r.stderr)
-        # Declared replicas are known: pp only multiplies the devices (and a note says so).
+        # Declared replicas are known: they only multiply the devices (and a note says so).
         r = run("report", self.meta, "--model", self.model, "--mesh", "tp=1",
-                "--sweep", "pp=1,4", "--replica-axis", "pp", "--json")
+                "--sweep", "rep=1,4", "--replica-axis", "rep", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = json.loads(r.stdout)
         self.assertEqual([m["devices"] for m in doc["meshes"]], [1, 4])
         self.assertEqual({m["max_rank_bytes"] for m in doc["meshes"]}, {208})
-        self.assertIn("axis 'pp' shards no parameter: its sizes only multiply the devices",
+        self.assertIn("axis 'rep' shards no parameter: its sizes only multiply the devices",
                       r.stderr)
+        # pp splits the layer stack: no replica axis.
+        r = run("report", self.meta, "--model", self.model, "--replica-axis", "pp")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--replica-axis: pp is no replica axis: it splits the layer stack", r.stderr)
 
     def test_every_exit_1_says_why(self):
         # tp=1 holds 208 bytes: over a 100-byte budget by 108; tp=2 and 4 do not divide.
@@ -259,10 +263,12 @@ class SmallModel(unittest.TestCase):
                 "--budget", "300", "--top", "0")
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = r.stdout.splitlines()
-        at = lines.index(next(line for line in lines if line.startswith("MESH ")))
-        self.assertEqual(lines[at - 1],
-                         "smallest mesh that fits: tp=1 (1 device, worst rank 208 B of 300 B)")
-        self.assertIn("rank 0 below: no axis fixed, the swept axes (tp) at size 1", r.stdout)
+        # The answer first, right under the mesh line; the rank-0 block says which mesh it is.
+        self.assertEqual(lines[:3], [
+            "mesh: none fixed",
+            "smallest mesh that fits: tp=1 (1 device, worst rank 208 B of 300 B)",
+            "rank 0 below is of tp=1: no axis fixed, the swept axes at size 1; the meshes table "
+            "has every swept mesh"])
         r = run("report", self.meta, "--model", self.model, "--sweep", "tp=1,2,4",
                 "--budget", "300", "--json", "--fits-only")
         doc = json.loads(r.stdout)

@@ -621,16 +621,19 @@ inline std::string check_report(std::string_view input) {
   std::vector<AxisSize> fixed(mesh.begin() + 1, mesh.end());
   zero.sweeps = {AxisSweep{"dp", {1, 2, 5}}};
   // A ZeRO that splits nothing (every parameter sharded on dp and cp) is a usage error
-  // that says so; a folded mesh ep does not divide holds no ranks to compare.
+  // that says so, as is a sweep whose every mesh has too many rank classes; a mesh that
+  // cannot be laid out (folded ep, pp without a stack) or was not counted holds no ranks
+  // to compare.
   const Report swept = build_report(*meta, model, fixed, zero);
   if (!swept.usage_errors.empty() &&
-      swept.usage_errors.front().message.find("splits nothing") == std::string::npos) {
+      swept.usage_errors.front().message.find("splits nothing") == std::string::npos &&
+      swept.usage_errors.front().message.find("too many to compare") == std::string::npos) {
     return "the ZeRO sweep is refused: " + swept.usage_errors.front().message;
   }
   if (swept.capacity.planned()) {
     std::uint64_t last = ~std::uint64_t{0};
     for (const MeshCapacity& m : swept.capacity.meshes) {
-      if (m.indivisible && m.indivisible->dense_region()) continue;
+      if (!m.laid_out()) continue;
       if (m.max_rank_bytes > last) return "ZeRO stage 3: a larger dp holds more";
       last = m.max_rank_bytes;
     }

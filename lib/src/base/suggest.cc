@@ -41,8 +41,8 @@ std::optional<std::string> nearest(std::string_view typed,
   return best;
 }
 
-std::optional<std::string> nearest_ignoring_case(std::string_view typed,
-                                                 const std::vector<std::string>& candidates) {
+std::optional<std::string> equal_ignoring_case(std::string_view typed,
+                                               const std::vector<std::string>& candidates) {
   auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
   for (const std::string& c : candidates) {
     if (c.size() == typed.size() &&
@@ -51,6 +51,12 @@ std::optional<std::string> nearest_ignoring_case(std::string_view typed,
       return c;
     }
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> nearest_ignoring_case(std::string_view typed,
+                                                 const std::vector<std::string>& candidates) {
+  if (std::optional<std::string> same = equal_ignoring_case(typed, candidates)) return same;
   return nearest(typed, candidates);
 }
 

@@ -8,6 +8,7 @@
 
 #include "capacity/axis_order.h"
 #include "capacity/chunk_geometry.h"
+#include "capacity/staged_model.h"
 #include "capacity/usage_error.h"
 
 namespace hpfreeze {
@@ -116,6 +117,22 @@ std::string listed_in_meshes(const std::vector<std::string>& axes,
   return out;
 }
 
+// Why every ZeRO group has size 1: what the groups of the model's parameters are made of.
+std::string why_no_group(const CapacityModel& model, const std::vector<std::string>& axes) {
+  std::string names;
+  for (const std::string& a : axes) names += (names.empty() ? "" : ", ") + a;
+  if (model.dense_zero()) {
+    return "the data-parallel axes " + names + " are absent or of size 1" +
+           (model.expert_zero() ? ", and so is edp" : "");
+  }
+  if (model.expert_zero()) {
+    return "the expert parameters' group edp has size 1: ep takes the whole dense region, and "
+           "no other parameter has a group";
+  }
+  return "every parameter is 0-dim, holds nothing or is sharded on every data-parallel axis " +
+         names;
+}
+
 // The ZeRO request's own errors: an axis named with --zero-axis that no mesh has, then a
 // stage >= 1 whose every group has size 1 on every mesh.
 std::optional<Diagnostic> zero_error(const CapacityRequest& request, const CapacityModel& model,
@@ -131,21 +148,32 @@ std::optional<Diagnostic> zero_error(const CapacityRequest& request, const Capac
       }
     }
   }
-  // Without a byte to split (no parameter holds anything) there is nothing to claim.
+  // Without a byte to split (no parameter holds anything) there is nothing to claim; a
+  // parameter that holds nothing has no group, and so never counts here.
   if (zero.stage == 0 || model.full_bytes() == 0) return std::nullopt;
   const bool splits = std::any_of(meshes.begin(), meshes.end(), [&model](const Mesh& m) {
     const ZeroGroups g = model.zero_groups(m);
     return g.dense > 1 || g.expert > 1;
   });
   if (splits) return std::nullopt;
-  std::string axes;
-  for (const std::string& a : zero.axes) axes += (axes.empty() ? "" : ", ") + a;
   const std::string stage = std::to_string(zero.stage);
-  return make_io_error(
-      {}, "--zero " + stage + " splits nothing: every ZeRO group has size 1 on every " +
-              "mesh (the data-parallel axes " + axes + " are absent or of size 1" +
-              (request.accounting.layout == ExpertLayout::kFolded ? ", and so is edp" : "") +
-              "); add dp=N to --mesh, or name the data-parallel axis with --zero-axis");
+  return make_io_error({}, "--zero " + stage + " splits nothing: every ZeRO group has size 1 on " +
+                               "every mesh (" + why_no_group(model, zero.axes) +
+                               "); add dp=N to --mesh, or name the data-parallel axis with "
+                               "--zero-axis");
+}
+
+// The least any laid-out mesh keeps whole whatever its data-parallel size, at ZeRO stage 1
+// or 2 when no placement shards a ZeRO axis (which would shrink it as that axis grows).
+std::optional<std::uint64_t> unsplit_floor(const CapacityResult& result,
+                                           const CapacityModel& model) {
+  const int stage = result.accounting.zero.stage;
+  if (stage < 1 || stage >= kMaxZeroStage || model.shards_zero_axes()) return std::nullopt;
+  std::optional<std::uint64_t> least;
+  for (const MeshCapacity& m : result.meshes) {
+    if (m.laid_out()) least = std::min(least.value_or(m.unsplit_bytes), m.unsplit_bytes);
+  }
+  return least;
 }
 
 }  // namespace
@@ -177,23 +205,26 @@ Expected<CapacityResult> plan_capacity(const CapacityRequest& request) {
   result.accounting = request.accounting;
   result.filter = request.filter;
   result.swept = !request.sweeps.empty();
-  result.axis_order = std::move(order);
   result.params = params.count;
   result.full_bytes = model->full_bytes();
+  result.dense_zero = model->dense_zero();
+  capacity_detail::StagedModel staged(request, params, order, *model);
   for (const Mesh& mesh : *meshes) {
-    Expected<MeshCapacity> one = model->evaluate(mesh);
+    Expected<MeshCapacity> one = staged.evaluate(mesh);
     if (!one) return one.errors();
     judge(*one, request.filter);
     result.meshes.push_back(std::move(*one));
   }
+  result.unsplit_floor = unsplit_floor(result, *model);
+  result.axis_order = std::move(order);
   return result;
 }
 
 void judge(MeshCapacity& mesh, const MeshFilter& filter) {
-  if (!filter.budget) return;
-  const std::uint64_t budget = *filter.budget;
-  mesh.fits = mesh.divisible() && mesh.max_rank_bytes <= budget;
-  mesh.over_by = mesh.max_rank_bytes > budget ? mesh.max_rank_bytes - budget : 0;
+  const std::optional<std::uint64_t> budget = filter.states_budget();
+  if (!budget) return;
+  mesh.fits = mesh.laid_out() && mesh.divisible() && mesh.max_rank_bytes <= *budget;
+  mesh.over_by = mesh.max_rank_bytes > *budget ? mesh.max_rank_bytes - *budget : 0;
 }
 
 bool capacity_shown(const CapacityResult& result, const MeshCapacity& mesh) {
@@ -222,9 +253,18 @@ const MeshCapacity* closest_mesh(const CapacityResult& result) {
   if (capacity_answer(result) != nullptr) return nullptr;
   const MeshCapacity* best = nullptr;
   for (const MeshCapacity& m : result.meshes) {
-    if (m.divisible() && (best == nullptr || m.over_by < best->over_by)) best = &m;
+    if (m.laid_out() && m.divisible() && (best == nullptr || m.over_by < best->over_by)) {
+      best = &m;
+    }
   }
   return best;
+}
+
+std::size_t MeshCapacity::worst_stage() const {
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    if (stages[s].max_rank_bytes == max_rank_bytes) return s;
+  }
+  return 0;
 }
 
 int capacity_exit_code(const CapacityResult& result) {

@@ -22,6 +22,18 @@ bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
 using capacity_detail::usage_error;
 
+// A size of a list item: decimal digits only, at most kMaxAxisSize; nullopt otherwise.
+std::optional<std::uint64_t> decimal_size(std::string_view item) {
+  std::uint64_t value = 0;
+  bool ok = !item.empty();
+  for (char c : item) {
+    ok = ok && c >= '0' && c <= '9' && !__builtin_mul_overflow(value, 10, &value) &&
+         !__builtin_add_overflow(value, static_cast<std::uint64_t>(c - '0'), &value) &&
+         value <= kMaxAxisSize;
+  }
+  return ok ? std::optional(value) : std::nullopt;
+}
+
 }  // namespace
 
 bool is_axis_name(std::string_view name) {
@@ -95,14 +107,8 @@ Expected<AxisSweep> parse_sweep_arg(std::string_view text) {
   while (true) {
     const std::size_t comma = list.find(',');
     const std::string_view item = list.substr(0, comma);
-    std::uint64_t value = 0;
-    bool ok = !item.empty();
-    for (char c : item) {
-      ok = ok && c >= '0' && c <= '9' && !__builtin_mul_overflow(value, 10, &value) &&
-           !__builtin_add_overflow(value, static_cast<std::uint64_t>(c - '0'), &value) &&
-           value <= kMaxAxisSize;
-    }
-    if (!ok || value == 0) {
+    const std::uint64_t value = decimal_size(item).value_or(0);
+    if (value == 0) {
       return usage_error(quote_for_diagnostic(text) + ": " + quote_for_diagnostic(item) +
                          " is not a size; sizes are decimal integers from 1 to 2^63-1");
     }
@@ -185,6 +191,16 @@ std::optional<Optimizer> parse_optimizer(std::string_view name) {
   return std::nullopt;
 }
 
+Expected<std::uint64_t> parse_expert_zero_dim(std::string_view text) {
+  const std::optional<std::uint64_t> dim = decimal_size(text);
+  if (!dim) {
+    return usage_error(quote_for_diagnostic(text) +
+                       " is not a dim; expected a decimal integer >= 0 (1: the experts' ZeRO "
+                       "chunks on dim 1)");
+  }
+  return *dim;
+}
+
 std::optional<int> parse_zero_stage(std::string_view text) {
   if (text.size() != 1 || text[0] < '0' || text[0] > '0' + kMaxZeroStage) return std::nullopt;
   return text[0] - '0';
@@ -221,6 +237,35 @@ std::optional<ExpertLayout> parse_expert_layout(std::string_view name) {
     if (expert_layout_name(layout) == name) return layout;
   }
   return std::nullopt;
+}
+
+Expected<std::vector<std::uint64_t>> parse_pp_layers(std::string_view text) {
+  std::vector<std::uint64_t> out;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const std::optional<std::uint64_t> value = decimal_size(item);
+    if (!value) {
+      return usage_error(quote_for_diagnostic(text) + ": " + quote_for_diagnostic(item) +
+                         " is not a number of layers; expected N,N,... (the layers of each "
+                         "pipeline stage, decimal integers)");
+    }
+    out.push_back(*value);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+Expected<std::string> parse_pp_stack(std::string_view text) {
+  const bool empty_name = text.empty() || text.front() == '.' || text.back() == '.' ||
+                          text.find("..") != std::string_view::npos;
+  if (empty_name) {
+    return usage_error(quote_for_diagnostic(text) +
+                       ": expected a module path, names separated by dots (model.layers)");
+  }
+  return std::string(text);
 }
 
 }  // namespace hpfreeze

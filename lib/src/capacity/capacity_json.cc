@@ -45,10 +45,77 @@ void write_expert_coordinates(JsonStream& w, const std::uint64_t (&at)[2]) {
   w.end_object();
 }
 
+// A rank's coordinates as the mesh entry writes them: folded, the dense ones.
+void write_rank(JsonStream& w, const Mesh& mesh, const std::vector<std::uint64_t>& at,
+                bool folded) {
+  if (folded) {
+    write_dense_coordinates(w, mesh, at);
+  } else {
+    write_coordinates(w, mesh, &at);
+  }
+}
+
+// [{"stage", "layers", "max_rank_bytes", "min_rank_bytes", "max_rank", "min_rank"}, ...].
+void write_stages(JsonStream& w, const MeshCapacity& m, bool folded) {
+  w.start_array();
+  for (std::size_t s = 0; s < m.stages.size(); ++s) {
+    const StageCapacity& stage = m.stages[s];
+    w.start_object();
+    w.key("stage").number(s);
+    w.key("layers");
+    if (stage.layers) {
+      const std::uint64_t layers[] = {stage.layers->first, stage.layers->second};
+      w.numbers(layers);
+    } else {
+      w.null();
+    }
+    w.key("max_rank_bytes").number(stage.max_rank_bytes);
+    w.key("min_rank_bytes").number(stage.min_rank_bytes);
+    w.key("max_rank");
+    write_rank(w, m.mesh, stage.max_rank, folded);
+    w.key("min_rank");
+    write_rank(w, m.mesh, stage.min_rank, folded);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void write_indivisible(JsonStream& w, const Indivisible& x) {
+  const bool param = !x.no_ranks();
+  w.start_object();
+  w.key("param");
+  if (param) {
+    w.string(x.fqn);
+    w.key("dim").number(x.dim);
+  } else {
+    w.null();
+    w.key("dim").null();
+  }
+  w.key("size").number(x.size);
+  w.key("axis").string(x.axis);
+  w.key("axis_size").number(x.axis_size);
+  w.key("split_factor").number(x.split_factor);
+  if (x.dense_region()) {
+    w.key("dense_axes").start_array();
+    for (const std::string& a : x.dense_axes) w.string(a);
+    w.end_array();
+  }
+  if (x.stack) {
+    w.key("stack");
+    if (x.stack->empty()) {
+      w.null();
+    } else {
+      w.string(*x.stack);
+    }
+  }
+  w.end_object();
+}
+
 // `folded`: the folded layout, in a run some of whose meshes or placements name ep.
 void write_mesh(JsonStream& w, const MeshCapacity& m, bool folded) {
-  // A folded mesh ep does not divide has no rank to count: its bytes and ranks are null.
-  const bool ranks = !m.indivisible || !m.indivisible->dense_region();
+  // A mesh that cannot be laid out, or was not counted, has no rank: its bytes and ranks
+  // are null.
+  const bool ranks = m.laid_out();
   w.start_object();
   w.key("mesh");
   write_coordinates(w, m.mesh, nullptr);
@@ -72,10 +139,8 @@ void write_mesh(JsonStream& w, const MeshCapacity& m, bool folded) {
     w.key(key);
     if (!ranks) {
       w.null();
-    } else if (folded) {
-      write_dense_coordinates(w, m.mesh, *at);
     } else {
-      write_coordinates(w, m.mesh, at);
+      write_rank(w, m.mesh, *at, folded);
     }
     if (!folded) continue;
     w.key(std::string(key) + "_expert");
@@ -85,32 +150,20 @@ void write_mesh(JsonStream& w, const MeshCapacity& m, bool folded) {
       w.null();
     }
   }
-  w.key("divisible").boolean(m.divisible());
-  w.key("indivisible");
-  if (m.indivisible) {
-    const Indivisible& x = *m.indivisible;
-    w.start_object();
-    w.key("param");
-    if (x.dense_region()) {
-      w.null();
-      w.key("dim").null();
-    } else {
-      w.string(x.fqn);
-      w.key("dim").number(x.dim);
-    }
-    w.key("size").number(x.size);
-    w.key("axis").string(x.axis);
-    w.key("axis_size").number(x.axis_size);
-    w.key("split_factor").number(x.split_factor);
-    if (x.dense_region()) {
-      w.key("dense_axes").start_array();
-      for (const std::string& a : x.dense_axes) w.string(a);
-      w.end_array();
-    }
-    w.end_object();
+  w.key("stages");
+  if (ranks) {
+    write_stages(w, m, folded);
   } else {
     w.null();
   }
+  w.key("divisible").boolean(m.divisible());
+  w.key("indivisible");
+  if (m.indivisible) {
+    write_indivisible(w, *m.indivisible);
+  } else {
+    w.null();
+  }
+  w.key("refused").optional_string(m.refused);
   w.key("fits").optional_boolean(m.fits);
   w.key("over_by_bytes").optional_number(m.fits ? std::optional(m.over_by) : std::nullopt);
   w.end_object();
@@ -147,10 +200,14 @@ void write_zero(JsonStream& w, const CapacityResult& result) {
   } else {
     w.null();
   }
+  // Only when given: without it the object is as before --expert-zero-dim.
+  if (zero.expert_dim != 0) w.key("expert_dim").number(zero.expert_dim);
   w.end_object();
 }
 
 }  // namespace
+
+void write_mesh_json(JsonStream& w, const Mesh& mesh) { write_coordinates(w, mesh, nullptr); }
 
 void write_capacity_json(JsonStream& w, const CapacityResult& result) {
   const bool planned = result.planned();
@@ -158,7 +215,12 @@ void write_capacity_json(JsonStream& w, const CapacityResult& result) {
   w.key("optimizer")
       .optional_string(planned ? std::optional(optimizer_name(accounting.optimizer))
                                : std::nullopt);
+  // Only another recipe than dtensor's: without --recipe the document is as before it.
+  if (accounting.recipe != Recipe::kDtensor) w.key("recipe").string(recipe_name(accounting.recipe));
   w.key("budget_bytes").optional_number(planned ? result.filter.budget : std::nullopt);
+  w.key("reserve_bytes")
+      .optional_number(planned && result.filter.budget ? std::optional(result.filter.reserve)
+                                                       : std::nullopt);
   w.key("zero");
   write_zero(w, result);
   w.key("expert_parallel").start_object();

@@ -13,4 +13,7 @@ namespace hpfreeze {
 // and no mesh; the layout and "swept" as set.
 void write_capacity_json(JsonStream& w, const CapacityResult& result);
 
+// {"tp": 4, "ep": 8}: a mesh's sizes in its axis order, as "mesh" of a meshes entry.
+void write_mesh_json(JsonStream& w, const Mesh& mesh);
+
 }  // namespace hpfreeze

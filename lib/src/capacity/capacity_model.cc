@@ -17,12 +17,19 @@ namespace {
 
 using capacity_detail::axis_position;
 
+constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
+
 std::string parameter_named(std::string_view fqn) {
   return "parameter " + quote_for_diagnostic(fqn);
 }
 
-// The grouping key of a member: its sharded dims, their sizes and steps, flattened.
-struct KeyHash {
+}  // namespace
+
+namespace capacity_detail {
+
+// The grouping key of a member: its sharded dims, their sizes and steps, flattened. Not in
+// an anonymous namespace: CapacityModelBuilder, of external linkage, holds a map of it.
+struct MemberKeyHash {
   std::size_t operator()(const std::vector<std::uint64_t>& key) const {
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (std::uint64_t v : key) h = (h ^ v) * 0x100000001b3ULL;
@@ -30,7 +37,7 @@ struct KeyHash {
   }
 };
 
-}  // namespace
+}  // namespace capacity_detail
 
 // Builds a model parameter by parameter: the axis order and the ZeRO axes first, then each
 // parameter's element cost, its steps (every sharding placement, then ZeRO's split) and its
@@ -43,6 +50,7 @@ class CapacityModelBuilder {
   CapacityModelBuilder(CapacityModel& model, const Accounting& accounting)
       : model_(model), accounting_(accounting) {
     model_.layout_ = accounting.layout;
+    model_.module_unit_ = gathered_module_bytes(accounting);
   }
 
   // The model's axis order: `given`, then every other axis a placement or the ZeRO list
@@ -66,8 +74,17 @@ class CapacityModelBuilder {
   // not shard; none for a 0-dim parameter or an empty group.
   [[nodiscard]] std::optional<std::uint32_t> zero_group(const CapacityParam& p, bool expert);
   std::uint32_t zero_view(CapacityModel::ZeroView view);
-  void add_member(const CapacityParam& p, std::size_t i, std::uint64_t unit, const Steps& member);
+  // Adds p's members: what every rank of its ZeRO group keeps (`steps_`, the plan's), and
+  // what ZeRO splits over `group`, in chunks on `dim` (padded or not) or as a flat share.
+  void add_members(const CapacityParam& p, std::size_t i, const ElementCost& cost,
+                   std::optional<std::uint32_t> group, std::size_t dim);
+  // The group a member joins (npos: the constant), or is made for; `flat`: a member divided
+  // evenly over that ZeRO view.
+  std::size_t add_member(const CapacityParam& p, std::size_t i, std::uint64_t unit,
+                         const Steps& member, std::optional<std::uint32_t> flat = std::nullopt);
   void add_constant(const CapacityParam& p, std::uint64_t unit);
+  // With a recipe that counts what ZeRO-3 gathers by module: p's share of its module.
+  void add_module_share(const CapacityParam& p, std::size_t group);
 
   CapacityModel& model_;
   const Accounting& accounting_;
@@ -75,9 +92,12 @@ class CapacityModelBuilder {
   std::uint32_t ep_axis_ = 0;             // naxes_ unless folded with ep in the order
   std::vector<std::uint32_t> zero_axes_;  // the listed ZeRO axes' positions, each once
   Diagnostics errors_;
-  std::unordered_map<std::vector<std::uint64_t>, std::size_t, KeyHash> group_of_;
-  // Scratch reused by every parameter: its steps, and a member's key.
+  std::unordered_map<std::vector<std::uint64_t>, std::size_t, capacity_detail::MemberKeyHash>
+      group_of_;
+  // Scratch reused by every parameter: its steps, those of a member ZeRO chunks, and a
+  // member's key.
   Steps steps_;
+  Steps split_steps_;
   std::vector<std::uint64_t> key_;
   // Parameters of one model mostly share a dtype: the last lookup and its cost are kept.
   std::string last_dtype_;  // a copy: a source's views last one call
@@ -85,6 +105,10 @@ class CapacityModelBuilder {
   std::uint64_t element_size_ = 0;
   std::optional<ElementCost> cost_;  // of last_dtype_ with cost_grad_
   bool cost_grad_ = false;
+  // The modules of add_module_share, by name, numbered in the order first seen, and the
+  // most what ZeRO-3 gathers of them could come to (all of their elements).
+  std::unordered_map<std::string, std::uint32_t> modules_;
+  std::uint64_t gathered_ = 0;
 };
 
 void CapacityModelBuilder::order_axes(const CapacityParamSource& params,
@@ -158,6 +182,9 @@ bool CapacityModelBuilder::placement_steps(const CapacityParam& p, bool& expert)
     }
     const auto a = static_cast<std::uint32_t>(axis_position(model_.axis_order_, axis));
     expert = expert || a == ep_axis_;
+    model_.shards_zero_axes_ =
+        model_.shards_zero_axes_ ||
+        std::find(zero_axes_.begin(), zero_axes_.end(), a) != zero_axes_.end();
     steps_.emplace_back(static_cast<std::size_t>(dim),
                         Step{a, placement.chunk_factor(), placement.uneven_shard});
   }
@@ -217,13 +244,21 @@ bool CapacityModelBuilder::add(const CapacityParam& p, std::size_t i) {
     cost_grad_ = p.requires_grad;
   }
   const ElementCost cost = *cost_;
-  std::uint64_t bytes = cost.kept + cost.split;
+  std::uint64_t bytes = cost.total();
   for (std::uint64_t s : p.shape) ok = ok && chunking::checked_mul(bytes, s, bytes);
   if (!ok) {
     error(parameter_named(p.fqn) + " needs more than 2^64-1 bytes");
     return true;
   }
-  if (__builtin_add_overflow(model_.full_bytes_, bytes, &model_.full_bytes_)) {
+  // What ZeRO-3 gathers of the parameter's module, at most its elements, counts too.
+  std::uint64_t gather = 0;
+  if (model_.module_unit_ != 0) {
+    gather = model_.module_unit_;
+    for (std::uint64_t s : p.shape) ok = ok && chunking::checked_mul(gather, s, gather);
+  }
+  if (!ok || __builtin_add_overflow(model_.full_bytes_, bytes, &model_.full_bytes_) ||
+      __builtin_add_overflow(gathered_, gather, &gathered_) ||
+      model_.full_bytes_ + gathered_ < gathered_) {
     error("the parameters need more than 2^64-1 bytes together; " + parameter_named(p.fqn) +
           " is the first beyond it");
     return false;
@@ -232,21 +267,55 @@ bool CapacityModelBuilder::add(const CapacityParam& p, std::size_t i) {
   std::sort(steps_.begin(), steps_.end(), [](const auto& x, const auto& y) {
     return x.first != y.first ? x.first < y.first : x.second.view < y.second.view;
   });
-  // ZeRO splits dim 0 of the local piece once more, after the plan's placements, over the
-  // parameter's group. The group is recorded even when nothing of this parameter splits
-  // (the optimizer none at stage 1), for the size of its group (zero_groups).
-  std::optional<std::uint32_t> group = zero_group(p, expert);
-  if (cost.split == 0) group.reset();
-  const std::uint64_t kept = cost.kept + (group ? 0 : cost.split);
-  if (kept != 0) add_member(p, i, kept, steps_);
-  if (group) {
-    std::size_t at = 0;
-    while (at < steps_.size() && steps_[at].first == 0) ++at;
-    steps_.insert(steps_.begin() + static_cast<std::ptrdiff_t>(at),
-                  {std::size_t{0}, Step{*group, 1, true}});
-    add_member(p, i, cost.split, steps_);
-  }
+  // The group is recorded even when nothing of this parameter splits (the optimizer none
+  // at stage 1), for the size of its group (zero_groups).
+  add_members(p, i, cost, zero_group(p, expert),
+              zero_split_dim(accounting_.zero, expert, p.shape.size()));
   return true;
+}
+
+void CapacityModelBuilder::add_members(const CapacityParam& p, std::size_t i,
+                                       const ElementCost& cost, std::optional<std::uint32_t> group,
+                                       std::size_t dim) {
+  if (cost.split() == 0) group.reset();
+  const std::uint64_t kept = cost.kept + (group ? 0 : cost.split());
+  std::size_t plan_group = kept != 0 ? add_member(p, i, kept, steps_) : kNoGroup;
+  if (group && cost.flat != 0) plan_group = add_member(p, i, cost.flat, steps_, *group);
+  if (model_.module_unit_ != 0) add_module_share(p, plan_group);
+  if (!group) return;
+  // ZeRO chunks `dim` of the local piece once more, after the plan's placements, over the
+  // parameter's group: its step comes last among that dim's.
+  std::size_t at = 0;
+  while (at < steps_.size() && steps_[at].first <= dim) ++at;
+  for (const auto& [unit, padded] :
+       {std::pair{cost.chunked, false}, std::pair{cost.padded, true}}) {
+    if (unit == 0) continue;
+    split_steps_.assign(steps_.begin(), steps_.end());  // a scratch: no allocation per call
+    split_steps_.insert(split_steps_.begin() + static_cast<std::ptrdiff_t>(at),
+                        {dim, Step{*group, 1, true, padded}});
+    add_member(p, i, unit, split_steps_);
+  }
+}
+
+// (A recipe that counts the gathered module splits the weight flat at ZeRO-3, so every
+// parameter has a member of the plan's steps alone: `group` is its group.)
+void CapacityModelBuilder::add_module_share(const CapacityParam& p, std::size_t group) {
+  const std::size_t dot = p.fqn.rfind('.');
+  const std::string module(dot == std::string_view::npos ? std::string_view()
+                                                         : p.fqn.substr(0, dot));
+  const auto [it, fresh] =
+      modules_.try_emplace(module, static_cast<std::uint32_t>(modules_.size()));
+  std::uint64_t elements = 1;  // <= the parameter's bytes: no overflow
+  if (group == kNoGroup) {
+    for (std::uint64_t s : p.shape) elements *= s;
+  } else {
+    for (std::size_t d = 0; d < p.shape.size(); ++d) {
+      const bool sharded =
+          std::any_of(steps_.begin(), steps_.end(), [d](const auto& s) { return s.first == d; });
+      if (!sharded) elements *= p.shape[d];
+    }
+  }
+  model_.module_shares_.push_back({it->second, group, elements});
 }
 
 void CapacityModelBuilder::add_constant(const CapacityParam& p, std::uint64_t unit) {
@@ -263,15 +332,16 @@ void CapacityModelBuilder::add_constant(const CapacityParam& p, std::uint64_t un
   }
 }
 
-void CapacityModelBuilder::add_member(const CapacityParam& p, std::size_t i, std::uint64_t unit,
-                                      const Steps& member) {
-  if (member.empty()) {
+std::size_t CapacityModelBuilder::add_member(const CapacityParam& p, std::size_t i,
+                                             std::uint64_t unit, const Steps& member,
+                                             std::optional<std::uint32_t> flat) {
+  if (member.empty() && !flat) {
     add_constant(p, unit);
-    return;
+    return kNoGroup;
   }
   std::uint64_t weight = unit;             // <= the parameter's bytes: no overflow
   std::uint64_t gathered = element_size_;  // likewise
-  key_.clear();
+  key_.assign(1, flat ? std::uint64_t{*flat} + 1 : 0);
   std::size_t next = 0;
   for (std::size_t d = 0; d < p.shape.size(); ++d) {
     const std::uint64_t size = p.shape[d];
@@ -285,19 +355,21 @@ void CapacityModelBuilder::add_member(const CapacityParam& p, std::size_t i, std
     key_.insert(key_.end(), {d, size, end - next});
     for (; next < end; ++next) {
       const Step& s = member[next].second;
-      key_.insert(key_.end(), {s.view, s.split_factor, s.uneven});
+      key_.insert(key_.end(),
+                  {s.view, s.split_factor, std::uint64_t{s.uneven} | (s.padded ? 2U : 0U)});
     }
   }
   auto [it, fresh] = group_of_.try_emplace(key_, model_.groups_.size());
   if (fresh) {
     CapacityModel::Group& group =
-        model_.groups_.emplace_back(CapacityModel::Group{{}, 0, i, 0, {}});
+        model_.groups_.emplace_back(CapacityModel::Group{{}, 0, i, 0, {}, flat.has_value(), flat});
     for (std::size_t k = 0; k < member.size(); ++k) {
       const std::size_t d = member[k].first;
       if (k == 0 || member[k - 1].first != d) {
         group.dims.push_back(CapacityModel::ShardedDim{d, p.shape[d], {}});
       }
       group.dims.back().steps.push_back(member[k].second);
+      group.split = group.split || member[k].second.view >= naxes_;
     }
     model_.first_fqns_.emplace_back(p.fqn);
   }
@@ -307,6 +379,7 @@ void CapacityModelBuilder::add_member(const CapacityParam& p, std::size_t i, std
     group.gathered = gathered;
     group.gathered_fqn.assign(p.fqn);
   }
+  return it->second;
 }
 
 Expected<CapacityModel> CapacityModel::build(const std::vector<CapacityParam>& params,
@@ -327,6 +400,16 @@ Expected<CapacityModel> CapacityModel::build(const CapacityParamSource& params,
   }
   if (!builder.errors().empty()) return std::move(builder.errors());
   return model;
+}
+
+bool CapacityModel::dense_zero() const {
+  return std::any_of(zero_views_.begin(), zero_views_.end(),
+                     [](const ZeroView& z) { return !z.expert; });
+}
+
+bool CapacityModel::expert_zero() const {
+  return std::any_of(zero_views_.begin(), zero_views_.end(),
+                     [](const ZeroView& z) { return z.expert; });
 }
 
 ZeroGroups CapacityModel::zero_groups(const Mesh& mesh) const {

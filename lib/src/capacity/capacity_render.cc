@@ -22,7 +22,19 @@ std::string dense_region_text(const Indivisible& x) {
          output_name(x.axis) + "=" + std::to_string(x.axis_size);
 }
 
+// "the 61 layers of model.layers by pp=64", "no layer stack to split by pp=2 ...": pp
+// cannot split the stack.
+std::string stack_text(const Indivisible& x) {
+  const std::string pp = output_name(x.axis) + "=" + std::to_string(x.axis_size);
+  if (x.stack->empty()) {
+    return "no layer stack to split by " + pp +
+           " (the model has no modules PREFIX.0 .. PREFIX.N; --pp-stack names one)";
+  }
+  return "the " + plural(x.size, "layer") + " of " + output_name(*x.stack) + " by " + pp;
+}
+
 std::string verdict(const MeshCapacity& m) {
+  if (m.refused) return "not counted: " + refused_text(m);
   if (m.indivisible) return "does not divide: " + indivisible_text(*m.indivisible);
   if (!m.fits) return "divides";
   return *m.fits ? "fits" : "over by " + format_byte_size(m.over_by);
@@ -59,20 +71,23 @@ std::string bar(std::uint64_t bytes, const BarScale& scale, std::optional<std::u
   return out;
 }
 
-bool laid_out(const MeshCapacity& m) { return !m.indivisible || !m.indivisible->dense_region(); }
-
 // "4 ranks", "1 to 16 ranks": the sizes of one kind of ZeRO group over the meshes shown.
 std::string group_sizes(const CapacityResult& result, std::uint64_t ZeroGroups::*kind) {
   std::uint64_t least = UINT64_MAX;
   std::uint64_t most = 0;
   for (const MeshCapacity& m : result.meshes) {
-    if (!capacity_shown(result, m) || !laid_out(m)) continue;
+    if (!capacity_shown(result, m) || !m.laid_out()) continue;
     least = std::min(least, m.zero.*kind);
     most = std::max(most, m.zero.*kind);
   }
   if (most == 0) return "no rank";
   return least == most ? plural(most, "rank")
                        : std::to_string(least) + " to " + plural(most, "rank");
+}
+
+// ", on dim 1": where ZeRO chunks the experts, when --expert-zero-dim moves it.
+std::string expert_dim_words(const ZeroSharding& zero) {
+  return zero.expert_dim == 0 ? "" : ", on dim " + std::to_string(zero.expert_dim);
 }
 
 // "ZeRO stage 3 (the weights, gradients and optimizer state split over dp x cp, 4 ranks;
@@ -93,15 +108,19 @@ std::string zero_words(const CapacityResult& result) {
   }
   const bool experts = std::any_of(result.meshes.begin(), result.meshes.end(),
                                    [](const MeshCapacity& m) { return m.zero.expert > 1; });
-  std::string over;
-  if (!axes.empty()) over = axes + ", " + group_sizes(result, &ZeroGroups::dense);
-  if (experts) {
-    over += (over.empty() ? "" : "; ") + std::string("expert parameters over edp, ") +
-            group_sizes(result, &ZeroGroups::expert);
+  const std::string what(kSplit[static_cast<std::size_t>(zero.stage)]);
+  const std::string head = "ZeRO stage " + std::to_string(zero.stage) + " (";
+  const std::string edp =
+      "edp, " + group_sizes(result, &ZeroGroups::expert) + expert_dim_words(zero);
+  if (!result.dense_zero && experts) {  // a plan of experts only: edp is its one group
+    return head + what + " of the expert parameters split over " + edp + ")";
   }
-  return "ZeRO stage " + std::to_string(zero.stage) + " (" +
-         std::string(kSplit[static_cast<std::size_t>(zero.stage)]) + " split over " +
-         (over.empty() ? "no axis of the meshes" : over) + ")";
+  std::string over;
+  if (!axes.empty() && result.dense_zero) {
+    over = axes + ", " + group_sizes(result, &ZeroGroups::dense);
+  }
+  if (experts) over += (over.empty() ? "" : "; ") + std::string("expert parameters over ") + edp;
+  return head + what + " split over " + (over.empty() ? "no axis of the meshes" : over) + ")";
 }
 
 // The header line on `ep`, when some mesh or placement names it.
@@ -126,12 +145,19 @@ std::string expert_line(const CapacityResult& result) {
 // What `fits` leaves out, with a budget.
 std::string fits_line(const CapacityResult& result) {
   if (!result.filter.budget) return "";
+  const bool weights = result.accounting.optimizer == Optimizer::kNone;
   std::string out =
-      result.accounting.optimizer == Optimizer::kNone
-          ? "fits counts the weights only: no gradients or optimizer state (--optimizer), "
-            "activations, all-gather and bucket buffers or allocator slack"
-          : "fits counts weights, gradients and optimizer state only: no activations, all-gather "
-            "and bucket buffers or allocator slack";
+      weights ? "fits counts the weights" : "fits counts weights, gradients and optimizer state";
+  if (const std::uint64_t module = gathered_module_bytes(result.accounting)) {
+    // The recipe counts what ZeRO-3 gathers its own way.
+    return out + ", and what ZeRO-3 gathers for compute as DeepSpeed's estimator does (" +
+           std::to_string(module) + " B an element of the module owning the most): no " +
+           (weights ? "gradients or optimizer state (--optimizer), " : "") +
+           "activations, all-gather and bucket buffers or allocator slack\n";
+  }
+  out += " only: no ";
+  out += weights ? "gradients or optimizer state (--optimizer), " : "";
+  out += "activations, all-gather and bucket buffers or allocator slack";
   // The largest parameter ZeRO-3 gathers, on the mesh the answer line names.
   const MeshCapacity* named = capacity_answer(result);
   if (named == nullptr) named = closest_mesh(result);
@@ -145,7 +171,72 @@ std::string fits_line(const CapacityResult& result) {
 }
 
 std::string bytes_cell(const MeshCapacity& m, std::uint64_t bytes) {
-  return laid_out(m) ? format_byte_size(bytes) : "-";
+  return m.laid_out() ? format_byte_size(bytes) : "-";
+}
+
+// ", on stage 3 of 16": where the worst rank of a mesh of several stages is.
+std::string stage_words(const MeshCapacity& m) {
+  if (m.stages.size() < 2) return "";
+  return ", on stage " + std::to_string(m.worst_stage()) + " of " + std::to_string(m.stages.size());
+}
+
+// "budget 80.0 GiB", "budget 80.0 GiB less a 8.0 GiB reserve", "no budget".
+std::string budget_words(const MeshFilter& filter) {
+  if (!filter.budget) return "no budget";
+  std::string out = "budget " + format_byte_size(*filter.budget);
+  if (filter.reserve > 0) out += " less a " + format_byte_size(filter.reserve) + " reserve";
+  return out;
+}
+
+// "0-3", "5", "-": the layers of a stage.
+std::string layers_cell(const StageCapacity& stage) {
+  if (!stage.layers) return "-";
+  const auto [first, last] = *stage.layers;
+  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+}
+
+// Why no mesh divides, from the first mesh: it does not divide, cannot be laid out, or
+// was not counted.
+std::string first_failure_text(const CapacityResult& result) {
+  const MeshCapacity& first = result.meshes.front();
+  const bool one = result.meshes.size() == 1;
+  if (first.refused) {
+    return std::string(one ? "the mesh was not counted: " : "no mesh is usable; the first: ") +
+           refused_text(first);
+  }
+  const Indivisible& x = *first.indivisible;
+  std::string out = one ? "the mesh does not divide: "
+                        : "no mesh divides; the first, " + format_mesh(first.mesh) + ", fails on ";
+  if (x.dense_region()) return out + dense_region_text(x);
+  if (x.stack_split()) return out + stack_text(x);
+  return out + output_name(x.fqn) + " dim " + std::to_string(x.dim) + " (size " +
+         std::to_string(x.size) + ") by " + output_name(x.axis) + "=" +
+         std::to_string(x.axis_size) +
+         (x.split_factor != 1 ? " x split factor " + std::to_string(x.split_factor)
+                              : std::string());
+}
+
+// "; ZeRO-1 keeps weights and gradients whole: at least 2.5 TiB a rank at any dp; ...":
+// why more data-parallel ranks cannot help, when that is so.
+std::string unsplit_words(const CapacityResult& result) {
+  static constexpr std::string_view kKept[] = {"", "weights and gradients", "weights"};
+  const std::optional<std::uint64_t> budget = result.filter.states_budget();
+  const int stage = result.accounting.zero.stage;
+  if (!budget || !result.unsplit_floor || *result.unsplit_floor <= *budget) return "";
+  std::string axes;
+  for (const std::string& a : result.accounting.zero.axes) {
+    const bool present =
+        std::any_of(result.meshes.begin(), result.meshes.end(), [&](const MeshCapacity& m) {
+          return std::any_of(m.mesh.axes.begin(), m.mesh.axes.end(),
+                             [&](const AxisSize& x) { return x.axis == a; });
+        });
+    if (present && axes.find(a) == std::string::npos) axes += (axes.empty() ? "" : " x ") + a;
+  }
+  return "; ZeRO-" + std::to_string(stage) + " keeps " +
+         std::string(kKept[static_cast<std::size_t>(stage)]) + " whole: at least " +
+         format_byte_size(*result.unsplit_floor) + " a rank at any " +
+         (axes.empty() ? std::string("data-parallel size") : axes) +
+         "; shard the model (tp, ep, pp) or use --zero 3";
 }
 
 }  // namespace
@@ -160,8 +251,14 @@ std::string format_mesh(const Mesh& mesh) {
   return out;
 }
 
+std::string refused_text(const MeshCapacity& m) {
+  return "the ranks of mesh " + format_mesh(m.mesh) + " " + m.refused.value_or("") +
+         "; too many to compare exactly";
+}
+
 std::string indivisible_text(const Indivisible& x) {
   if (x.dense_region()) return dense_region_text(x);
+  if (x.stack_split()) return stack_text(x);
   std::string out = output_name(x.fqn) + " dim " + std::to_string(x.dim) + " by " +
                     output_name(x.axis) + "=" + std::to_string(x.axis_size);
   if (x.split_factor != 1) out += " x split factor " + std::to_string(x.split_factor);
@@ -171,36 +268,40 @@ std::string indivisible_text(const Indivisible& x) {
 std::string capacity_answer_text(const CapacityResult& result) {
   auto devices = [](const MeshCapacity& m) { return plural(m.mesh.devices, "device"); };
   if (result.no_answer) return "no answer: " + *result.no_answer;
+  const std::optional<std::uint64_t> budget = result.filter.states_budget();
   if (const MeshCapacity* m = capacity_answer(result)) {
     const std::size_t ties = capacity_ties(result);
-    return std::string(result.filter.budget ? "smallest mesh that fits: "
-                                            : "smallest mesh that divides: ") +
+    return std::string(budget ? "smallest mesh that fits: " : "smallest mesh that divides: ") +
            format_mesh(m->mesh) + " (" + devices(*m) + ", worst rank " +
            format_byte_size(m->max_rank_bytes) +
-           (result.filter.budget ? " of " + format_byte_size(*result.filter.budget)
-                                 : std::string()) +
-           ")" +
+           (budget ? " of " + format_byte_size(*budget) : std::string()) + stage_words(*m) + ")" +
            (ties == 0 ? std::string()
                       : ", and " + std::to_string(ties) + " more with " + devices(*m));
   }
   if (result.meshes.empty()) return "no mesh";
   if (const MeshCapacity* m = closest_mesh(result)) {
-    return "no mesh fits the " + format_byte_size(result.filter.budget.value_or(0)) +
-           " budget; closest: " + format_mesh(m->mesh) + " (" + devices(*m) + ", worst rank " +
-           format_byte_size(m->max_rank_bytes) + ", over by " + format_byte_size(m->over_by) + ")";
+    return "no mesh fits the " + format_byte_size(budget.value_or(0)) + " budget" +
+           (result.filter.reserve > 0 ? " for model states" : "") +
+           "; closest: " + format_mesh(m->mesh) + " (" + devices(*m) + ", worst rank " +
+           format_byte_size(m->max_rank_bytes) + ", over by " + format_byte_size(m->over_by) +
+           stage_words(*m) + ")" + unsplit_words(result);
   }
-  const MeshCapacity& first = result.meshes.front();
-  const Indivisible& x = *first.indivisible;
-  return std::string(result.meshes.size() == 1 ? "the mesh does not divide: "
-                                               : "no mesh divides; the first, ") +
-         (result.meshes.size() == 1 ? std::string() : format_mesh(first.mesh) + ", fails on ") +
-         (x.dense_region()
-              ? dense_region_text(x)
-              : output_name(x.fqn) + " dim " + std::to_string(x.dim) + " (size " +
-                    std::to_string(x.size) + ") by " + output_name(x.axis) + "=" +
-                    std::to_string(x.axis_size) +
-                    (x.split_factor != 1 ? " x split factor " + std::to_string(x.split_factor)
-                                         : std::string()));
+  return first_failure_text(result);
+}
+
+std::string render_capacity_answer(const CapacityResult& result) {
+  std::string out = capacity_answer_text(result) + "\n";
+  const MeshCapacity* named = capacity_answer(result);
+  if (named == nullptr) named = closest_mesh(result);
+  if (named == nullptr || named->stages.size() < 2) return out;
+  std::vector<std::vector<std::string>> rows{{"STAGE", "LAYERS", "WORST RANK", "BEST RANK"}};
+  for (std::size_t s = 0; s < named->stages.size(); ++s) {
+    const StageCapacity& stage = named->stages[s];
+    rows.push_back({std::to_string(s), layers_cell(stage), format_byte_size(stage.max_rank_bytes),
+                    format_byte_size(stage.min_rank_bytes)});
+  }
+  return out +
+         render_table({Align::kRight, Align::kLeft, Align::kRight, Align::kRight}, rows, "  ");
 }
 
 std::string format_byte_size(std::uint64_t bytes) {
@@ -220,41 +321,53 @@ std::string format_byte_size(std::uint64_t bytes) {
 }
 
 std::string render_capacity_text(const CapacityResult& result) {
-  std::string out =
-      std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") + ", " +
-      format_byte_size(result.full_bytes) + " whole on one device" + ", optimizer " +
-      std::string(optimizer_name(result.accounting.optimizer)) +
-      (result.accounting.zero.stage > 0 ? ", " + zero_words(result) : std::string()) + ", " +
-      (result.filter.budget ? "budget " + format_byte_size(*result.filter.budget) : "no budget") +
-      "\n";
+  const std::optional<std::uint64_t> budget = result.filter.states_budget();
+  std::string out = std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") +
+                    ", " + format_byte_size(result.full_bytes) + " whole on one device" +
+                    ", optimizer " + std::string(optimizer_name(result.accounting.optimizer)) +
+                    (result.accounting.recipe != Recipe::kDtensor
+                         ? ", recipe " + std::string(recipe_name(result.accounting.recipe))
+                         : std::string()) +
+                    (result.accounting.zero.stage > 0 ? ", " + zero_words(result) : std::string()) +
+                    ", " + budget_words(result.filter) + "\n";
   out += expert_line(result) + fits_line(result);
-  out += capacity_answer_text(result) + "\n";
   BarScale scale;
-  if (result.filter.budget) scale.add(*result.filter.budget);
+  if (budget) scale.add(*budget);
+  bool staged = false;  // some mesh shown has several stages: a column says the worst's
   for (const MeshCapacity& m : result.meshes) {
-    if (capacity_shown(result, m)) scale.add(m.max_rank_bytes);
+    if (!capacity_shown(result, m)) continue;
+    scale.add(m.max_rank_bytes);
+    staged = staged || m.stages.size() > 1;
   }
 
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"MESH", "DEVICES", "WORST RANK", "BEST RANK", "BAR", "VERDICT"});
+  if (staged) rows.back().insert(rows.back().begin() + 3, "STAGE");
   for (const MeshCapacity& m : result.meshes) {
     if (!capacity_shown(result, m)) continue;
     rows.push_back({format_mesh(m.mesh), std::to_string(m.mesh.devices),
                     bytes_cell(m, m.max_rank_bytes), bytes_cell(m, m.min_rank_bytes),
-                    bar(m.max_rank_bytes, scale, result.filter.budget), verdict(m)});
+                    bar(m.max_rank_bytes, scale, budget), verdict(m)});
+    if (staged) {
+      rows.back().insert(rows.back().begin() + 3,
+                         m.laid_out() ? std::to_string(m.worst_stage()) : std::string("-"));
+    }
   }
+  std::vector<Align> align{Align::kLeft,  Align::kRight, Align::kRight,
+                           Align::kRight, Align::kLeft,  Align::kLeft};
+  if (staged) align.insert(align.begin() + 3, Align::kRight);
   // No cell ends in a blank (a verdict ends in a number or a unit): the table's trimming of
   // line ends changes nothing here.
-  out += render_table(
-      {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft}, rows,
-      "");
+  out += render_table(align, rows, "");
   if (scale.least != 0) {
     out += "BAR: the worst rank, ";
     out += scale.largest == scale.least
                ? "full at " + format_byte_size(scale.largest)
                : "log scale from 1 '#' at " + format_byte_size(scale.least) + " to " +
                      std::to_string(scale.width) + " at " + format_byte_size(scale.largest);
-    out += result.filter.budget ? "; '|' marks the budget\n" : "\n";
+    out += budget ? (result.filter.reserve > 0 ? "; '|' marks the budget less the reserve\n"
+                                               : "; '|' marks the budget\n")
+                  : "\n";
   }
   return out;
 }

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "hpfreeze/base/diagnostic.h"
 
@@ -53,7 +54,9 @@ bool advance(std::vector<std::size_t>& index, const std::vector<std::size_t>& li
 
 // Whether chunking a larger input on `n` x `f` never gives any rank less, over the input
 // sizes `inputs` (any order): compared where either geometry changes.
-bool grows_with_input(std::vector<std::uint64_t> inputs, std::uint64_t n, std::uint64_t f) {
+bool grows_with_input(const std::vector<std::uint64_t>& sizes, std::uint64_t n, std::uint64_t f) {
+  if (sizes.size() < 2) return true;  // one input: nothing to compare (and no copy)
+  std::vector<std::uint64_t> inputs(sizes);
   std::sort(inputs.begin(), inputs.end());
   std::vector<std::uint64_t> points;
   for (std::size_t k = 1; k < inputs.size(); ++k) {
@@ -87,54 +90,91 @@ void cut_digits(const View& view, std::uint64_t start, const std::vector<char>& 
 
 }  // namespace
 
+std::optional<std::string> RankSearch::scale(std::uint64_t full_bytes) {
+  for (const Group& group : groups_) {
+    if (!group.flat) continue;
+    const std::uint64_t n = size(*group.flat);
+    if (!checked_mul(scale_ / std::gcd(scale_, n), n, scale_)) scale_ = 0;
+    if (scale_ == 0) break;
+  }
+  std::uint64_t most = 0;
+  if (scale_ == 0 || !checked_mul(full_bytes, scale_, most)) {
+    scale_ = 1;
+    return "divide flat buffers over groups whose sizes need a unit too fine for 2^64-1 of "
+           "their bytes";
+  }
+  if (scale_ == 1) return std::nullopt;
+  unit_.resize(groups_.size());
+  for (std::size_t g = 0; g < groups_.size(); ++g) {
+    unit_[g] = groups_[g].flat ? scale_ / size(*groups_[g].flat) : scale_;
+  }
+  return std::nullopt;
+}
+
 std::optional<Indivisible> RankSearch::scan(const std::vector<std::string>& first_fqns,
                                             const std::vector<std::string>& axis_order,
                                             std::uint64_t constant) {
-  constant_ = constant;
+  constant_ = constant * scale_;  // checked by scale()
+  const std::vector<std::uint64_t> origin(layout_.digits.size(), 0);
   std::optional<Indivisible> indivisible;
-  std::vector<std::vector<std::uint64_t>> inputs;  // per effective step of a dim
+  // Per effective step of a dim, the sizes it chunks: the first `depth` entries, kept
+  // across dims and groups so that no dim allocates them again.
+  std::vector<std::vector<std::uint64_t>>& inputs = scratch_.inputs;
   std::vector<const Step*> effective;
-  std::vector<std::uint64_t> next;
-  std::vector<std::uint64_t> breaks;
+  std::vector<std::uint64_t>& breaks = scratch_.breaks;
   constexpr std::uint32_t kNoView = std::numeric_limits<std::uint32_t>::max();
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     const Group& group = groups_[g];
     std::optional<Indivisible> first;  // the failing step of the lowest axis
     std::uint32_t first_view = kNoView;
-    std::uint64_t whole = group.weight;
     bool active = false;
     for (const ShardedDim& dim : group.dims) {
-      whole *= dim.size;  // <= full_bytes_
       effective.clear();
-      inputs.assign(1, {dim.size});
+      if (inputs.empty()) inputs.emplace_back();
+      inputs[0].assign(1, dim.size);
+      std::size_t depth = 1;
       for (const Step& step : dim.steps) {
         const std::uint64_t n = size(step.view);
         if (n == 1) continue;
-        active = true;
         effective.push_back(&step);
+        if (inputs.size() == depth) inputs.emplace_back();
+        if (step.padded) {  // the first chunk on every rank: no run of the view
+          inputs[depth].clear();
+          for (std::uint64_t v : inputs[depth - 1])
+            inputs[depth].push_back(ChunkGeometry(v, n, step.split_factor).at(0, n));
+          std::sort(inputs[depth].begin(), inputs[depth].end());
+          inputs[depth].erase(std::unique(inputs[depth].begin(), inputs[depth].end()),
+                              inputs[depth].end());
+          ++depth;
+          continue;
+        }
+        active = true;
         if (!indivisible && !step.uneven && step.view < first_view) {
           if (const std::optional<std::uint64_t> v =
-                  chunking::first_indivisible(inputs.back(), n, step.split_factor)) {
+                  chunking::first_indivisible(inputs[depth - 1], n, step.split_factor)) {
             first = Indivisible{first_fqns[g],     dim.dim, *v, axis_order[step.view], n,
-                                step.split_factor, {}};
+                                step.split_factor, {},      {}, group.first_param};
             first_view = step.view;
           }
         }
-        chunking::chunk_sizes(inputs.back(), n, step.split_factor, next, breaks,
+        chunking::chunk_sizes(inputs[depth - 1], n, step.split_factor, inputs[depth], breaks,
                               &view_cuts_[step.view]);
-        inputs.push_back(next);
+        ++depth;
       }
       mark_monotone(effective, inputs);
     }
     if (first && !indivisible) indivisible = std::move(first);
-    if (!active) {
+    if (!active) {  // the same on every rank
+      const std::uint64_t whole = bytes(g, origin);
       constant_ += whole;
+      if (group.split) constant_split_ += whole;
       continue;
     }
     active_.push_back(g);
     std::uint64_t touches = 0;
     for (const ShardedDim& dim : group.dims) {
       for (const Step& step : dim.steps) {
+        if (step.padded) continue;
         for (const Term& t : layout_.views[step.view].terms) touches |= std::uint64_t{1} << t.digit;
       }
     }
@@ -147,6 +187,8 @@ void RankSearch::mark_monotone(const std::vector<const Step*>& effective,
                                const std::vector<std::vector<std::uint64_t>>& inputs) {
   bool later_grow = true;
   for (std::size_t t = effective.size(); t-- > 0;) {
+    // A padded step is the same on every coordinate, and grows with its input.
+    if (effective[t]->padded) continue;
     if (!later_grow) view_monotone_[effective[t]->view] = 0;
     if (t > 0 && later_grow) {
       later_grow =
@@ -213,11 +255,17 @@ std::optional<std::string> RankSearch::count_classes() {
   return std::nullopt;
 }
 
-std::uint64_t RankSearch::worst() const {
+std::pair<std::uint64_t, std::uint64_t> RankSearch::worst() const {
   const std::vector<std::uint64_t> origin(layout_.digits.size(), 0);
   std::uint64_t out = constant_;
-  for (std::size_t g : active_) out += bytes(groups_[g], origin);
-  return out;
+  std::uint64_t split = constant_split_;
+  for (std::size_t g : active_) {
+    const std::uint64_t b = bytes(g, origin);
+    out += b;
+    if (groups_[g].split) split += b;
+  }
+  // What is kept is whole bytes in the mesh's unit: only the flat shares round.
+  return {in_bytes(out), in_bytes(out) - (out - split) / scale_};
 }
 
 std::pair<std::uint64_t, std::vector<std::uint64_t>> RankSearch::best() {
@@ -250,13 +298,13 @@ std::pair<std::uint64_t, std::vector<std::uint64_t>> RankSearch::best() {
   return {least, digits};
 }
 
-void RankSearch::add_group(const Group& group, std::vector<std::uint64_t>& coord,
+void RankSearch::add_group(std::size_t g, std::vector<std::uint64_t>& coord,
                            const std::vector<std::size_t>& free_pos,
                            const std::vector<std::size_t>& segments,
                            std::map<std::vector<std::size_t>, RunTable>& tables) {
-  own_runs(group, coord, free_pos);
+  own_runs(groups_[g], coord, free_pos);
   const std::vector<std::size_t> scope = own_scope(free_pos);
-  add_boxes(group, coord, scope, segments, table_for(scope, segments, tables));
+  add_boxes(g, coord, scope, segments, table_for(scope, segments, tables));
 }
 
 std::vector<std::uint64_t>& RankSearch::own_of(std::size_t digit) {
@@ -287,14 +335,14 @@ void RankSearch::own_runs(const Group& group, const std::vector<std::uint64_t>& 
       x.next.clear();
       bool is_free = false;
       for (const Term& t : view.terms) {
-        if (free_pos[t.digit] == kFree) continue;
+        if (free_pos[t.digit] == kFree || step.padded) continue;
         own_of(t.digit);
         is_free = true;
       }
       for (std::uint64_t v : x.values) {
         const ChunkGeometry geo(v, n, step.split_factor);
         if (!is_free) {
-          x.next.push_back(geo.at(view_value(view, coord), n));
+          x.next.push_back(geo.at(step.padded ? 0 : view_value(view, coord), n));
           continue;
         }
         // Every size the view's runs give (a superset of what the fixed digits allow).
@@ -350,7 +398,7 @@ RunTable& RankSearch::table_for(const std::vector<std::size_t>& scope,
   return table;
 }
 
-void RankSearch::add_boxes(const Group& group, std::vector<std::uint64_t>& coord,
+void RankSearch::add_boxes(std::size_t g, std::vector<std::uint64_t>& coord,
                            const std::vector<std::size_t>& scope,
                            const std::vector<std::size_t>& segments, RunTable& table) {
   // Each combination of own run starts is a box of equal bytes up to the next own start:
@@ -377,7 +425,7 @@ void RankSearch::add_boxes(const Group& group, std::vector<std::uint64_t>& coord
                                              c.begin())
                   : c.size();
     }
-    const std::uint64_t value = bytes(group, coord);
+    const std::uint64_t value = bytes(g, coord);
     // Inclusion-exclusion over the 2^d corners; modular arithmetic, exact once summed.
     for (std::size_t corner = 0; corner < (std::size_t{1} << scope.size()); ++corner) {
       std::size_t cell = 0;
@@ -422,11 +470,10 @@ std::pair<std::uint64_t, std::vector<std::size_t>> RankSearch::minimum(
     if (free_pos[d] != kFree) free_mask |= std::uint64_t{1} << d;
   }
   for (std::size_t a = 0; a < active_.size(); ++a) {
-    const Group& group = groups_[active_[a]];
     if ((touches_[a] & free_mask) != 0) {
-      add_group(group, coord, free_pos, segments, tables);
+      add_group(active_[a], coord, free_pos, segments, tables);
     } else {
-      base += bytes(group, coord);  // the sum stays <= full_bytes_
+      base += bytes(active_[a], coord);  // the sum stays <= full_bytes_ in the mesh's unit
     }
   }
   // The boxes' corners become sums: a prefix sum along each digit of each table.
@@ -450,8 +497,8 @@ std::pair<std::uint64_t, std::vector<std::size_t>> RankSearch::minimum(
       for (std::size_t k = 0; k < scope.size(); ++k) cell += index[scope[k]] * table.stride[k];
       total += table.cells[cell];  // a rank's bytes never exceed full_bytes_
     }
-    if (total < least) {
-      least = total;
+    if (in_bytes(total) < least) {  // in bytes: the first rank of the least rounded value
+      least = in_bytes(total);
       best = index;
     }
   } while (advance(index, segments));

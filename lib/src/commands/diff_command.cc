@@ -1,12 +1,15 @@
-// run_diff: both metas loaded (inputs/inputs.h), then diff_metas' differences streamed as
-// text or JSON Lines, or folded (--group) and counted (--stat) and rendered after the walk
-// (or, with quiet, only whether there are any).
+// run_diff: both metas loaded (inputs/inputs.h), with --model the model and what each
+// meta's report counts on it (diff_memory.h), then diff_metas' differences streamed as text
+// or JSON Lines, or folded (--group) and counted (--stat) and rendered after the walk, then
+// the memory lines (or, with quiet, only whether there are differences).
 #include "hpfreeze/commands/diff_command.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "commands/diff_memory.h"
 #include "diff/diff.h"
 #include "diff/diff_group.h"
 #include "diff/diff_stat.h"
@@ -45,6 +48,16 @@ class DiffOutput {
     return stat_;
   }
 
+  // The memory lines last, after an empty line when something precedes them.
+  void memory(const MemoryChange& change) {
+    if (request_.json) {
+      append_memory_change_json(out_, change);
+      return;
+    }
+    if (!out_.empty()) out_ += '\n';
+    append_memory_change_text(out_, change);
+  }
+
  private:
   const DiffRequest& request_;
   std::string& out_;
@@ -52,15 +65,25 @@ class DiffOutput {
   DiffGrouper grouper_;
 };
 
-// The note on NEW: the total line, the lines per key under it.
-Diagnostic summary_note(const std::string& new_name, const DiffStat& stat) {
+void append_lines(std::vector<std::string>& lines, const std::string& text) {
+  for (std::size_t pos = 0, end; (end = text.find('\n', pos)) != text.npos; pos = end + 1) {
+    lines.push_back(text.substr(pos, end - pos));
+  }
+}
+
+// The note on NEW: the total line, the lines per key under it, then the memory lines.
+Diagnostic summary_note(const std::string& new_name, const DiffStat& stat,
+                        const std::optional<MemoryChange>& memory) {
   Diagnostic note = make_note(new_name, {}, diff_stat_total(stat));
   std::string text;
   append_diff_stat_text(text, stat);
-  for (std::size_t pos = 0, end; (end = text.find('\n', pos)) != text.npos; pos = end + 1) {
-    note.detail.push_back(text.substr(pos, end - pos));
-  }
+  append_lines(note.detail, text);
   note.detail.pop_back();  // the total line, which is the message
+  if (memory) {
+    text.clear();
+    append_memory_change_text(text, *memory);
+    append_lines(note.detail, text);
+  }
   return note;
 }
 
@@ -69,8 +92,11 @@ Diagnostic summary_note(const std::string& new_name, const DiffStat& stat) {
 CommandResult run_diff(const DiffRequest& request) {
   CommandResult result;
   result.errors_are_trouble = true;
-  if (std::optional<Diagnostic> twice =
-          stdin_twice_error({&request.old_path, &request.new_path}, "the two metas")) {
+  const DiffMemory& memory = request.memory;
+  const bool with_model = memory.model_path.has_value();
+  if (std::optional<Diagnostic> twice = stdin_twice_error(
+          {&request.old_path, &request.new_path, with_model ? &*memory.model_path : nullptr},
+          with_model ? "OLD, NEW and --model" : "the two metas")) {
     result.diagnostics.push_back(std::move(*twice));
     return result;
   }
@@ -80,21 +106,36 @@ CommandResult run_diff(const DiffRequest& request) {
     result.diagnostics = std::move(ignored.errors());
     return result;
   }
-  // Both files are loaded before an error is returned, so one run names both; diff
-  // compares the documents' values, never decoded params.
-  const InputSpec metas[] = {{"OLD", request.old_path, InputKind::kMeta},
-                             {"NEW", request.new_path, InputKind::kMeta}};
+  // Every file is loaded before an error is returned, so one run names them all; diff
+  // compares the documents' values, and only a report needs the decoded params.
+  std::vector<InputSpec> inputs{{"OLD", request.old_path, InputKind::kMeta},
+                                {"NEW", request.new_path, InputKind::kMeta}};
+  if (with_model) inputs.emplace_back("--model", *memory.model_path, InputKind::kModel);
   LoadOptions load;
   load.command = "diff";
-  load.meta = MetaReading::kValuesOnly;
+  load.meta = with_model ? MetaReading::kValuesAndParams : MetaReading::kValuesOnly;
+  load.parameters_needed_by = "diff --model";
   load.files = request.files;
-  LoadedInputs loaded = load_inputs(metas, load);
+  LoadedInputs loaded = load_inputs(inputs, load);
   result.diagnostics = std::move(loaded.errors);
   if (!result.diagnostics.empty()) return result;
   const FrozenMeta& old_meta = loaded.inputs[0].meta();
   const FrozenMeta& new_meta = loaded.inputs[1].meta();
   result.diagnostics = check_ignored(*ignored, old_meta, new_meta);
   if (!result.diagnostics.empty()) return result;
+  // What each plan costs, before any output: a usage error leaves none.
+  std::optional<MemoryChange> change;
+  Diagnostics warnings;
+  if (with_model) {
+    Expected<MemoryChange> counted =
+        count_memory(old_meta, new_meta, loaded.inputs[2].model(), memory, warnings);
+    if (!counted) {
+      result.diagnostics = std::move(counted.errors());
+      return result;
+    }
+    change = std::move(*counted);
+  }
+  result.diagnostics = std::move(warnings);
   DiffOutput output(request, result.output);
   diff_metas(old_meta, new_meta, request.options, [&](const MetaDifference& d) {
     result.negative = true;
@@ -102,8 +143,9 @@ CommandResult run_diff(const DiffRequest& request) {
   });
   if (request.quiet) return result;
   const DiffStat& stat = output.finish();
+  if (change) output.memory(*change);
   if (request.summary_note && result.negative)
-    result.diagnostics.push_back(summary_note(loaded.inputs[1].stage.name, stat));
+    result.diagnostics.push_back(summary_note(loaded.inputs[1].stage.name, stat, change));
   return result;
 }
 

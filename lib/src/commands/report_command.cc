@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "capacity/accounting.h"
 #include "dumps/dump_kind.h"
 #include "hpfreeze/base/command_result.h"
 #include "inputs/inputs.h"
@@ -34,6 +35,18 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
       return make_io_error(
           {}, "axis '" + sweep->axis + "' is in both --mesh and --sweep; give it in one of them");
     }
+  }
+  if (std::optional<std::string> why = recipe_zero_error(request.plan.accounting)) {
+    return make_io_error({}, std::move(*why));
+  }
+  const MeshFilter& filter = request.plan.filter;
+  if (request.reserve_given && !filter.budget) {
+    return make_io_error({}, "--reserve: it is kept from --budget, which is not given");
+  }
+  if (filter.budget && filter.reserve >= *filter.budget) {
+    return make_io_error({}, "--reserve: " + format_byte_size(filter.reserve) +
+                                 " leaves nothing of the " + format_byte_size(*filter.budget) +
+                                 " --budget for model states");
   }
   // Without --model too, the missing --model is what to say (run_report's model_missing).
   if (request.meta_path.empty() && !request.model_path.empty() && !request.mesh && sweeps.empty()) {

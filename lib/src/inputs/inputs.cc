@@ -33,7 +33,7 @@ MetaDecodeOptions meta_options(const LoadOptions& load) {
   if (load.meta == MetaReading::kDecodedParams) {
     options = MetaDecodeOptions::decoded_params_only();
   } else {
-    options.keep_params = false;
+    options.keep_params = load.meta == MetaReading::kValuesAndParams;
   }
   options.silenced = load.silenced;
   return options;
@@ -59,6 +59,11 @@ class Loader {
       slot.in = &out.inputs[i];
       slot.in->path = specs[i].path;
       slot.json = !specs[i].path.empty() || specs[i].text;
+      // Only a base meta may be absent; any other input given as "" names no file.
+      if (!slot.json && slot.kind() != InputKind::kBaseMeta && specs[i].opened == nullptr) {
+        slot.load_errors.push_back(
+            make_io_error({}, specs[i].flag + ": an empty path names no file"));
+      }
     }
     // A model first: its decoded form is the smaller, so the other parses sit on less.
     for (LoadingInput& slot : slots_) {

@@ -64,8 +64,9 @@ struct InputSpec {
 
 // Which form of a meta its reader takes (MetaDecodeOptions).
 enum class MetaReading {
-  kDecodedParams,  // the decoded params only (check, thaw, report): the tree holds none
-  kValuesOnly,     // the document's values only (diff, freeze --check): no decoded params
+  kDecodedParams,    // the decoded params only (check, thaw, report): the tree holds none
+  kValuesOnly,       // the document's values only (diff, freeze --check): no decoded params
+  kValuesAndParams,  // both (diff --model: the walk compares values, the report counts params)
 };
 
 // How the inputs' reads are placed beside the rest, in load order.

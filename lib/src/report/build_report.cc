@@ -16,6 +16,7 @@
 #include "report/report_accounting.h"
 #include "report/report_axes.h"
 #include "report/report_geometry.h"
+#include "report/report_pipeline.h"
 #include "report/report_plan.h"
 #include "report/report_totals.h"
 #include "spec/dtypes.h"
@@ -52,7 +53,7 @@ class ReportBuilder {
                std::optional<std::size_t> sorted_params) {
     mesh_.read(mesh, report_);
     read_param_plan();
-    if (!mesh_.known(mesh, report_)) return std::move(report_);
+    if (!mesh_.known(mesh, report_) || !place_stages()) return std::move(report_);
     mesh_.order(report_);
     look_up_params();
     // The accounting of the meshes table, at rank 0 of the report's mesh.
@@ -60,7 +61,8 @@ class ReportBuilder {
     for (const PlannedParam& p : planned_) measure(p);
     measure_uncovered();
     report_detail::add_totals(report_, counts_, meta_file_, model_, plan_);
-    const report_detail::PlanContext context{meta_file_, planner_source(), mesh_.axes(), missing_};
+    const report_detail::PlanContext context{meta_file_,   model_.file, planner_source(),
+                                             mesh_.axes(), missing_,    {placer_->stack(), tied()}};
     report_detail::plan_meshes(report_, plan_, context);
     to_plan_ = {};  // the planner keeps nothing of its input
     if (!report_.usage_errors.empty()) return std::move(report_);
@@ -78,6 +80,38 @@ class ReportBuilder {
   void add(const FindingRule& rule, const std::string& file, std::string pointer,
            std::string message) {
     report_.findings.push_back(make_finding(rule, file, std::move(pointer), std::move(message)));
+  }
+
+  // The layer stack (--pp-stack's, or the model's) and --pp-layers against it: false, with
+  // the usage errors in the report, when they do not hold.
+  bool place_stages() {
+    Expected<report_detail::StagePlacer> placer =
+        report_detail::StagePlacer::make(model_, plan_.accounting.pipeline.stack);
+    if (!placer) {
+      report_.usage_errors = std::move(placer.errors());
+      return false;
+    }
+    placer_ = std::move(*placer);
+    report_.usage_errors = report_detail::pp_layers_errors(plan_, report_, placer_->stack());
+    if (!report_.usage_errors.empty()) return false;
+    placer_->outside(report_.pipeline);
+    return true;
+  }
+
+  // The meta's tied parameters, by the planner's indexes (planner_source's order).
+  std::vector<TiedGroup> tied() const {
+    if (meta_.tied_pairs.empty()) return {};
+    std::unordered_map<std::string_view, std::size_t> index;
+    for (std::size_t i = 0; i < to_plan_.size(); ++i)
+      index.emplace(report_.params[to_plan_[i]].fqn, i);
+    for (std::size_t k = 0; k < report_.uncovered.size(); ++k) {
+      index.emplace(report_.uncovered[k].fqn, to_plan_.size() + k);
+    }
+    return report_detail::tied_groups(
+        meta_, *placer_, [&index](std::string_view fqn) -> std::optional<std::size_t> {
+          const auto it = index.find(fqn);
+          return it == index.end() ? std::nullopt : std::optional(it->second);
+        });
   }
 
   void read_param_plan() {
@@ -115,6 +149,7 @@ class ReportBuilder {
     for (std::size_t i = 0; i < planned_.size(); ++i) {
       PlannedParam p = planned_[i];
       p.info = model_.find_parameter(p.param->fqn, cursor);
+      if (p.info != nullptr) p.model_index = cursor - 1;
       std::size_t& first = p.info != nullptr
                                ? first_plan_[cursor - 1]
                                : absent.try_emplace(p.param->fqn, kNone).first->second;
@@ -195,7 +230,7 @@ class ReportBuilder {
     if (!element) return;
     const ElementCost cost = cost_of(*info, *element);
     std::uint64_t full = 0;
-    if (!full_bytes(param.fqn, *info, cost.kept + cost.split, full)) return;
+    if (!full_bytes(param.fqn, *info, cost.total(), full)) return;
 
     const std::size_t dims_at = report_.local_dims.size();
     report_.local_dims.insert(report_.local_dims.end(), info->shape.begin(), info->shape.end());
@@ -206,6 +241,7 @@ class ReportBuilder {
     out.boundary = planned.boundary->fqn;
     out.info = info;
     out.replicated = true;
+    out.stage = placer_->position(param.fqn, planned.model_index);
     bool valid = geometry_.apply(planned, info->shape, local, report_.applied_axes, out.replicated,
                                  report_.findings);
     out.local_shape = local;
@@ -222,10 +258,11 @@ class ReportBuilder {
     // what is already a finding.
     if (valid) to_plan_.push_back(report_.params.size());
     out.full_bytes = full;
-    out.rank0_bytes =
-        zero_rank0_bytes(out.local_shape, cost,
-                         report_detail::zero_group_of(accounting().zero, mesh_.sizes(), &param,
-                                                      expert, report_.rank0_zero));
+    const ZeroSharding& zero = accounting().zero;
+    out.rank0_bytes = zero_rank0_bytes(
+        out.local_shape, cost,
+        report_detail::zero_group_of(zero, mesh_.sizes(), &param, expert, report_.rank0_zero),
+        zero_split_dim(zero, expert, out.local_shape.size()));
     // Saturates as the totals do; the rank-0 total then overflows too and says so.
     chunking::saturating_add(report_.boundaries[planned.boundary_report].rank0_bytes,
                              out.rank0_bytes);
@@ -241,12 +278,14 @@ class ReportBuilder {
       scratch_.clear();
       if (i >= to_plan_.size()) {
         const UncoveredParam& u = report_.uncovered[i - to_plan_.size()];
-        return CapacityParam{u.fqn, u.shape, u.dtype.value_or(kMissingDtype), u.requires_grad, {}};
+        return CapacityParam{u.fqn,           u.shape, u.dtype.value_or(kMissingDtype),
+                             u.requires_grad, {},      u.stage};
       }
       const ParamReport& p = report_.params[to_plan_[i]];
       for (const ReportAxis a : p.axes) scratch_.push_back({a->axis, a->placement});
-      return CapacityParam{p.fqn, p.info->shape, p.info->dtype.value_or(kMissingDtype),
-                           p.info->requires_grad, scratch_};
+      return CapacityParam{
+          p.fqn,    p.info->shape, p.info->dtype.value_or(kMissingDtype), p.info->requires_grad,
+          scratch_, p.stage};
     };
     return source;
   }
@@ -268,15 +307,15 @@ class ReportBuilder {
       if (!element) continue;
       const ElementCost cost = cost_of(info, *element);
       std::uint64_t bytes = 0;
-      if (!full_bytes(fqn, info, cost.kept + cost.split, bytes)) continue;
+      if (!full_bytes(fqn, info, cost.total(), bytes)) continue;
       if (info.requires_grad) ++counts_.uncovered_trainable;
       // Whole on every rank but for ZeRO: a parameter with no placement.
       const std::uint64_t rank0 =
           zero_rank0_bytes(info.shape, cost,
                            report_detail::zero_group_of(accounting().zero, mesh_.sizes(), nullptr,
                                                         false, report_.rank0_zero));
-      report_.uncovered.push_back(
-          UncoveredParam{fqn, info.shape, info.dtype, bytes, rank0, info.requires_grad});
+      report_.uncovered.push_back(UncoveredParam{fqn, info.shape, info.dtype, bytes, rank0,
+                                                 info.requires_grad, placer_->position(fqn, k)});
     }
   }
 
@@ -286,6 +325,7 @@ class ReportBuilder {
   const ReportPlanOptions& plan_;
   report_detail::ReportMesh mesh_;
   report_detail::ParamGeometry geometry_;
+  std::optional<report_detail::StagePlacer> placer_;  // set before any parameter is measured
   std::optional<CoverageIndex> coverage_;
   Report report_;
   std::vector<PlannedParam> planned_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "capacity/capacity.h"
+#include "capacity/pipeline.h"
 #include "dumps/plan.h"
 #include "hpfreeze/base/diagnostic.h"
 #include "hpfreeze/capacity/capacity_args.h"
@@ -48,6 +49,7 @@ struct ParamReport {
   std::uint64_t rank0_bytes = 0;
   std::uint64_t full_bytes = 0;
   bool replicated = false;  // no Shard/StridedShard on a mesh axis of size > 1
+  StagePosition stage;      // where it sits against the layer stack
 
   [[nodiscard]] std::span<const std::uint64_t> shape() const { return info->shape; }
   // As the model tree spells it; nullopt when missing.
@@ -70,6 +72,15 @@ struct UncoveredParam {
   std::uint64_t bytes = 0;        // full size, with the accounting
   std::uint64_t rank0_bytes = 0;  // what rank 0 holds: `bytes`, less what ZeRO splits off
   bool requires_grad = true;
+  StagePosition stage;  // where it sits against the layer stack
+};
+
+// The layer stack of the report's model (docs/capacity.md, "Pipeline stages"), and the
+// parameters outside it, in the model's order, on the first stage and on the last.
+struct ReportStack {
+  std::optional<LayerStack> stack;
+  std::vector<std::string_view> first_stage;
+  std::vector<std::string_view> last_stage;
 };
 
 // Move-only: the params view the report's own pools, which a copy would not carry along.
@@ -99,7 +110,8 @@ struct Report {
   std::vector<ParamReport> params;
   std::vector<BoundaryReport> boundaries;  // rank0_bytes descending, then FQN
   std::vector<UncoveredParam> uncovered;   // bytes descending, then FQN
-  Diagnostics findings;                    // errors, then warnings, then notes
+  ReportStack pipeline;
+  Diagnostics findings;  // errors, then warnings, then notes
   // The capacity planner's part (docs/capacity.md): the accounting and the mesh filter of
   // the whole report (its layout resolved), whether --sweep was given, and the answer for
   // the mesh above or for every mesh of the sweep: worst and best rank over all ranks.
@@ -133,6 +145,11 @@ inline Report build_report(const FrozenMeta& meta, const ModelTree& model,
                            std::optional<std::size_t> sorted_params = std::nullopt) {
   return build_report(&meta, model, mesh, plan, sorted_params);
 }
+
+// The axes a report of `meta` knows without the flags' (docs/cli.md, "Known axes"): pp, the
+// axes of mesh_dim_names, of parallel_dims's <axis>_size keys (usable or not) and of every
+// placement; sorted, each once. --zero-axis and --replica-axis add theirs.
+std::vector<std::string> named_axes(const FrozenMeta& meta);
 
 // The readable table; params and boundaries lists are cut to `top` entries.
 std::string render_report_text(const Report& report, std::size_t top);

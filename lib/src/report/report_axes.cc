@@ -22,7 +22,6 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
   out.present = true;
   for (const MetaAxisSize& size : dims.axes) {
     std::string axis(size.axis);
-    out.axes.push_back(axis);
     if (!size.size) {
       const std::optional<std::uint64_t>& u = size.above_max;
       out.findings.push_back(
@@ -36,6 +35,23 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
     out.sizes.emplace_back(std::move(axis), *size.size);
   }
   return out;
+}
+
+std::vector<std::string> named_axes(const FrozenMeta& meta,
+                                    std::span<const std::string_view> placement_axes) {
+  std::vector<std::string_view> names{kStageAxis};  // the layer stack comes from the model
+  const auto add = [&names](std::string_view name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  if (meta.parallel_dims.state == MetaMemberState::kObject) {
+    for (const MetaAxisSize& size : meta.parallel_dims.axes) add(size.axis);
+  }
+  if (meta.mesh_dim_names) {
+    for (std::string_view name : *meta.mesh_dim_names) add(name);
+  }
+  for (std::string_view name : placement_axes) add(name);
+  std::sort(names.begin(), names.end());
+  return {names.begin(), names.end()};
 }
 
 std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan) {
@@ -65,12 +81,21 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
 
 Diagnostics unknown_axes(const std::vector<std::string>& known,
                          const std::optional<std::vector<AxisSize>>& mesh,
-                         const std::vector<AxisSweep>& sweeps) {
+                         const std::vector<AxisSweep>& sweeps, bool without_meta) {
   Diagnostics out;
   auto check = [&](std::string_view flag, const std::string& axis) {
     if (std::binary_search(known.begin(), known.end(), axis)) return;
     std::string message = std::string(flag) + ": unknown axis " + quote_for_diagnostic(axis);
-    if (std::optional<std::string> near = nearest_ignoring_case(axis, known)) {
+    const std::optional<std::string> same = equal_ignoring_case(axis, known);
+    if (without_meta && !same) {
+      // No plan shards anything: a guess at a near name would mislead.
+      out.push_back(make_io_error({}, message +
+                                          ": without a META every parameter is "
+                                          "replicated: " +
+                                          axis + " shards nothing; give the plan's meta"));
+      return;
+    }
+    if (std::optional<std::string> near = same ? same : nearest_ignoring_case(axis, known)) {
       message += "; did you mean " + quote_for_diagnostic(*near) + "?";
     }
     message += " (the inputs know ";
@@ -126,7 +151,6 @@ void ReportMesh::choose_layout(Report& report) const {
 void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {
   choose_layout(report);
   ParallelDims dims = read_parallel_dims(meta_);
-  named_axes_ = std::move(dims.axes);  // known whichever source gives the sizes
   if (mesh) {
     report.mesh_source = MeshSource::kFlag;
     for (const AxisSize& a : *mesh) sizes_[a.axis] = a.size;
@@ -147,11 +171,12 @@ void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& 
 }
 
 bool ReportMesh::known(const std::optional<std::vector<AxisSize>>& mesh, Report& report) {
-  std::vector<std::string> named = std::move(named_axes_);
-  named.insert(named.end(), mesh_dim_names_.begin(), mesh_dim_names_.end());
-  for (const AxisInfo& a : axes_) named.emplace_back(a.name);
+  std::vector<std::string_view> placement_axes;
+  for (const AxisInfo& a : axes_) placement_axes.push_back(a.name);
+  std::vector<std::string> named = named_axes(meta_, placement_axes);
   if (report.without_meta) named.emplace_back("dp");
-  report.usage_errors = unknown_axes(known_axes(std::move(named), plan_), mesh, plan_.sweeps);
+  report.usage_errors =
+      unknown_axes(known_axes(std::move(named), plan_), mesh, plan_.sweeps, report.without_meta);
   if (report.usage_errors.empty()) {
     report.usage_errors = sharded_replica_axes(axes_, plan_, meta_.file);
   }
@@ -203,3 +228,24 @@ void ReportMesh::order(Report& report) {
 }
 
 }  // namespace hpfreeze::report_detail
+
+namespace hpfreeze {
+
+std::vector<std::string> named_axes(const FrozenMeta& meta) {
+  // Plans repeat a handful of axes over every parameter: the last one found is most often
+  // the next one too.
+  std::vector<std::string_view> placement_axes;
+  for (const MetaBoundary& b : meta.boundaries) {
+    for (const MetaParam& p : b.params) {
+      for (const MetaAxisPlacement& a : p.axes) {
+        if (std::find(placement_axes.rbegin(), placement_axes.rend(), a.axis) ==
+            placement_axes.rend()) {
+          placement_axes.push_back(a.axis);
+        }
+      }
+    }
+  }
+  return report_detail::named_axes(meta, placement_axes);
+}
+
+}  // namespace hpfreeze

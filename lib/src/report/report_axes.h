@@ -42,8 +42,7 @@ struct ParallelDims {
   bool present = false;  // the meta has a parallel_dims object
   bool named = false;    // the meta has parallel_dims, an object or null
   std::vector<std::pair<std::string, std::uint64_t>> sizes;  // the usable <axis>_size keys
-  std::vector<std::string> axes;  // the axis of every <axis>_size key, usable or not
-  Diagnostics findings;           // what was ignored, and why
+  Diagnostics findings;                                      // what was ignored, and why
 };
 
 // Reads parallel_dims: every key `<axis>_size` with an integer from 1 to 2^63-1 is a
@@ -51,8 +50,12 @@ struct ParallelDims {
 // not an object (nor null) is an error.
 ParallelDims read_parallel_dims(const FrozenMeta& meta);
 
-// The axes the inputs know, by name: `named` (mesh_dim_names, parallel_dims's axes, every
-// axis a placement names), the ZeRO axes and the --replica-axis names.
+// named_axes (report.h) of `meta` whose placements name `placement_axes` (each once).
+std::vector<std::string> named_axes(const FrozenMeta& meta,
+                                    std::span<const std::string_view> placement_axes);
+
+// The axes the inputs know, by name: `named` (named_axes), the ZeRO axes and the
+// --replica-axis names.
 std::vector<std::string> known_axes(std::vector<std::string> named, const ReportPlanOptions& plan);
 
 // One usage error per --replica-axis that some placement shards (`axes`: every axis a
@@ -61,10 +64,11 @@ Diagnostics sharded_replica_axes(const std::vector<AxisInfo>& axes, const Report
                                  const std::string& meta_file);
 
 // One usage error per --mesh or --sweep axis not in `known` (sorted): it lists them and
-// suggests the nearest (equal ignoring case first, else by edit distance).
+// suggests the nearest (equal ignoring case first, else by edit distance); `without_meta`,
+// an axis no known one equals ignoring case is said to shard nothing without a META.
 Diagnostics unknown_axes(const std::vector<std::string>& known,
                          const std::optional<std::vector<AxisSize>>& mesh,
-                         const std::vector<AxisSweep>& sweeps);
+                         const std::vector<AxisSweep>& sweeps, bool without_meta);
 
 // Sizes that make no mesh (enumerate_meshes failed with `problem`): a usage error naming
 // the flags that gave sizes (and the sizes parallel_dims gave to a mesh too large), or,
@@ -122,7 +126,6 @@ class ReportMesh {
   const FrozenMeta& meta_;
   const ReportPlanOptions& plan_;
   std::vector<std::string_view> mesh_dim_names_;
-  std::vector<std::string> named_axes_;  // parallel_dims's <axis>_size axes
   AxisSizes sizes_;
   std::vector<AxisInfo> axes_;
 };

@@ -24,6 +24,7 @@ struct PlannedParam {
   const MetaBoundary* boundary;
   std::size_t boundary_report;           // index into Report::boundaries
   const ModelParameter* info = nullptr;  // nullptr: not in the model
+  std::size_t model_index = 0;           // of `info` among the model's parameters
 };
 
 // The pointer of a planned param's axes object in the meta; only diagnostics need it, so it

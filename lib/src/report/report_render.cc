@@ -2,6 +2,7 @@
 #include <charconv>
 
 #include "base/text_table.h"
+#include "capacity/accounting.h"
 #include "capacity/capacity.h"
 #include "capacity/capacity_json.h"
 #include "capacity/chunk_geometry.h"
@@ -11,6 +12,7 @@
 #include "json/json_stream.h"
 #include "json/output_name.h"
 #include "report/report.h"
+#include "report/report_pipeline.h"
 
 // The text and JSON forms of a Report: rendering only, the arithmetic is in build_report.cc.
 namespace hpfreeze {
@@ -29,6 +31,9 @@ std::string zero_groups_text(const Report& r, const std::vector<std::string>& ax
     if (names.find(a) == std::string::npos) names += (names.empty() ? "" : " x ") + a;
   }
   auto ranks = [](std::uint64_t n) { return plural(n, "rank"); };
+  if (!r.capacity.dense_zero && r.expert_params > 0) {  // a plan of experts only
+    return "the experts' edp, " + ranks(r.rank0_zero.expert);
+  }
   std::string out =
       names.empty() ? "no axis of the mesh" : names + ", " + ranks(r.rank0_zero.dense);
   if (r.expert_params > 0) out += "; experts over edp, " + ranks(r.rank0_zero.expert);
@@ -42,15 +47,76 @@ std::string accounting_line(const Report& r) {
   const Optimizer optimizer = accounting.optimizer;
   const int stage = accounting.zero.stage;
   if (optimizer == Optimizer::kNone && stage == 0) return "";
+  const std::string recipe = accounting.recipe == Recipe::kDtensor
+                                 ? ""
+                                 : "recipe " + std::string(recipe_name(accounting.recipe));
   std::string out = "rank 0 below counts ";
-  out += optimizer == Optimizer::kNone ? "the weights"
-                                       : "weights, gradients and optimizer state (" +
-                                             std::string(optimizer_name(optimizer)) + ")";
+  if (optimizer == Optimizer::kNone) {
+    out += "the weights" + (recipe.empty() ? "" : " (" + recipe + ")");
+  } else {
+    out += "weights, gradients and optimizer state (" + std::string(optimizer_name(optimizer)) +
+           (recipe.empty() ? "" : ", " + recipe) + ")";
+  }
   if (stage > 0 && r.capacity.planned()) {
     out += ", after ZeRO stage " + std::to_string(stage) + " over " +
            zero_groups_text(r, accounting.zero.axes) + "; LOCAL is the plan's piece before it";
   }
-  return out + ", as the meshes table does\n";
+  // The meshes table adds what ZeRO-3 gathers when the recipe counts it (per rank, not per
+  // parameter).
+  return out + ", as the meshes table does" +
+         (gathered_module_bytes(accounting) != 0 ? " but for what ZeRO-3 gathers" : "") + "\n";
+}
+
+// "model.embed_tokens.weight, lm_head.weight", at most four names, then how many more.
+std::string some_names(const std::vector<std::string_view>& names) {
+  constexpr std::size_t kShown = 4;
+  std::string out;
+  for (std::size_t i = 0; i < std::min(kShown, names.size()); ++i) {
+    out += (i == 0 ? "" : ", ") + output_name(names[i]);
+  }
+  if (names.size() > kShown) out += ", and " + std::to_string(names.size() - kShown) + " more";
+  return out;
+}
+
+// The layer stack pp splits, and the parameters outside it, when stages are in play.
+std::string stack_line(const Report& r) {
+  if (!report_detail::stages_in_play(r)) return "";
+  const ReportStack& p = r.pipeline;
+  if (!p.stack) {
+    return "layer stack: none in the model (no modules PREFIX.0 .. PREFIX.N); --pp-stack "
+           "names one\n";
+  }
+  std::string out = "layer stack: " + output_name(p.stack->prefix) + ", " +
+                    plural(p.stack->layers, "layer") +
+                    (p.stack->named ? " (--pp-stack)" : " (found in the model)");
+  if (!p.first_stage.empty())
+    out += "; before it, on the first stage: " + some_names(p.first_stage);
+  if (!p.last_stage.empty()) out += "; after it, on the last: " + some_names(p.last_stage);
+  return out + "\n";
+}
+
+// Which mesh the rank-0 block below is of, when it is not a mesh of the meshes table: a
+// sweep counts its swept axes at size 1, and every mesh counts pp at 1 (every stage's
+// parameters).
+std::string rank0_mesh_line(const Report& r) {
+  const CapacityResult& cap = r.capacity;
+  if (!cap.planned()) return "";
+  const bool pp = std::any_of(r.mesh.begin(), r.mesh.end(),
+                              [](const AxisSize& a) { return a.axis == kStageAxis && a.size > 1; });
+  if (!cap.swept && !pp) return "";
+  Mesh shown = cap.meshes.front().mesh;
+  for (AxisSize& a : shown.axes) {
+    const auto fixed = std::find_if(r.mesh.begin(), r.mesh.end(),
+                                    [&](const AxisSize& m) { return m.axis == a.axis; });
+    a.size = fixed == r.mesh.end() || a.axis == kStageAxis ? 1 : fixed->size;
+  }
+  std::string why = cap.swept ? (r.mesh.empty() ? "no axis fixed, the swept axes"
+                                                : "the fixed axes above, the swept axes")
+                              : "the mesh above with pp";
+  if (cap.swept && pp) why += " and pp";
+  return "rank 0 below is of " + format_mesh(shown) + ": " + why + " at size 1" +
+         (pp ? " (every stage's parameters)" : "") + "; the meshes table has " +
+         (cap.swept ? "every swept mesh" : "its stages") + "\n";
 }
 
 std::string mesh_line(const Report& r) {
@@ -65,19 +131,10 @@ std::string mesh_line(const Report& r) {
     out += r.mesh_source == MeshSource::kFlag ? " (from --mesh)" : " (from parallel_dims)";
   }
   out += '\n';
-  if (r.capacity.swept && r.capacity.planned()) {
-    // The per-parameter block is of one mesh; say which, since no sweep row is it unless
-    // every swept axis lists size 1.
-    std::string swept;
-    for (const AxisSize& a : r.capacity.meshes.front().mesh.axes) {
-      const bool fixed = std::any_of(r.mesh.begin(), r.mesh.end(),
-                                     [&](const AxisSize& m) { return m.axis == a.axis; });
-      if (!fixed) swept += (swept.empty() ? "" : ", ") + output_name(a.axis);
-    }
-    out += std::string("rank 0 below: ") +
-           (r.mesh.empty() ? "no axis fixed" : "the fixed axes above") + ", the swept axes (" +
-           swept + ") at size 1; the meshes table has every swept mesh\n";
-  }
+  // The answer first: the mesh, its devices, its worst rank and that rank's stage.
+  if (r.capacity.planned()) out += render_capacity_answer(r.capacity);
+  out += stack_line(r);
+  out += rank0_mesh_line(r);
   out += accounting_line(r);
   if (!r.axis_order.empty()) {
     out += "placement order:";
@@ -89,12 +146,28 @@ std::string mesh_line(const Report& r) {
   return out;
 }
 
-// "(all 5, by bytes)" or "(top 10 of 131, by bytes)".
-std::string count_of(std::size_t shown, std::size_t total, std::string_view order) {
+// "; BYTES: rank 0's weights, gradients and optimizer state (adam), after ZeRO stage 3":
+// what the params table's bytes count.
+std::string bytes_words(const Report& r) {
+  const Accounting& accounting = r.capacity.accounting;
+  std::string out = "; BYTES: rank 0's ";
+  out += accounting.optimizer == Optimizer::kNone
+             ? "weights only"
+             : "weights, gradients and optimizer state (" +
+                   std::string(optimizer_name(accounting.optimizer)) + ")";
+  if (accounting.zero.stage > 0 && r.capacity.planned()) {
+    out += ", after ZeRO stage " + std::to_string(accounting.zero.stage);
+  }
+  return out;
+}
+
+// "(all 5, by bytes)" or "(top 10 of 131, by bytes)", then `more` inside the brackets.
+std::string count_of(std::size_t shown, std::size_t total, std::string_view order,
+                     std::string_view more = {}) {
   const std::string head = shown == total
                                ? "all " + std::to_string(total)
                                : "top " + std::to_string(shown) + " of " + std::to_string(total);
-  return " (" + head + ", " + std::string(order) + "):\n";
+  return " (" + head + ", " + std::string(order) + std::string(more) + "):\n";
 }
 
 const char* mesh_source_name(MeshSource source) {
@@ -107,6 +180,24 @@ const char* mesh_source_name(MeshSource source) {
       break;
   }
   return "none";
+}
+
+// "pipeline": {"stack", "layers", "from", "first_stage", "last_stage"}.
+void write_pipeline(JsonStream& w, const ReportStack& p) {
+  w.key("pipeline").start_object();
+  w.key("stack").optional_string(p.stack ? std::optional<std::string_view>(p.stack->prefix)
+                                         : std::nullopt);
+  w.key("layers").number(p.stack ? p.stack->layers : 0);
+  w.key("from").optional_string(
+      p.stack ? std::optional<std::string_view>(p.stack->named ? "--pp-stack" : "model")
+              : std::nullopt);
+  for (const auto& [key, names] :
+       {std::pair{"first_stage", &p.first_stage}, std::pair{"last_stage", &p.last_stage}}) {
+    w.key(key).start_array();
+    for (std::string_view name : *names) w.string(name);
+    w.end_array();
+  }
+  w.end_object();
 }
 
 }  // namespace
@@ -170,7 +261,7 @@ std::string render_report_text(const Report& r, std::size_t top) {
 
   const std::size_t np = std::min(top, r.params.size());
   if (np > 0) {
-    out += "\nparams" + count_of(np, r.params.size(), "by rank-0 bytes");
+    out += "\nparams" + count_of(np, r.params.size(), "by rank-0 bytes", bytes_words(r));
     std::vector<std::vector<std::string>> rows{
         {"BYTES", "DTYPE", "SHAPE", "LOCAL", "PLACEMENTS", "PARAM"}};
     for (std::size_t i = 0; i < np; ++i) {
@@ -223,6 +314,7 @@ std::string render_report_json(const Report& r, std::optional<std::size_t> top) 
   w.key("placement_order").start_array();
   for (const std::string& a : r.axis_order) w.string(a);
   w.end_array();
+  write_pipeline(w, r.pipeline);
   w.key("counts").start_object();
   w.key("planned_params").number(r.params.size());
   w.key("replicated_params").number(r.replicated_params);

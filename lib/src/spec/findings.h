@@ -71,6 +71,11 @@ inline constexpr FindingRule kFindingRules[] = {
     {.code = "HPF513", .severity = Severity::kError, .name = "planner-limit"},
     {.code = "HPF514", .severity = Severity::kError, .name = "no-usable-mesh"},
     {.code = "HPF515", .severity = Severity::kNote, .name = "budget-unit"},
+    {.code = "HPF516", .severity = Severity::kError, .name = "pp-placement"},
+    {.code = "HPF517", .severity = Severity::kError, .name = "no-layer-stack"},
+    {.code = "HPF518", .severity = Severity::kNote, .name = "decimal-budget"},
+    {.code = "HPF519", .severity = Severity::kNote, .name = "near-budget"},
+    {.code = "HPF520", .severity = Severity::kNote, .name = "idle-expert-ranks"},
 };
 
 // The row of `code`, found while compiling: a code the table lacks does not compile.

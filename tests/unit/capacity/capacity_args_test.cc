@@ -215,5 +215,42 @@ TEST(CapacityArgs, AxisName) {
   }
 }
 
+TEST(CapacityArgs, ExpertZeroDim) {
+  EXPECT_EQ(*parse_expert_zero_dim("0"), 0U);
+  EXPECT_EQ(*parse_expert_zero_dim("1"), 1U);
+  for (std::string_view bad : {"", "-1", "x", "1.5", "99999999999999999999"}) {
+    const Expected<std::uint64_t> got = parse_expert_zero_dim(bad);
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_EQ(got.errors().front().message,
+              quote_for_diagnostic(bad) +
+                  " is not a dim; expected a decimal integer >= 0 (1: the experts' ZeRO chunks on "
+                  "dim 1)");
+  }
+}
+
+TEST(CapacityArgs, PipelineLayersAndStack) {
+  EXPECT_EQ(*parse_pp_layers("16,15,15,15"), (std::vector<std::uint64_t>{16, 15, 15, 15}));
+  EXPECT_EQ(*parse_pp_layers("0,61"), (std::vector<std::uint64_t>{0, 61}));
+  for (const char* bad : {"", "4,", ",4", "4,a", "-1", "1.5", "4 4", "9223372036854775808"}) {
+    Expected<std::vector<std::uint64_t>> layers = parse_pp_layers(bad);
+    ASSERT_FALSE(layers.ok()) << bad;
+  }
+  EXPECT_EQ(parse_pp_layers("4,a").errors().front().message,
+            "'4,a': 'a' is not a number of layers; expected N,N,... (the layers of each pipeline "
+            "stage, decimal integers)");
+  EXPECT_EQ(*parse_pp_stack("model.layers"), "model.layers");
+  for (const char* bad : {"", ".layers", "model.", "model..layers"}) {
+    EXPECT_FALSE(parse_pp_stack(bad).ok()) << bad;
+  }
+}
+
+TEST(CapacityArgs, ReserveLeavesTheRestForModelStates) {
+  MeshFilter filter;
+  EXPECT_EQ(filter.states_budget(), std::nullopt);
+  filter.budget = 100;
+  filter.reserve = 30;
+  EXPECT_EQ(filter.states_budget(), 70U);
+}
+
 }  // namespace
 }  // namespace hpfreeze

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
+#include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,7 +38,7 @@ CapacityParam param(std::string fqn, std::vector<std::uint64_t> shape, std::stri
   std::vector<CapacityPlacement> axes;
   for (auto& [axis, text] : placements) axes.push_back({keep(std::move(axis)), placement(text)});
   return CapacityParam{keep(std::move(fqn)), keep(std::move(shape)), keep(std::move(dtype)),
-                       requires_grad, keep(std::move(axes))};
+                       requires_grad,        keep(std::move(axes)),  {}};
 }
 
 using test_support::counting;
@@ -55,9 +58,9 @@ MeshCapacity evaluate(const std::vector<CapacityParam>& params, std::vector<std:
       params, std::move(order), counting(Optimizer::kAdam, {stage, std::move(zero_axes)}, layout));
   EXPECT_TRUE(model.ok()) << (model ? "" : model.errors().front().message);
   if (!model) return {};
-  Expected<MeshCapacity> one = model->evaluate(m);
-  EXPECT_TRUE(one.ok()) << (one ? "" : one.errors().front().message);
-  return one ? *one : MeshCapacity{};
+  MeshCapacity one = model->evaluate(m);
+  EXPECT_FALSE(one.refused.has_value()) << one.refused.value_or("");
+  return one;
 }
 
 using Coords = std::vector<std::uint64_t>;
@@ -216,22 +219,22 @@ TEST(FoldedLayout, ACutAcrossAxesIsBoundedNotSlow) {
       CapacityModel::build(params, {"tp"}, counting(Optimizer::kNone, {}, ExpertLayout::kFolded));
   ASSERT_TRUE(model.ok());
   const Mesh big = mesh({{"dp", 4096}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
-  Expected<MeshCapacity> refused = model->evaluate(big);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.errors().front().message,
+  const MeshCapacity refused = model->evaluate(big);
+  ASSERT_TRUE(refused.refused.has_value());
+  EXPECT_EQ(refused_text(refused),
             "the ranks of mesh dp=4096 cp=3 tp=2 ep=4 cut 12288 ranks across axes into expert "
             "groups for 400 groups of parameters; too many to compare exactly");
   const Mesh small = mesh({{"dp", 2}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
-  EXPECT_TRUE(model->evaluate(small).ok());
+  EXPECT_FALSE(model->evaluate(small).refused.has_value());
   // One group is counted as one ("for 1 groups of parameters" before).
   Expected<CapacityModel> one = CapacityModel::build(
       {params.front()}, {"tp"}, counting(Optimizer::kNone, {}, ExpertLayout::kFolded));
   ASSERT_TRUE(one.ok());
   const Mesh bigger =
       mesh({{"dp", 524288}, {"cp", 3}, {"tp", 2}, {"ep", 4}}, ExpertLayout::kFolded);
-  Expected<MeshCapacity> one_refused = one->evaluate(bigger);
-  ASSERT_FALSE(one_refused.ok());
-  EXPECT_EQ(one_refused.errors().front().message,
+  const MeshCapacity one_refused = one->evaluate(bigger);
+  ASSERT_TRUE(one_refused.refused.has_value());
+  EXPECT_EQ(refused_text(one_refused),
             "the ranks of mesh dp=524288 cp=3 tp=2 ep=4 cut 1572864 ranks across axes into expert "
             "groups for 1 group of parameters; too many to compare exactly");
 }
@@ -440,7 +443,7 @@ TEST(FoldedLayout, RandomPlansMatchEveryRankOfBothViews) {
           }
         }
         std::uint64_t kept = cost.kept;
-        std::uint64_t split = cost.split;
+        std::uint64_t split = cost.split();
         if (group == 1) kept += std::exchange(split, 0);
         std::uint64_t elements = 1;
         for (std::uint64_t s : local) elements *= s;
@@ -472,6 +475,430 @@ TEST(FoldedLayout, RandomPlansMatchEveryRankOfBothViews) {
       ASSERT_EQ((Coords{got.expert->min_rank[0], got.expert->min_rank[1]}), min_expert)
           << "round " << round;
     }
+  }
+}
+
+// ---- Every rank of every pipeline stage, random plans: the brute force ----
+//
+// A rank's bytes are the pieces it holds of the parameters of its stage; how a piece
+// costs is the accounting's (a recipe). The walk below knows the mesh, the stages and the
+// ZeRO groups; each recipe is one function over a rank's pieces, worked out here from
+// docs/capacity.md's table of recipes alone, run over the same cases.
+
+// One parameter on one rank: what the plan leaves of it (`local`), and of it on the
+// stage's first rank (`origin`, coordinate 0 everywhere), its ZeRO group's size, this
+// rank's coordinate in it and the dim ZeRO chunks; its dtype, whether it trains, the
+// module that owns it.
+struct Piece {
+  std::vector<std::uint64_t> local;
+  std::vector<std::uint64_t> origin;
+  std::uint64_t group = 1;
+  std::uint64_t coordinate = 0;
+  std::size_t dim = 0;
+  bool bf16 = true;
+  bool trainable = true;
+  std::size_t module = 0;
+};
+using RecipeBytes = std::uint64_t (*)(const std::vector<Piece>& pieces, int stage);
+
+std::uint64_t elements(const std::vector<std::uint64_t>& shape) {
+  std::uint64_t out = 1;
+  for (std::uint64_t d : shape) out *= d;
+  return out;
+}
+
+// The elements of `p` this rank holds when ZeRO chunks its dim over the group like
+// torch.chunk: its own chunk, or (`padded`) the first, the largest.
+std::uint64_t chunk_elements(const Piece& p, bool padded) {
+  std::vector<std::uint64_t> local = p.local;
+  local[p.dim] = torch_chunk(local[p.dim], p.group)[padded ? 0 : p.coordinate];
+  return elements(local);
+}
+
+// One element's bytes by class (weight, gradient, master, moments) under Adam: bf16 2, 2,
+// 4, 8; float32 4, 4, 0, 8; a frozen one its weight alone.
+struct Classes {
+  std::uint64_t weight, grad, master, moments;
+};
+Classes adam_classes(const Piece& p) {
+  const std::uint64_t w = p.bf16 ? 2 : 4;
+  if (!p.trainable) return {w, 0, 0, 0};
+  return {w, w, p.bf16 ? 4U : 0U, 8};
+}
+
+// Whether ZeRO leaves the piece whole: no dim, or a group of one rank.
+bool whole(const Piece& p) { return p.local.empty() || p.group == 1; }
+
+// dtensor (docs/capacity.md, "ZeRO"): the split classes' dim chunked like torch.chunk,
+// each rank its own rows, nothing padded.
+std::uint64_t dtensor_bytes(const std::vector<Piece>& pieces, int stage) {
+  std::uint64_t total = 0;
+  for (const Piece& p : pieces) {
+    const Classes c = adam_classes(p);
+    const std::uint64_t state = c.master + c.moments;
+    const std::uint64_t split[] = {0, state, c.grad + state, c.weight + c.grad + state};
+    const std::uint64_t all = c.weight + c.grad + state;
+    const std::uint64_t cut = whole(p) ? 0 : split[stage];
+    total += (all - cut) * elements(p.local) + (cut == 0 ? 0 : cut * chunk_elements(p, false));
+  }
+  return total;
+}
+
+// fsdp2: the same chunks; the weight (stage 3) and the gradient (stage 2) at the first
+// chunk's size on every rank, the master and moments on the rank's own rows.
+std::uint64_t fsdp2_bytes(const std::vector<Piece>& pieces, int stage) {
+  std::uint64_t total = 0;
+  for (const Piece& p : pieces) {
+    const Classes c = adam_classes(p);
+    const std::uint64_t all = c.weight + c.grad + c.master + c.moments;
+    if (whole(p)) {
+      total += all * elements(p.local);
+      continue;
+    }
+    const std::uint64_t padded = (stage >= 3 ? c.weight : 0) + (stage >= 2 ? c.grad : 0);
+    const std::uint64_t chunked = stage >= 1 ? c.master + c.moments : 0;
+    total += (all - padded - chunked) * elements(p.local) + padded * chunk_elements(p, true) +
+             chunked * chunk_elements(p, false);
+  }
+  return total;
+}
+
+// A rank's bytes whole (`kept`, per piece) and in flat shares: every piece's flat bytes
+// over its group, summed exactly (over the groups' least common multiple) and rounded down
+// once.
+struct FlatSum {
+  std::uint64_t kept = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> shares;  // (bytes, group)
+  void add(const Piece& p, std::uint64_t kept_unit, std::uint64_t flat_unit) {
+    if (whole(p)) kept_unit += std::exchange(flat_unit, 0);
+    kept += kept_unit * elements(p.local);
+    if (flat_unit != 0) shares.emplace_back(flat_unit * elements(p.local), p.group);
+  }
+  [[nodiscard]] std::uint64_t bytes() const {
+    std::uint64_t lcm = 1;
+    for (const auto& [b, g] : shares) lcm = std::lcm(lcm, g);
+    std::uint64_t sum = 0;
+    for (const auto& [b, g] : shares) sum += b * (lcm / g);
+    return kept + sum / lcm;
+  }
+};
+
+// megatron: an fp32 main gradient (4 bytes) beside the weight, both whole; the fp32 master
+// and the moments whole at stage 0, one flat buffer split evenly at stage 1 (its
+// distributed optimizer).
+std::uint64_t megatron_bytes(const std::vector<Piece>& pieces, int stage) {
+  FlatSum sum;
+  for (const Piece& p : pieces) {
+    Classes c = adam_classes(p);
+    if (p.trainable) c.grad = 4;
+    const std::uint64_t state = c.master + c.moments;
+    sum.add(p, c.weight + c.grad + (stage >= 1 ? 0 : state), stage >= 1 ? state : 0);
+  }
+  return sum.bytes();
+}
+
+// deepspeed: 16 bytes a bf16 element at stage 0 (the ZeRO paper), 4 whole and 12 flat at
+// stage 1, 2 whole and 2 + 4 + 4 + 8 flat at stage 2 (the 16-bit and an fp32 gradient:
+// estimate_zero2), 2 + 4 + 4 + 8 flat at stage 3 (estimate_zero3: the weight and an fp32
+// gradient), where every rank also holds 4 bytes an element of the module owning the most
+// elements on the stage's first rank.
+std::uint64_t deepspeed_bytes(const std::vector<Piece>& pieces, int stage) {
+  FlatSum sum;
+  std::map<std::size_t, std::uint64_t> modules;
+  for (const Piece& p : pieces) {
+    Classes c = adam_classes(p);
+    if (p.trainable && stage == 2 && p.bf16) c.grad += 4;
+    if (p.trainable && stage == 3) c.grad = 4;
+    const std::uint64_t state = c.master + c.moments;
+    const std::uint64_t flat[] = {0, state, c.grad + state, c.weight + c.grad + state};
+    sum.add(p, c.weight + c.grad + state - flat[stage], flat[stage]);
+    modules[p.module] += elements(p.origin);
+  }
+  std::uint64_t largest = 0;
+  for (const auto& [m, n] : modules) largest = std::max(largest, n);
+  return sum.bytes() + (stage == 3 ? 4 * largest : 0);
+}
+
+struct NamedRecipe {
+  Recipe recipe;
+  RecipeBytes bytes;
+};
+constexpr NamedRecipe kRecipes[] = {{Recipe::kDtensor, dtensor_bytes},
+                                    {Recipe::kFsdp2, fsdp2_bytes},
+                                    {Recipe::kMegatron, megatron_bytes},
+                                    {Recipe::kDeepspeed, deepspeed_bytes}};
+
+// Megatron-LM has ZeRO stages 0 and 1: the others are the case's stage folded onto them.
+int stage_of(Recipe recipe, int stage) { return recipe == Recipe::kMegatron ? stage % 2 : stage; }
+
+struct StagedCase {
+  ExpertLayout layout = ExpertLayout::kAxis;
+  int stage = 0;
+  std::uint64_t expert_dim = 0;
+  std::uint64_t size[5] = {1, 1, 1, 1, 1};  // dp, cp, tp, ep, pp
+  std::uint64_t layers = 0;
+  std::vector<std::uint64_t> given;  // --pp-layers
+  struct Plan {
+    std::vector<std::uint64_t> shape;
+    std::vector<std::pair<std::size_t, Placement>> axes;  // 0..2 dense, 3 ep
+    bool expert = false;
+    bool bf16 = true;
+    bool trainable = true;
+    std::size_t module = 0;
+    StagePosition at;
+  };
+  std::vector<Plan> plans;
+  std::vector<TiedGroup> tied;
+};
+
+// The stage of each layer, by the split docs/capacity.md describes.
+std::size_t stage_of_position(const StagedCase& c, const StagePosition& at) {
+  const std::uint64_t pp = c.size[4];
+  if (at.side == StagePosition::Side::kBefore) return 0;
+  if (at.side == StagePosition::Side::kAfter) return pp - 1;
+  std::uint64_t end = 0;
+  for (std::size_t s = 0; s < pp; ++s) {
+    end += c.given.empty() ? c.layers / pp + (s < c.layers % pp ? 1 : 0) : c.given[s];
+    if (at.layer < end) return s;
+  }
+  return pp - 1;
+}
+
+// Which parameters stage `s` holds: its own, and a tied one where another of its names
+// lands, unless one the planner counts is there.
+std::vector<std::size_t> held_by(const StagedCase& c, std::size_t s) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < c.plans.size(); ++i) {
+    if (stage_of_position(c, c.plans[i].at) == s) out.push_back(i);
+  }
+  for (const TiedGroup& t : c.tied) {
+    const bool holds = std::any_of(t.params.begin(), t.params.end(), [&](std::size_t i) {
+      return stage_of_position(c, c.plans[i].at) == s;
+    });
+    const bool lands = std::any_of(t.elsewhere.begin(), t.elsewhere.end(),
+                                   [&](const auto& at) { return stage_of_position(c, at) == s; });
+    if (!holds && lands) out.push_back(t.params.front());
+  }
+  return out;
+}
+
+StagedCase random_staged_case(std::mt19937& rng, int round) {
+  auto pick = [&rng](int lo, int hi) {
+    return static_cast<std::uint64_t>(std::uniform_int_distribution<int>(lo, hi)(rng));
+  };
+  StagedCase c;
+  c.layout = round % 3 == 0 ? ExpertLayout::kAxis : ExpertLayout::kFolded;
+  c.stage = static_cast<int>(pick(0, 3));
+  c.size[0] = pick(1, 3), c.size[1] = pick(1, 2), c.size[2] = pick(1, 3);
+  const std::uint64_t region = c.size[0] * c.size[1] * c.size[2];
+  std::vector<std::uint64_t> divisors;
+  for (std::uint64_t d = 1; d <= region; ++d) {
+    if (region % d == 0) divisors.push_back(d);
+  }
+  c.size[3] = c.layout == ExpertLayout::kFolded
+                  ? divisors[pick(0, static_cast<int>(divisors.size()) - 1)]
+                  : pick(1, 2);
+  c.layers = pick(1, 6);
+  c.size[4] = pick(1, static_cast<int>(c.layers) + (round % 7 == 0 ? 1 : 0));
+  if (pick(0, 4) == 0) {  // --pp-layers: any counts summing to the layers, zeros allowed
+    c.given.assign(c.size[4], 0);
+    for (std::uint64_t l = 0; l < c.layers; ++l)
+      ++c.given[pick(0, static_cast<int>(c.size[4]) - 1)];
+  }
+  static const char* kForms[] = {"S(-1)", "S(-2)", "SS(-1,2)", "SS(-2,2)"};
+  const int count = static_cast<int>(pick(1, 7));
+  for (int i = 0; i < count; ++i) {
+    StagedCase::Plan plan;
+    const std::uint64_t rank = pick(1, 2);
+    for (std::uint64_t d = 0; d < rank; ++d) plan.shape.push_back(pick(0, 11));
+    plan.expert = pick(0, 2) == 0;
+    for (std::size_t a = 0; a < 4; ++a) {
+      const bool on = plan.expert ? a == 3 : a < 3 && pick(0, 2) == 0;
+      if (!on) continue;
+      const std::uint64_t dim = pick(0, static_cast<int>(rank) - 1);
+      plan.axes.emplace_back(a, *parse_placement(kForms[(dim == 0 ? 0 : 1) + 2 * pick(0, 1)]));
+    }
+    plan.bf16 = pick(0, 1) != 0;
+    plan.trainable = pick(0, 4) != 0;
+    const std::uint64_t where = pick(0, static_cast<int>(c.layers) + 1);
+    plan.at = where == 0         ? StagePosition{}
+              : where > c.layers ? StagePosition{StagePosition::Side::kAfter, 0}
+                                 : StagePosition{StagePosition::Side::kLayer, where - 1};
+    c.plans.push_back(std::move(plan));
+  }
+  if (pick(0, 2) == 0) {
+    c.tied.push_back({{pick(0, count - 1)}, {{StagePosition::Side::kAfter, 0}}});
+  }
+  // What only the recipes read, from a stream of its own (the cases above are as before):
+  // the modules owning the parameters, and the dim ZeRO chunks experts on.
+  std::mt19937 more(static_cast<std::mt19937::result_type>(round));
+  c.expert_dim = std::uniform_int_distribution<int>(0, 2)(more) == 0 ? 1 : 0;
+  for (StagedCase::Plan& plan : c.plans) {
+    plan.module = static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 2)(more));
+  }
+  return c;
+}
+
+// What plan_capacity makes of the case under `recipe`, on its one mesh (cp, tp, dp, ep,
+// pp); nullopt when its ZeRO splits nothing (a usage error). Parameter i of module m is
+// named "m<m>.p<i>".
+std::optional<MeshCapacity> plan_staged(const StagedCase& c, Recipe recipe) {
+  static const char* kAxes[] = {"dp", "cp", "tp", "ep"};
+  CapacityRequest request;
+  for (std::size_t i = 0; i < c.plans.size(); ++i) {
+    const StagedCase::Plan& plan = c.plans[i];
+    std::vector<CapacityPlacement> axes;
+    for (const auto& [a, p] : plan.axes) axes.push_back({kAxes[a], p});
+    request.params.push_back(CapacityParam{
+        keep("m" + std::to_string(plan.module) + ".p" + std::to_string(i)), keep(plan.shape),
+        plan.bf16 ? "bfloat16" : "float32", plan.trainable, keep(std::move(axes)), plan.at});
+  }
+  request.axis_order = {"cp", "tp", "dp", "ep", "pp"};
+  request.fixed = {{"cp", c.size[1]},
+                   {"tp", c.size[2]},
+                   {"dp", c.size[0]},
+                   {"ep", c.size[3]},
+                   {"pp", c.size[4]}};
+  request.accounting =
+      counting(Optimizer::kAdam, {stage_of(recipe, c.stage), {"dp", "cp"}, c.expert_dim}, c.layout);
+  request.accounting.recipe = recipe;
+  request.accounting.pipeline.layers = c.given;
+  request.pipeline = StackPlan{LayerStack{"layers", c.layers, false}, c.tied};
+  Expected<CapacityResult> r = plan_capacity(request);
+  if (!r) {
+    EXPECT_NE(r.errors().front().message.find("splits nothing"), std::string::npos)
+        << r.errors().front().message;
+    return std::nullopt;
+  }
+  return r->meshes.front();
+}
+
+// What the plan leaves of `plan` on the rank at coordinates `c` (dp, cp, tp, ep).
+std::vector<std::uint64_t> plan_piece(const StagedCase& k, const StagedCase::Plan& plan,
+                                      const std::uint64_t (&c)[5]) {
+  const std::size_t apply_order[] = {1, 2, 0, 3};  // cp, tp, dp, ep
+  std::vector<std::uint64_t> local = plan.shape;
+  for (std::size_t a : apply_order) {
+    for (const auto& [axis, p] : plan.axes) {
+      if (axis != a || k.size[a] == 1) continue;
+      const auto d = static_cast<std::size_t>(p.dim);
+      local[d] = held(local[d], p, k.size[a], c[a]);
+    }
+  }
+  return local;
+}
+
+// The pieces the rank at coordinates `c` (dp, cp, tp, ep, pp; `edp` folded) holds.
+std::vector<Piece> pieces_at(const StagedCase& k, const std::uint64_t (&c)[5], std::uint64_t edp) {
+  const bool folded = k.layout == ExpertLayout::kFolded;
+  const std::uint64_t first[5] = {0, 0, 0, 0, c[4]};
+  std::vector<Piece> out;
+  for (std::size_t i : held_by(k, c[4])) {
+    const StagedCase::Plan& plan = k.plans[i];
+    Piece piece;
+    piece.local = plan_piece(k, plan, c);
+    piece.origin = plan_piece(k, plan, first);
+    piece.bf16 = plan.bf16;
+    piece.trainable = plan.trainable;
+    piece.module = plan.module;
+    if (folded && plan.expert) {
+      piece.group = k.size[0] * k.size[1] * k.size[2] / k.size[3];
+      piece.coordinate = edp;
+      piece.dim = k.expert_dim < plan.shape.size() ? k.expert_dim : 0;
+    } else {
+      for (std::size_t a : {std::size_t{0}, std::size_t{1}}) {  // dp, cp listed
+        const bool sharded = std::any_of(plan.axes.begin(), plan.axes.end(),
+                                         [a](const auto& x) { return x.first == a; });
+        if (sharded) continue;
+        piece.group *= k.size[a];
+        piece.coordinate = piece.coordinate * k.size[a] + c[a];
+      }
+    }
+    out.push_back(std::move(piece));
+  }
+  return out;
+}
+
+struct Extremes {
+  std::uint64_t max = 0, min = UINT64_MAX;
+  Coords max_at, min_at;
+  void add(std::uint64_t bytes, const Coords& at) {
+    if (bytes > max || max_at.empty()) max = bytes, max_at = at;
+    if (bytes < min) min = bytes, min_at = at;
+  }
+};
+
+// Every rank in rank order (folded: pp, then the dense region dp, cp, tp; as an axis:
+// row-major cp, tp, dp, ep, pp), each with its stage's pieces under `recipe`: the mesh's
+// extremes and each stage's.
+std::pair<Extremes, std::vector<Extremes>> walk(const StagedCase& k, RecipeBytes recipe,
+                                                int stage) {
+  const std::uint64_t* n = k.size;
+  const std::uint64_t region = n[0] * n[1] * n[2];
+  const bool folded = k.layout == ExpertLayout::kFolded;
+  Extremes mesh;
+  std::vector<Extremes> stages(n[4]);
+  const std::uint64_t ranks = folded ? n[4] * region : n[4] * region * n[3];
+  for (std::uint64_t g = 0; g < ranks; ++g) {
+    std::uint64_t c[5];  // dp, cp, tp, ep, pp
+    std::uint64_t edp = 0;
+    if (folded) {
+      const std::uint64_t r = g % region;
+      c[4] = g / region, c[0] = r / (n[1] * n[2]), c[1] = r / n[2] % n[1], c[2] = r % n[2];
+      c[3] = r % n[3], edp = r / n[3];
+    } else {
+      std::uint64_t rest = g;
+      c[4] = rest % n[4], rest /= n[4];
+      c[3] = rest % n[3], rest /= n[3];
+      c[0] = rest % n[0], rest /= n[0];
+      c[2] = rest % n[2], c[1] = rest / n[2];
+    }
+    const std::uint64_t bytes = recipe(pieces_at(k, c, edp), stage);
+    const Coords at{c[1], c[2], c[0], c[3], c[4]};
+    mesh.add(bytes, at);
+    stages[c[4]].add(bytes, at);
+  }
+  return {mesh, stages};
+}
+
+// Random plans of random stacks (uneven splits, --pp-layers with empty stages, more stages
+// than layers, outside parameters before and after, a tied tensor on a second stage) on
+// random meshes of dp, cp, tp, ep and pp, both layouts, every ZeRO stage, experts chunked
+// on dim 0 or 1, under every recipe: every rank of every stage walked against the planner.
+TEST(Stages, RandomPlansMatchEveryRankOfEveryStage) {
+  std::mt19937 rng(41);
+  int laid_out[std::size(kRecipes)] = {};
+  for (int round = 0; round < 1500; ++round) {
+    const StagedCase k = random_staged_case(rng, round);
+    for (std::size_t r = 0; r < std::size(kRecipes); ++r) {
+      const auto [recipe, bytes] = kRecipes[r];
+      const std::string at =
+          "round " + std::to_string(round) + " recipe " + std::string(recipe_name(recipe));
+      const std::optional<MeshCapacity> planned = plan_staged(k, recipe);
+      if (!planned) continue;
+      const MeshCapacity& got = *planned;
+      if (k.given.empty() && k.size[4] > k.layers) {
+        ASSERT_TRUE(got.indivisible && got.indivisible->stack_split()) << at;
+        continue;
+      }
+      const auto [mesh, stages] = walk(k, bytes, stage_of(recipe, k.stage));
+      ASSERT_TRUE(got.laid_out()) << at;
+      ASSERT_EQ(got.max_rank_bytes, mesh.max) << at;
+      ASSERT_EQ(got.min_rank_bytes, mesh.min) << at;
+      ASSERT_EQ(got.max_rank, mesh.max_at) << at;
+      ASSERT_EQ(got.min_rank, mesh.min_at) << at;
+      ASSERT_EQ(got.stages.size(), stages.size()) << at;
+      for (std::size_t s = 0; s < stages.size(); ++s) {
+        ASSERT_EQ(got.stages[s].max_rank_bytes, stages[s].max) << at << " stage " << s;
+        ASSERT_EQ(got.stages[s].min_rank_bytes, stages[s].min) << at << " stage " << s;
+        ASSERT_EQ(got.stages[s].max_rank, stages[s].max_at) << at << " stage " << s;
+        ASSERT_EQ(got.stages[s].min_rank, stages[s].min_at) << at << " stage " << s;
+      }
+      ++laid_out[r];
+    }
+  }
+  for (std::size_t r = 0; r < std::size(kRecipes); ++r) {
+    EXPECT_GE(laid_out[r], 1000) << recipe_name(kRecipes[r].recipe);
   }
 }
 

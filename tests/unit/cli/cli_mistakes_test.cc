@@ -48,9 +48,23 @@ TEST_F(CliMistakes, ASilencedCodeTheTableLacks) {
                      "(see 'hpfreeze report --help')");
   expect_usage_error({"check", "m.json", "--silence", "HPF101,"},
                      "--silence: empty finding code in 'HPF101,' (see 'hpfreeze check --help')");
-  // Only check and report have findings to silence.
+  // Only check and report have findings to silence; diff --model takes the planner's flags,
+  // not this one.
   expect_usage_error({"diff", "a.json", "b.json", "--silence", "HPF101"},
                      "unknown option '--silence' (see 'hpfreeze diff --help')");
+  expect_usage_error({"diff", "a.json", "b.json", "--model", "m.json", "--silence", "HPF501"},
+                     "unknown option '--silence' (see 'hpfreeze diff --help')");
+}
+
+// --recipe's choices come from the planner's recipe table (accounting.cc); --expert-zero-dim
+// takes a dim.
+TEST_F(CliMistakes, ARecipeNotInTheTableAndADimThatIsNone) {
+  expect_usage_error({"report", "m.json", "--model", "x", "--recipe", "colossal"},
+                     "--recipe: colossal not in {dtensor,fsdp2,megatron,deepspeed} (see 'hpfreeze "
+                     "report --help')");
+  expect_usage_error({"report", "m.json", "--model", "x", "--expert-zero-dim", "-1"},
+                     "--expert-zero-dim: '-1' is not a dim; expected a decimal integer >= 0 (1: "
+                     "the experts' ZeRO chunks on dim 1) (see 'hpfreeze report --help')");
 }
 
 TEST_F(CliMistakes, UnknownCommandWithoutANearOne) {

@@ -289,6 +289,41 @@ const std::vector<Case>& cases() {
          return r.report(plan_of(R"j({"tp": "R"})j"), model(bf16("b.w", "[4]")), mesh_of("tp", 1),
                          with_budget(64));
        }},
+      {"HPF516",
+       [](Runs& r) {
+         return r.report(plan_of(R"j({"pp": "S(0)"})j"), model(bf16("b.w", "[4]")),
+                         mesh_of("pp", 2));
+       }},
+      {"HPF517",
+       [](Runs& r) {
+         // No modules b.0 .. b.N: no layer stack for pp to split.
+         return r.report(plan_of(R"j({"tp": "R"})j"), model(bf16("b.w", "[4]")), mesh_of("pp", 2));
+       }},
+      {"HPF518",
+       [](Runs& r) {
+         ReportPlanOptions plan;
+         plan.filter.budget = std::uint64_t{80'000'000'000};
+         plan.filter.budget_text = "80GB";
+         return r.report(plan_of(R"j({"tp": "R"})j"), model(bf16("b.w", "[4]")), mesh_of("tp", 1),
+                         plan);
+       }},
+      {"HPF519",
+       [](Runs& r) {
+         // The answer's 8 B are all of an 8 B budget.
+         return r.report(plan_of(R"j({"tp": "R"})j"), model(bf16("b.w", "[4]")), mesh_of("tp", 1),
+                         with_budget(8));
+       }},
+      {"HPF520",
+       [](Runs& r) {
+         // Folded, dp=4 by ep=2: edp is 2, and the expert's local dim 0 holds 1 row.
+         ReportPlanOptions plan;
+         plan.accounting.optimizer = Optimizer::kAdam;
+         plan.accounting.zero.stage = 1;
+         plan.accounting.layout = ExpertLayout::kFolded;
+         plan.accounting.layout_source = LayoutSource::kFlag;
+         const std::vector<AxisSize> ep_dp{{"ep", 2}, {"dp", 4}};
+         return r.report(plan_of(R"j({"ep": "S(0)"})j"), model(bf16("b.w", "[2, 4]")), ep_dp, plan);
+       }},
   };
   return kCases;
 }

@@ -252,7 +252,7 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   request.model_path =
       write("model.json", model_json({{"b.w", "[5]", "bfloat16"}, {"c.u", "[3]", "int8"}}));
   const std::string known =
-      " (the inputs know cp, dp, ep, tp; --replica-axis NAME adds an axis that only holds "
+      " (the inputs know cp, dp, ep, pp, tp; --replica-axis NAME adds an axis that only holds "
       "replicas)";
   request.mesh = mesh({{"TP", 4}, {"EP", 8}});
   CommandResult out = run_report(request);
@@ -268,9 +268,9 @@ TEST_F(RunReportTest, UnknownAxesAreUsageErrorsWithTheNearest) {
   EXPECT_THAT(diagnostic_lines(out.diagnostics),
               ElementsAre("--sweep: unknown axis 'tq'; did you mean 'tp'?" + known,
                           "--sweep: unknown axis 'pipeline'" + known));
-  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis.
-  request.plan.sweeps = {{"pp", {1, 4}}};
-  request.plan.replica_axes = {"pp"};
+  // Known: parallel_dims's axes (cp, even with --mesh), the ZeRO axis, --replica-axis, pp.
+  request.plan.sweeps = {{"pp", {1}}, {"rep", {1, 4}}};
+  request.plan.replica_axes = {"rep"};
   request.plan.accounting.zero.axes = {"fsdp"};
   request.mesh = mesh({{"cp", 1}, {"fsdp", 2}, {"tp", 1}});
   out = run_report(request);
@@ -361,6 +361,27 @@ TEST_F(RunReportTest, SilencedFindingsCountNowhere) {
   EXPECT_EQ(out.output.find("findings:"), std::string::npos) << out.output;
 }
 
+// The error of pp > 1 without a layer stack (HPF517) is made while the plan is concluded,
+// after the answer is chosen: silenced, it holds back the answer (pp=1) no more.
+TEST_F(RunReportTest, ASilencedStageErrorHoldsBackNoAnswer) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "R"}})j"));
+  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+  request.mesh = mesh({{"tp", 1}});
+  request.plan.sweeps = {{"pp", {1, 2}}};
+  request.json = true;
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_NE(out.output.find("\"code\": \"HPF517\""), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("\"answer\": null"), std::string::npos) << out.output;
+
+  request.plan.silenced = {"HPF517"};
+  out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kOk);
+  EXPECT_EQ(out.output.find("HPF517"), std::string::npos) << out.output;
+  EXPECT_EQ(out.output.find("\"answer\": null"), std::string::npos) << out.output;
+}
+
 TEST_F(RunReportTest, AnUnknownSilencedCodeIsAUsageError) {
   ReportRequest request;
   request.meta_path = "missing.json";
@@ -384,6 +405,26 @@ TEST_F(RunReportTest, SilenceDoesNotMakeAMetaDecode) {
   ASSERT_EQ(out.diagnostics.size(), 1U);
   EXPECT_EQ(out.diagnostics[0].code, "HPF201");
   EXPECT_EQ(out.output, "");
+}
+
+// --reserve is kept from --budget: without one, or as large, it is a usage error before
+// anything is read (the paths below do not exist).
+TEST_F(RunReportTest, ReserveNeedsABudgetAboveIt) {
+  ReportRequest request;
+  request.meta_path = "missing.json";
+  request.model_path = "missing.model.json";
+  request.mesh = mesh({{"dp", 2}});
+  request.reserve_given = true;
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              ElementsAre("--reserve: it is kept from --budget, which is not given"));
+  request.plan.filter.budget = std::uint64_t{8} << 30;
+  request.plan.filter.reserve = std::uint64_t{8} << 30;
+  out = run_report(request);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              ElementsAre("--reserve: 8.0 GiB leaves nothing of the 8.0 GiB --budget for model "
+                          "states"));
 }
 
 }  // namespace

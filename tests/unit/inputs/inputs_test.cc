@@ -178,6 +178,29 @@ TEST_P(LoadInputs, EveryReadAndParseErrorInCommandLineOrder) {
             (Lines{"missing.json" + kMissing, "broken.json" + kBrokenError}));
 }
 
+// An empty path names no file: an error of that input (not a crash on a value never
+// loaded), in its turn; only a base meta may be absent.
+TEST_P(LoadInputs, AnEmptyPathIsAnErrorButForTheBase) {
+  fs.add_file("plan.json", std::string(kPlan));
+  fs.add_file("model.json", std::string(kModel));
+  fs.add_file("meta.json", std::string(kMeta));
+  EXPECT_TRUE(load(freeze("plan.json", "model.json", ""), "freeze"));
+  EXPECT_EQ(lines(load(freeze("", "model.json"), "freeze")),
+            Lines{"--plan: an empty path names no file"});
+  EXPECT_EQ(lines(load(freeze("plan.json", "", "missing.json"), "freeze")),
+            (Lines{"--model: an empty path names no file", "missing.json" + kMissing}));
+  EXPECT_EQ(lines(load({{"OLD", "", InputKind::kMeta},
+                        {"NEW", "meta.json", InputKind::kMeta},
+                        {"--model", "", InputKind::kModel}},
+                       "diff")),
+            (Lines{"OLD: an empty path names no file", "--model: an empty path names no file"}));
+  EXPECT_EQ(lines(load({{"META", "", InputKind::kMetaKeepGoing}}, "check")),
+            Lines{"META: an empty path names no file"});
+  // The other inputs are read as ever; "" never is.
+  EXPECT_EQ(loaded_paths(), (Lines{"load plan.json", "load model.json", "load model.json",
+                                   "load plan.json", "load missing.json", "load meta.json"}));
+}
+
 // A decode error waits for the inputs that could not be loaded: those come first, alone.
 TEST_P(LoadInputs, LoadErrorsHideDecodeErrors) {
   fs.add_file("bad_plan.json", std::string(kBadPlan));

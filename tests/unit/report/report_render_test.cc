@@ -43,6 +43,13 @@ TEST(RenderReport, Json) {
   "placement_order": [
     "tp"
   ],
+  "pipeline": {
+    "stack": null,
+    "layers": 0,
+    "from": null,
+    "first_stage": [],
+    "last_stage": []
+  },
   "counts": {
     "planned_params": 3,
     "replicated_params": 1,
@@ -95,6 +102,7 @@ TEST(RenderReport, Json) {
   ],
   "optimizer": "none",
   "budget_bytes": null,
+  "reserve_bytes": null,
   "zero": {
     "stage": 0,
     "axes": [
@@ -123,8 +131,23 @@ TEST(RenderReport, Json) {
       "min_rank": {
         "tp": 0
       },
+      "stages": [
+        {
+          "stage": 0,
+          "layers": null,
+          "max_rank_bytes": 21,
+          "min_rank_bytes": 21,
+          "max_rank": {
+            "tp": 0
+          },
+          "min_rank": {
+            "tp": 0
+          }
+        }
+      ],
       "divisible": true,
       "indivisible": null,
+      "refused": null,
       "fits": null,
       "over_by_bytes": null
     }
@@ -163,6 +186,7 @@ TEST(RenderReport, JsonTopCutsParamsOnly) {
 TEST(RenderReport, Text) {
   EXPECT_EQ(render_report_text(small_report(), 10),
             "mesh: tp=2 (from --mesh)\n"
+            "no answer: the inputs have 1 error (on stderr)\n"  // the answer first
             "placement order: tp\n"
             "\n"
             "                                        PARAMS  BYTES  EXACT\n"
@@ -175,7 +199,6 @@ TEST(RenderReport, Text) {
             // The planner: 16 + 8 + 4 + 3 = 31 B whole; every rank of tp=2 holds 21 B.
             "meshes (worst and best rank over all ranks; uncovered params included):\n"
             "4 params, 31 B whole on one device, optimizer none, no budget\n"
-            "no answer: the inputs have 1 error (on stderr)\n"
             "MESH  DEVICES  WORST RANK  BEST RANK  BAR                               VERDICT\n"
             "tp=2        2        21 B       21 B  ################################  divides\n"
             "BAR: the worst rank, full at 21 B\n"
@@ -185,7 +208,7 @@ TEST(RenderReport, Text) {
             "   16 B       2  b\n"
             "    2 B       1  a\n"
             "\n"
-            "params (all 3, by rank-0 bytes):\n"
+            "params (all 3, by rank-0 bytes; BYTES: rank 0's weights only):\n"
             "  BYTES  DTYPE     SHAPE   LOCAL   PLACEMENTS  PARAM\n"
             "    8 B  float32   [2]     [2]     tp=R        b.r\n"
             "    8 B  bfloat16  [4, 2]  [2, 2]  tp=S(0)     b.w\n"
@@ -206,7 +229,8 @@ TEST(RenderReport, TextTopCutsListsAndCountsTheRest) {
                      "  ... 1 more, 2 B\n"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("params (top 1 of 3, by rank-0 bytes):\n"), std::string::npos);
+  EXPECT_NE(out.find("params (top 1 of 3, by rank-0 bytes; BYTES: rank 0's weights only):\n"),
+            std::string::npos);
   EXPECT_EQ(out.find("b.w"), std::string::npos);
   const std::string none = render_report_text(small_report(), 0);
   EXPECT_EQ(none.find("boundaries"), std::string::npos);

@@ -19,6 +19,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> nearest(std::string_view typed,
                                    const std::vector<std::string>& candidates);
 
+// The first candidate equal to `typed` ignoring ASCII case, if one is.
+std::optional<std::string> equal_ignoring_case(std::string_view typed,
+                                               const std::vector<std::string>& candidates);
+
 // A candidate equal to `typed` ignoring ASCII case (the first such), else nearest().
 std::optional<std::string> nearest_ignoring_case(std::string_view typed,
                                                  const std::vector<std::string>& candidates);
