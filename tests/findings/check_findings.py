@@ -4,7 +4,11 @@ codes in the same order, each heading `### HPFnnn name` with the row's name, its
 starting with the row's severity in bold (**error**, **warning**, **note**); its anchor is the
 one finding_anchor() gives (`hpf406-hash-drift`, as GitHub makes it from the heading). Every
 `HPFnnn` any doc or man-page prose names, and every link to a `#hpfnnn-...` anchor, must be a
-code of the table and its heading. Each disagreement is one line, FILE:LINE and what is wrong.
+code of the table and its heading. In the folders whose diagnostics become check's and
+report's findings (FINDING_FOLDERS), a diagnostic is made by make_finding: a make_error,
+make_warning or make_note there needs a comment saying "no finding" (and why) on one of the two
+lines above it, so that no finding goes out without a code. Each disagreement is one line,
+FILE:LINE and what is wrong.
 
     check_findings.py [--root REPO]     exit 0 when they agree, 1 otherwise
 """
@@ -21,6 +25,11 @@ HEADING = re.compile(r"^### (\S+) (\S+)\s*$")
 SEVERITY = re.compile(r"^\*\*(error|warning|note)\*\*")
 MENTION = re.compile(r"\bHPF\d+\b")
 LINK = re.compile(r"\((?:cli\.md)?#(hpf\d+-[a-z0-9-]*)\)")
+# The decoder of metas, check, report and the planner below it (freeze's one finding, HPF305,
+# is made where freeze's own errors are, which are none).
+FINDING_FOLDERS = ("lib/src/meta", "lib/src/check", "lib/src/report", "lib/src/capacity")
+UNCODED = re.compile(r"\bmake_(?:error|warning|note)\(")
+NO_FINDING = re.compile(r"no finding", re.IGNORECASE)
 
 
 def line_of(text, offset):
@@ -68,8 +77,29 @@ def anchor(code, name):
     return code.lower() + "-" + name
 
 
-def check(root):
+def uncoded_diagnostics(root):
+    """FILE:LINE lines of the make_error/make_warning/make_note calls in FINDING_FOLDERS that no
+    "no finding" comment on the line or the two above explains."""
     errors = []
+    for folder in FINDING_FOLDERS:
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix not in (".cc", ".h"):
+                continue
+            lines = path.read_text(encoding="utf-8").split("\n")
+            for i, line in enumerate(lines):
+                m = UNCODED.search(line)
+                if not m or line.lstrip().startswith("//"):
+                    continue
+                if any(NO_FINDING.search(above) for above in lines[max(0, i - 2):i + 1]):
+                    continue
+                errors.append(f"{path.relative_to(root)}:{i + 1}: {m.group(0)[:-1]} makes a "
+                              f"diagnostic without a code: make_finding with a row of {TABLE}, "
+                              f"or a comment saying why it is no finding")
+    return errors
+
+
+def check(root):
+    errors = uncoded_diagnostics(root)
     rows = table_rows(root, errors)
     entries = doc_entries(root, errors)
     table = {code: (severity, name, line) for code, severity, name, line in rows}

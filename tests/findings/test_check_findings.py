@@ -109,6 +109,23 @@ class FindingsAgainstDocs(unittest.TestCase):
             "docs/cli.md:5: #hpf101-identity is the anchor of no code's heading",
             "docs/recipes.md:1: #hpf406-hash-drift is the anchor of no code's heading"])
 
+    def test_a_diagnostic_without_a_code_where_findings_are_made(self):
+        self.files["lib/src/report/notes.cc"] = (
+            "void note(Report& r) {\n"
+            "  r.findings.push_back(make_note(\"\", \"\", \"a note\"));\n"
+            "  // make_error( in a comment is none\n"
+            "  r.findings.push_back(make_finding(finding_rule(\"HPF101\"), \"\", \"\", \"x\"));\n"
+            "  // No finding: a usage error.\n"
+            "  r.usage_errors.push_back(\n"
+            "      make_error({}, {}, \"--mesh: bad\"));\n"
+            "}\n")
+        # freeze's errors are no findings: its folder is not read.
+        self.files["lib/src/freeze/freeze.cc"] = "  errors.add(make_error(a, b, c));\n"
+        self.assertEqual(self.errors(), [
+            "lib/src/report/notes.cc:2: make_note makes a diagnostic without a code: "
+            "make_finding with a row of lib/src/spec/findings.h, or a comment saying why it is "
+            "no finding"])
+
     def test_no_section(self):
         self.edit("docs/cli.md", "## Finding codes", "## Codes")
         errors = self.errors()
