@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hpfreeze/base/command_result.h"
 #include "hpfreeze/base/diagnostic.h"
@@ -54,6 +55,12 @@ inline constexpr const char* kFile = "FILE";
 inline constexpr std::string_view kModelFormats =
     "a model tree dump (hpfreeze.model/v1), a checkpoint's model.safetensors, or a sharded "
     "one's model.safetensors.index.json (headers only); '-' for stdin (a dump or an index)";
+
+// --silence CODE[,CODE...] of check and report (docs/cli.md, "Finding codes"): declared on
+// `app` into `given` (each value checked as the command line is parsed: an unknown code is a
+// usage error with the nearest code); silenced_codes() gives the codes of the values.
+void add_silence_option(CLI::App& app, std::vector<std::string>& given);
+std::vector<std::string> silenced_codes(const std::vector<std::string>& given);
 
 // The end of a command's --help: what each exit status means for it, and one example.
 inline constexpr std::string_view kTroubleMeaning =

@@ -1,4 +1,5 @@
-// `hpfreeze check PATH... [--model MODEL] [--bundle] [--json]`
+// `hpfreeze check PATH... [--model MODEL] [--bundle] [--allow-uncovered] [--json]
+//  [--silence CODE[,CODE...]]...`
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ Runner declare_check(CLI::App& app) {
     bool json = false;
     bool allow_uncovered = false;
     bool bundle = false;
+    std::vector<std::string> silence;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("PATH", flags->paths,
@@ -35,6 +37,7 @@ Runner declare_check(CLI::App& app) {
                "the meta's directory, must still have its recorded sha256 (META must be a path)");
   app.add_flag("--json", flags->json,
                "Print findings as JSON Lines on stdout instead of diagnostics on stderr");
+  add_silence_option(app, flags->silence);
   app.footer(help_footer("no error finding (warnings and notes, if any, are printed)",
                          "at least one error finding",
                          "hpfreeze check codegen_meta.json --model model.json"));
@@ -46,6 +49,7 @@ Runner declare_check(CLI::App& app) {
     request.concurrency = Concurrency::of_this_process();
     request.json = flags->json;
     request.bundle = flags->bundle;
+    request.silenced = silenced_codes(flags->silence);
     CheckTally tally;
     CommandResult result = run_check(request, &tally);
     const Outcome outcome = result.outcome();

@@ -2,7 +2,7 @@
 //  [--replica-axis NAME]... [--expert-parallel folded|axis] [--pp-stack PREFIX]
 //  [--pp-layers N,N,...] [--optimizer NAME] [--recipe NAME] [--zero 0|1|2|3]
 //  [--zero-axis AXIS[,AXIS...]] [--expert-zero-dim D] [--budget SIZE] [--reserve SIZE]
-//  [--fits-only] [--allow-uncovered] [--json] [--top K]`
+//  [--fits-only] [--allow-uncovered] [--json] [--top K] [--silence CODE[,CODE...]]...`
 #include <limits>
 #include <memory>
 #include <string>
@@ -23,6 +23,7 @@ Runner declare_report(CLI::App& app) {
     std::vector<std::string> sweeps;
     std::string budget;
     std::string reserve;
+    std::vector<std::string> silence;
   };
   auto flags = std::make_shared<Flags>();
   app.add_option("META", flags->request.meta_path,
@@ -56,6 +57,7 @@ Runner declare_report(CLI::App& app) {
                "A trainable model parameter no plan entry covers is a warning, not an error "
                "(as check --allow-uncovered)");
   app.add_flag("--json", flags->request.json, "Print one JSON object instead of the table");
+  add_silence_option(app, flags->silence);
   app.add_option("--top", flags->top,
                  "List this many params and boundaries (default: 10; with --json, all params)")
       ->check(CLI::Validator(
@@ -101,6 +103,7 @@ Runner declare_report(CLI::App& app) {
       }
       request.top = top;
     }
+    request.plan.silenced = silenced_codes(flags->silence);
     request.quiet = quiet_count() > 0;  // -q: no findings line on stdout either
     // The rules between values (a sweep twice, an axis in --mesh and --sweep, two inputs on
     // stdin) are run_report's.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cli.h"
+#include "hpfreeze/spec/finding_codes.h"
 
 namespace hpfreeze::cli {
 
@@ -40,6 +41,30 @@ int exit_status(Outcome outcome) {
       return 2;
   }
   return 2;
+}
+
+void add_silence_option(CLI::App& app, std::vector<std::string>& given) {
+  app.add_option("--silence", given,
+                 "Leave out the findings of a code (HPF406; docs/cli.md, \"Finding codes\"): "
+                 "not shown, not counted in the exit status; comma lists, repeatable")
+      ->type_name("CODE")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Expected<std::vector<std::string>> codes = parse_finding_codes(text);
+            return codes ? std::string() : codes.errors().front().message;
+          },
+          ""));
+}
+
+std::vector<std::string> silenced_codes(const std::vector<std::string>& given) {
+  std::vector<std::string> codes;
+  for (const std::string& list : given) {
+    const Expected<std::vector<std::string>> parsed = parse_finding_codes(list);
+    if (parsed) codes.insert(codes.end(), parsed->begin(), parsed->end());  // else refused
+  }
+  return codes;
 }
 
 std::string help_footer(std::string_view ok, std::string_view rejected, std::string_view example,

@@ -707,7 +707,7 @@ def _is_shard(text):
 def report_document(meta, params, request, findings):
     """The report --json document, keys in the documented order, of a decoded meta (None
     without META), the model's parameters (model_parameters) and a command line
-    (report_request); `findings` [{severity, file, pointer, message}] are the case's own,
+    (report_request); `findings` [{severity, code, file, pointer, message}] are the case's own,
     in the order the report emits them (sorted here by severity, stably). Returns the
     document and the planner's exit code (1: no mesh usable)."""
     run = report_run(meta, params, request, findings)
@@ -857,7 +857,7 @@ def report_run(meta, params, request, findings, model=([], False)):
         "uncovered": [{k: u[k] for k in ("fqn", "shape", "dtype", "bytes")} for u in
                       sorted(uncovered, key=lambda u: (-u["bytes"], u["fqn"].encode()))],
         **planned,
-        "findings": [{k: f[k] for k in ("severity", "file", "pointer", "message")}
+        "findings": [{k: f[k] for k in ("severity", "code", "file", "pointer", "message")}
                      for f in findings],
     }
     listed = [a for i, a in enumerate(zero_axes) if a not in zero_axes[:i]]

@@ -68,9 +68,10 @@ def quote(s):
 
 
 def expected_findings(meta):
-    """(severity, pointer, message) for the findings a well-formed meta can have: placement
-    problems, ambiguous negative dims, unknown axes, frozen_sharded_params and injection
-    mismatches. The real metas are well-formed otherwise (asserted separately)."""
+    """(severity, code, pointer, message) for the findings a well-formed meta can have:
+    placement problems, ambiguous negative dims, unknown axes, frozen_sharded_params and
+    injection mismatches, each with its code (docs/cli.md, "Finding codes"). The real metas
+    are well-formed otherwise (asserted separately)."""
     out = []
     axes = {}       # axis -> [first pointer, count], first-use order
     negatives = {}  # (boundary, name) -> [first pointer, first text, placement, count]
@@ -80,12 +81,12 @@ def expected_findings(meta):
     def leaf(text, pointer, boundary, name, axis):
         p = parse_placement(text)
         if p is None:
-            out.append(("error", pointer, "invalid placement " + quote(text)))
+            out.append(("error", "HPF201", pointer, "invalid placement " + quote(text)))
             return None
         if axis is not None:
             axes.setdefault(axis, [pointer, 0])[1] += 1
         if canonical(p) != text:
-            out.append(("warning", pointer, "placement %s is not canonical (canonical form: %s)"
+            out.append(("warning", "HPF202", pointer, "placement %s is not canonical (canonical form: %s)"
                         % (quote(text), quote(canonical(p)))))
         if p[0] in ("S", "SS") and p[2]:
             negatives.setdefault((boundary, name), [pointer, text, p, 0])[3] += 1
@@ -126,28 +127,29 @@ def expected_findings(meta):
                 what = ("DTensor ignores it, but the expert-parallel path splits the experts "
                         "it shards over groups of ep ranks folded into the dense region"
                         if axis == "ep" else "the runtime ignores it")
-                out.append(("note", pointer, "axis %s is not in mesh_dim_names %s; %s "
+                out.append(("note", "HPF204", pointer, "axis %s is not in mesh_dim_names %s; %s "
                             "(%d placement%s)" % (quote(axis), listing, what, count,
                                                   "" if count == 1 else "s")))
     for (boundary, name), (pointer, text, p, count) in negatives.items():
-        out.append(("warning", pointer,
+        out.append(("warning", "HPF203", pointer,
                     "ambiguous negative dim: %s reads back as an uneven shard of dim %d, not as "
                     "dim %d counted from the end (%d negative-dim placement%s of %s on boundary "
                     "%s)" % (quote(text), p[1], -p[1] - 1, count, "" if count == 1 else "s",
                              quote(name), quote(boundary))))
     listed = meta.get("frozen_sharded_params", [])
     for fqn in sorted(set(sharded) - set(listed)):
-        out.append(("error", "/frozen_sharded_params",
+        out.append(("error", "HPF206", "/frozen_sharded_params",
                     "missing %s, which param_plan shards (%s)" % (quote(fqn), sharded[fqn])))
     for i, fqn in enumerate(listed):
         if fqn not in sharded:
-            out.append(("error", "/frozen_sharded_params/%d" % i, quote(fqn) + " is not sharded"))
+            out.append(("error", "HPF206", "/frozen_sharded_params/%d" % i,
+                        quote(fqn) + " is not sharded"))
     seen = set()
     for i, inj in enumerate(meta.get("injections", [])):
         if inj["match"] not in meta["param_plan"] or inj["match"] in seen:
-            out.append(("error", "/injections/%d/match" % i, "bad match " + inj["match"]))
+            out.append(("error", "HPF207", "/injections/%d/match" % i, "bad match " + inj["match"]))
         seen.add(inj["match"])
-    return sorted(out, key=lambda f: (f[1].encode(), f[2].encode()))
+    return sorted(out, key=lambda f: (f[2].encode(), f[3].encode()))
 
 
 def findings_json(stdout):
@@ -176,10 +178,11 @@ class RealWorldMetas(unittest.TestCase):
             r = run(["check", "--json", path])
             self.assertEqual(r.returncode, 0, name)
             self.assertEqual(r.stderr, b"", name)
-            got = [(f["severity"], f["pointer"], f["message"]) for f in findings_json(r.stdout)]
+            got = [(f["severity"], f["code"], f["pointer"], f["message"])
+                   for f in findings_json(r.stdout)]
             self.assertEqual(got, expected, name)
             for f in findings_json(r.stdout):
-                self.assertEqual(list(f), ["severity", "file", "pointer", "message"])
+                self.assertEqual(list(f), ["severity", "code", "file", "pointer", "message"])
                 self.assertEqual(f["file"], path)
 
     def test_qwen_findings_as_text(self):
@@ -193,10 +196,10 @@ class RealWorldMetas(unittest.TestCase):
             "hpfreeze: note: %s: /param_plan/lm_head/in_dst/hidden_states/ep: axis 'ep' is not "
             "in mesh_dim_names ['cp', 'tp']; DTensor ignores it, but the expert-parallel path "
             "splits the experts it shards over groups of ep ranks folded into the dense region "
-            "(147 placements)" % path,
+            "(147 placements) [HPF204]" % path,
             "hpfreeze: warning: %s: /param_plan/lm_head/out_dst/output/tp: ambiguous negative "
             "dim: 'S(-1)' reads back as an uneven shard of dim 0, not as dim -1 counted from the "
-            "end (2 negative-dim placements of 'output' on boundary 'lm_head')" % path])
+            "end (2 negative-dim placements of 'output' on boundary 'lm_head') [HPF203]" % path])
         quiet = run(["-q", "check", path])
         self.assertEqual((quiet.returncode, quiet.stderr), (0, b""))
 
@@ -221,7 +224,7 @@ class RealWorldMetas(unittest.TestCase):
                     json.dump(model, f)
                 r = run(["check", "--json", path, "--model", model_path])
                 self.assertEqual(r.returncode, 0, name)
-                got = [(f["severity"], f["pointer"], f["message"])
+                got = [(f["severity"], f["code"], f["pointer"], f["message"])
                        for f in findings_json(r.stdout)]
                 self.assertEqual(got, expected_findings(meta), name)
 
@@ -237,6 +240,7 @@ class RealWorldMetas(unittest.TestCase):
                 for f in errors:
                     self.assertIn("but parameter '%s' has rank 0 (shape [] in %s)"
                                   % (fqn, model_path), f["message"])
+                    self.assertEqual(f["code"], "HPF304")
 
 
 class ExitCodesAndStreams(unittest.TestCase):
@@ -262,7 +266,7 @@ class ExitCodesAndStreams(unittest.TestCase):
         self.assertEqual(r.stdout, b"")
         self.assertEqual(r.stderr.decode().splitlines()[-1],
                          "hpfreeze: error: %s: /parameters/other.w: trainable parameter 'other.w' "
-                         "is not covered by any param_plan entry of %s" % (model, path))
+                         "is not covered by any param_plan entry of %s [HPF305]" % (model, path))
         self.assertEqual(len(r.stderr.decode().splitlines()), 6)
 
     def test_json_lines_only_on_stdout(self):
@@ -272,7 +276,8 @@ class ExitCodesAndStreams(unittest.TestCase):
         self.assertEqual(r.stderr, b"")
         self.assertTrue(r.stdout.endswith(b"\n"))
         found = findings_json(r.stdout)
-        self.assertEqual(found[-1], {"severity": "error", "file": path, "pointer": "/signature",
+        self.assertEqual(found[-1], {"severity": "error", "code": "HPF101", "file": path,
+                                     "pointer": "/signature",
                                      "message": "expected a string, got an integer"})
         self.assertEqual(len(found), 5)
 

@@ -14,7 +14,7 @@ import unittest
 from hpf import BINARY, TempDirTest, env, read, sanitized_binary, write_bundle
 
 SHIM = os.environ.get("HPFREEZE_FAULT_SHIM", "")
-EMPTY_PLAN = "/param_plan: param_plan is empty: the meta plans no boundary"
+EMPTY_PLAN = "/param_plan: param_plan is empty: the meta plans no boundary [HPF102]"
 CLEAN = {"param_plan": {"lin": {"params": {"w": {"tp": "R"}}}}, "frozen_sharded_params": []}
 
 
@@ -49,7 +49,8 @@ class PseudoFiles(Tree):
         self.assertEqual((code, out, err), (1, "", (
             "hpfreeze: error: gen/codegen_meta.json: /outputs/pagemap.py: gen/pagemap.py: is "
             "longer than its size of 0 bytes (a pseudo-file, or a file written while read) "
-            "(recorded sha256 %s): regenerate the bundle or restore gen/pagemap.py\n" % ("0" * 64))))
+            "(recorded sha256 %s): regenerate the bundle or restore gen/pagemap.py [HPF405]\n"
+            % ("0" * 64))))
         self.assertLess(seconds, 5 if sanitized_binary() else 1)
 
     def test_an_input_that_is_a_pseudo_file_is_refused_at_once(self):
@@ -77,7 +78,7 @@ class Sockets(Tree):
         self.assertEqual((code, out, err), (2, "", (
             "hpfreeze: error: gen/codegen_meta.json: /outputs/init: gen/__init__.py: is a socket, "
             "not a regular file (recorded sha256 %s): regenerate the bundle or restore "
-            "gen/__init__.py\n"
+            "gen/__init__.py [HPF405]\n"
             "hpfreeze: error: s/codegen_meta.json: is a socket, not a regular file\n"
             "hpfreeze: note: check: 2 errors, 0 warnings, 0 notes in 1 meta; 1 bundle verified\n"
             % init["outputs"]["init"]["sha256"])))

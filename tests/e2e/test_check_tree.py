@@ -10,10 +10,10 @@ import unittest
 
 from hpf import TempDirTest, case, read, run, write_bundle
 
-NO_BUNDLE = "the meta records no generated bundle (outputs is empty): nothing to verify"
+NO_BUNDLE = "the meta records no generated bundle (outputs is empty): nothing to verify [HPF401]"
 # What a run of the tree below verified: the closing note says it.
 VERIFIED = "2 bundles verified, 1 meta without a bundle"
-EMPTY_PLAN = "/param_plan: param_plan is empty: the meta plans no boundary"
+EMPTY_PLAN = "/param_plan: param_plan is empty: the meta plans no boundary [HPF102]"
 
 
 def write(path, text):
@@ -74,11 +74,12 @@ class BundleTree(TempDirTest):
                  "drift (recorded sha256 %s, actual %s; recorded 5 lines, actual 6): regenerate "
                  "the bundle or revert Zeta/generated/%s" % (self.m, before, after, self.m))
         self.assertEqual(self.check(".", "--bundle"), (1, "", (
-            "hpfreeze: error: %s\n"
+            "hpfreeze: error: %s [HPF406]\n"
             "hpfreeze: note: check: 1 error, 0 warnings, 0 notes in 3 metas; %s\n"
             % (drift, VERIFIED))))
         # -q: the errors only, no notes and no closing note; -qq: nothing.
-        self.assertEqual(self.check(".", "--bundle", "-q"), (1, "", "hpfreeze: error: %s\n" % drift))
+        self.assertEqual(self.check(".", "--bundle", "-q"),
+                         (1, "", "hpfreeze: error: %s [HPF406]\n" % drift))
         self.assertEqual(self.check("-qq", ".", "--bundle"), (1, "", ""))
         # With --message-format github the annotation is on the generated file, the meta's
         # line and column of /outputs/modeling starting the message.
@@ -89,15 +90,15 @@ class BundleTree(TempDirTest):
         self.assertEqual(err.splitlines()[0], (
             "::error file=Zeta/generated/%s::Zeta/generated/codegen_meta.json:%d:%d: "
             "/outputs/modeling: Zeta/generated/%s: hash drift (recorded sha256 %s, actual %s; "
-            "recorded 5 lines, actual 6): regenerate the bundle or revert Zeta/generated/%s"
-            % (self.m, line, column, self.m, before, after, self.m)))
+            "recorded 5 lines, actual 6): regenerate the bundle or revert Zeta/generated/%s "
+            "[HPF406]" % (self.m, line, column, self.m, before, after, self.m)))
         self.assertEqual(err.splitlines()[-1],
                          "::notice::check: 1 error, 0 warnings, 0 notes in 3 metas; " + VERIFIED)
         # --json: the findings on stdout in walk order, file=meta, pointer=/outputs/KEY.
         code, out, err = self.check(".", "--bundle", "--json")
         self.assertEqual(code, 1)
         self.assertEqual([json.loads(x) for x in out.splitlines()], [
-            {"severity": "error", "file": "Zeta/generated/codegen_meta.json",
+            {"severity": "error", "code": "HPF406", "file": "Zeta/generated/codegen_meta.json",
              "pointer": "/outputs/modeling", "message": drift.split(": ", 2)[2]}])
         self.assertEqual(err, "hpfreeze: note: check: 1 error, 0 warnings, 0 notes in 3 metas; %s\n"
                          % VERIFIED)
@@ -141,7 +142,7 @@ class BundleTree(TempDirTest):
         self.assertEqual(err, (
             "hpfreeze: error: alpha/beta/codegen_meta.json: /outputs/init: alpha/beta/__init__.py: "
             "cannot open: No such file or directory (recorded sha256 %s): regenerate the bundle or "
-            "restore alpha/beta/__init__.py\n"
+            "restore alpha/beta/__init__.py [HPF405]\n"
             % hashlib.sha256(("from .%s import Model\n" % self.q[:-3]).encode()).hexdigest()))
 
     def test_usage_errors(self):

@@ -157,7 +157,7 @@ class FreezeCheck(TempDirTest):
             f"::warning file={model},line=12,col=17::/parameters/emb.weight: 5 trainable "
             "parameters are not covered by any planned parameter of "
             f"{plan}, first here: 'emb.weight', 'blk.w', 'blk.attn.qkv' and 2 more "
-            "(upstream's preflight refuses them at run time)"]))
+            "(upstream's preflight refuses them at run time) [HPF305]"]))
 
 
 class MessageFormat(TempDirTest):
@@ -269,7 +269,8 @@ class MessageFormat(TempDirTest):
         self.assertEqual(got[1], f"::warning file={warnings},line=6,col=47::/param_plan/head/"
                                  "out_dst/output/tp: ambiguous negative dim: 'S(-1)' reads back "
                                  "as an uneven shard of dim 0, not as dim -1 counted from the end "
-                                 "(2 negative-dim placements of 'output' on boundary 'head')")
+                                 "(2 negative-dim placements of 'output' on boundary 'head') "
+                                 "[HPF203]")
         r = run("--message-format", "json", "check", warnings)
         self.assertEqual(r.stderr, run("check", warnings, "--json").stdout)
 
@@ -307,13 +308,14 @@ class MessageFormat(TempDirTest):
         # A pointer to what the file lacks (/frozen_sharded_params) has no line.
         self.assertEqual((r.returncode, lines(r.stderr)), (1, [
             "::error file=meta.json::/frozen_sharded_params: missing 'lin.weight', which "
-            "param_plan shards (/param_plan/lin/params/weight)",
+            "param_plan shards (/param_plan/lin/params/weight) [HPF206]",
             "::error file=meta.json,line=4,col=13::/param_plan/gone: boundary module 'gone' is "
-            "not in the model tree (model.json)",
+            "not in the model tree (model.json) [HPF301]",
             "::error file=meta.json,line=4,col=30::/param_plan/gone/params/b: parameter 'gone.b' "
-            "is not in the model (model.json)",
+            "is not in the model (model.json) [HPF303]",
             "::error file=meta.json,line=3,col=41::/param_plan/lin/params/weight/tp: 'S(2)' "
-            "shards dim 2, but parameter 'lin.weight' has rank 2 (shape [8, 4] in model.json)"]))
+            "shards dim 2, but parameter 'lin.weight' has rank 2 (shape [8, 4] in model.json) "
+            "[HPF304]"]))
 
     def test_parse_annotations_name_no_file(self):
         r = run("--message-format", "github", "parse", "R", "S(x)")

@@ -355,7 +355,7 @@ class Fixture(TempDirTest):
                 f"parameter of {self.path('plan.json')}, first here: 'model.layers.0."
                 f"input_layernorm.weight', 'model.layers.0.post_attention_layernorm.weight', "
                 f"'model.layers.1.input_layernorm.weight' and 1 more (upstream's preflight "
-                f"refuses them at run time)\n").encode()
+                f"refuses them at run time) [HPF305]\n").encode()
 
 
 class EndToEnd(Fixture):

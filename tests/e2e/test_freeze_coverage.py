@@ -52,7 +52,7 @@ class Uncovered(TempDirTest):
         r = self.freeze("-o", "meta.json")
         self.assertEqual((r.returncode, r.stdout), (0, b""))
         self.assertEqual(r.stderr.decode().splitlines(),
-                         [f"hpfreeze: warning: model.json: {POINTER}: {MESSAGE}"])
+                         [f"hpfreeze: warning: model.json: {POINTER}: {MESSAGE} [HPF305]"])
         self.assertTrue(os.path.isfile(self.path("meta.json")))
 
     def test_github_annotates_the_line_of_the_first_parameter(self):
@@ -64,20 +64,20 @@ class Uncovered(TempDirTest):
         col = at - (text.rfind("\n", 0, at) + 1) + 1
         r = self.freeze("-o", "meta.json", "--message-format", "github")
         self.assertEqual((r.returncode, r.stderr.decode().splitlines()), (0, [
-            f"::warning file=model.json,line={line},col={col}::{POINTER}: {MESSAGE}"]))
+            f"::warning file=model.json,line={line},col={col}::{POINTER}: {MESSAGE} [HPF305]"]))
 
     def test_strict_fails_and_writes_nothing(self):
         r = self.freeze("-o", "meta.json", "--strict")
         self.assertEqual((r.returncode, r.stdout), (1, b""))
         self.assertEqual(r.stderr.decode().splitlines(), [
-            f"hpfreeze: error: model.json: {POINTER}: {MESSAGE} (--strict makes this an error)"])
+            f"hpfreeze: error: model.json: {POINTER}: {MESSAGE} (--strict makes this an error) [HPF305]"])
         self.assertFalse(os.path.exists(self.path("meta.json")))
 
     def test_check_shows_it_and_no_verify_skips_it(self):
         self.assertEqual(self.freeze("-o", "meta.json").returncode, 0)
         r = self.freeze("-o", "meta.json", "--check")
         self.assertEqual((r.returncode, r.stderr.decode().splitlines()),
-                         (0, [f"hpfreeze: warning: model.json: {POINTER}: {MESSAGE}"]))
+                         (0, [f"hpfreeze: warning: model.json: {POINTER}: {MESSAGE} [HPF305]"]))
         r = self.freeze("-o", "meta.json", "--check", "--strict", "--no-verify")
         self.assertEqual((r.returncode, r.stderr), (0, b""))
 
@@ -87,7 +87,8 @@ class Uncovered(TempDirTest):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr.decode().splitlines(), [
             f"hpfreeze: error: model.json: /parameters/{name}: trainable parameter '{name}' is "
-            "not covered by any param_plan entry of meta.json" for name in sorted(UNPLANNED)])
+            "not covered by any param_plan entry of meta.json [HPF305]"
+            for name in sorted(UNPLANNED)])
         self.assertEqual(read(self.path("meta.json")),
                          self.freeze().stdout)  # the warning changes no byte
 

@@ -130,7 +130,7 @@ class FreezeOutput(TempDirTest):
             "verbatim as upstream does",
             f"hpfreeze: warning: {model}: /parameters/embed.weight: 1 trainable parameter is not "
             f"covered by any planned parameter of {plan}: 'embed.weight' (upstream's preflight "
-            "refuses it at run time)"])
+            "refuses it at run time) [HPF305]"])
         r = run("freeze", "--plan", case("corners", "plan.json"), "--model",
                 case("corners", "model.json"), "--strict")
         self.assertEqual((r.returncode, r.stdout), (1, b""))

@@ -212,7 +212,7 @@ class BundleHook(PreCommitHook):
         self.assertIn(
             "hpfreeze: error: generated/codegen_meta.json: /outputs/modeling: generated/%s: "
             "hash drift (recorded sha256 %s, actual %s; recorded 5 lines, actual 6): regenerate "
-            "the bundle or revert generated/%s\n" % (modeling, before, after, modeling), r.stdout)
+            "the bundle or revert generated/%s [HPF406]\n" % (modeling, before, after, modeling), r.stdout)
 
         # Staged files of no bundle: skipped.
         self.git("checkout", "--", ".")

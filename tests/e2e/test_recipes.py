@@ -350,7 +350,7 @@ class CiBundleRecipe(Project):
         self.assertEqual(r.returncode, 1, r.stderr)
         line = ("::error file=generated/%s::generated/codegen_meta.json:39:17: /outputs/modeling: "
                 "generated/%s: hash drift (recorded sha256 %s, actual %s; recorded 5 lines, "
-                "actual 6): regenerate the bundle or revert generated/%s\n"
+                "actual 6): regenerate the bundle or revert generated/%s [HPF406]\n"
                 % (modeling, modeling, before, after, modeling))
         self.assertIn(line, r.stderr)
         # The line the recipe shows is this one.

@@ -223,7 +223,7 @@ class ReportTest(unittest.TestCase):
                                               "rank0_bytes": BF16 * 3 * I * H // tp,
                                               "params": 3}])
                 self.assertEqual(doc["findings"], [{
-                    "severity": "note", "file": os.path.join(self.tmp.name,
+                    "severity": "note", "code": "HPF503", "file": os.path.join(self.tmp.name,
                                                              f"llama{tp}.meta.json"),
                     "pointer": "/param_plan/lm_head/params/weight/cp",
                     "message": "axis 'cp' has size 1; its placements change nothing"}])
@@ -245,7 +245,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stderr, f"hpfreeze: note: {meta_path}: /param_plan/lm_head/params/"
                                    "weight/cp: axis 'cp' has size 1; its placements change "
-                                   "nothing\nhpfreeze: note: report: 0 errors, 0 warnings, "
+                                   "nothing [HPF503]\nhpfreeze: note: report: 0 errors, 0 warnings, "
                                    "1 note\n")
         lines = r.stdout.splitlines()
         self.assertEqual(lines[0], "mesh: cp=1 dp=8 ep=1 pp=1 tp=8 (from parallel_dims)")
@@ -276,12 +276,12 @@ class ReportTest(unittest.TestCase):
         errors = [f for f in doc["findings"] if f["severity"] == "error"]
         # q, k, v, o, gate, up, down in each of 32 layers; 128256 = 3 x 42752 divides.
         self.assertEqual(len(errors), 7 * 32)
-        self.assertIn({"severity": "error", "file": meta_path,
+        self.assertIn({"severity": "error", "code": "HPF501", "file": meta_path,
                        "pointer": "/param_plan/model.layers.0.self_attn/params/q_proj.weight/tp",
                        "message": "parameter 'model.layers.0.self_attn.q_proj.weight' dim 0 "
                                   "(size 4096) is not divisible by 3: S(0) on axis 'tp' of "
                                   "size 3"}, errors)
-        self.assertIn({"severity": "error", "file": meta_path,
+        self.assertIn({"severity": "error", "code": "HPF501", "file": meta_path,
                        "pointer": "/param_plan/model.layers.31.mlp/params/down_proj.weight/tp",
                        "message": "parameter 'model.layers.31.mlp.down_proj.weight' dim 1 "
                                   "(size 14336) is not divisible by 3: S(1) on axis 'tp' of "
@@ -337,9 +337,9 @@ class ReportTest(unittest.TestCase):
         for extra, severity, code in (((), "error", 1), (("--allow-uncovered",), "warning", 0)):
             doc, r = self.report_json(meta_path, model_path, *extra, code=code)
             self.assertEqual(self.totals(doc), expected)
-            self.assertIn({"severity": severity, "file": model_path, "pointer": "",
-                           "message": message}, doc["findings"])
-            self.assertIn(f"hpfreeze: {severity}: {model_path}: {message}",
+            self.assertIn({"severity": severity, "code": "HPF305", "file": model_path,
+                           "pointer": "", "message": message}, doc["findings"])
+            self.assertIn(f"hpfreeze: {severity}: {model_path}: {message} [HPF305]",
                           r.stderr.splitlines())
             self.assertEqual(doc["counts"]["uncovered_params"], n)
             self.assertEqual(len(doc["uncovered"]), n)
@@ -422,7 +422,7 @@ class CommandLineTest(unittest.TestCase):
             summary = "\nfindings: 1 error, 1 warning, 0 notes (on stderr)\n"
             self.assertTrue(loud.stdout.endswith(summary), loud.stdout)
             error = (f"hpfreeze: error: {meta}: /param_plan/m/params/w/tp: parameter 'm.w' dim 0 "
-                     "(size 8) is not divisible by 3: S(0) on axis 'tp' of size 3\n")
+                     "(size 8) is not divisible by 3: S(0) on axis 'tp' of size 3 [HPF501]\n")
             for quiet, stderr in ((["-q"], error), (["-qq"], ""), (["--quiet"], error)):
                 for where in ("before", "after"):
                     args = ([*quiet, "report", meta, "--model", model] if where == "before" else
@@ -440,8 +440,8 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr,
                          f"hpfreeze: error: {meta}: /param_plan/m/params/w/tp: parameter 'm.w' "
-                         "dim 0 (size 8) is not divisible by 3: S(0) on axis 'tp' of size 3\n"
-                         "hpfreeze: note: report: 1 error, 0 warnings, 0 notes\n")
+                         "dim 0 (size 8) is not divisible by 3: S(0) on axis 'tp' of size 3 "
+                         "[HPF501]\nhpfreeze: note: report: 1 error, 0 warnings, 0 notes\n")
         self.assertIn("findings: 1 error, 0 warnings, 0 notes", r.stdout)
         # The planner's verdict for the one mesh: [8] by tp=3 chunks as 3, 3, 2.
         self.assertIn("does not divide: m.w dim 0 by tp=3", r.stdout)

@@ -152,13 +152,14 @@ class Answers(TempDirTest):
         r = self.report("--mesh", "tp=1", "--optimizer", "adam", "--budget", "80", "--top", "0")
         self.assertEqual(r.returncode, 1)
         self.assertIn("hpfreeze: note: --budget 80 is 80 B, under 1 MiB, below every mesh's worst "
-                      "rank (the least is 704 B); did you mean 80GiB?\n", r.stderr.decode())
+                      "rank (the least is 704 B); did you mean 80GiB? [HPF515]\n",
+                      r.stderr.decode())
         # A unit of GiB or more is no slip, even below every row; 0.5M is.
         r = self.report("--mesh", "tp=1", "--optimizer", "adam", "--budget", "0.0000001GiB")
         self.assertNotIn("did you mean", r.stderr.decode())
         r = self.report("--mesh", "tp=1", "--budget", "0.5M")
         self.assertIn("hpfreeze: note: --budget 0.5M is 488.3 KiB, under 1 MiB; did you mean "
-                      "0.5GiB?\n", r.stderr.decode())
+                      "0.5GiB? [HPF515]\n", r.stderr.decode())
         self.assertEqual(r.returncode, 0)  # a note: 0.5 MB fits 704 B
 
     def test_a_replica_axis_the_plan_shards_is_a_usage_error(self):
@@ -207,7 +208,7 @@ class SizesThatOverflowOnlyOnPaper(TempDirTest):
         self.assertEqual(r.stderr.decode().splitlines()[0],
                          f"hpfreeze: error: {model}: /parameters/w: parameter 'w' of shape "
                          "[1152921504606846976, 1] and 16 bytes per element with --optimizer adam "
-                         "needs more than 2^64-1 bytes")
+                         "needs more than 2^64-1 bytes [HPF512]")
 
     def test_a_checkpoint_with_a_zero_sized_dim(self):
         header = json.dumps({"w": {"dtype": "BF16", "shape": [0, 2 ** 63], "data_offsets": [0, 0]},

@@ -85,7 +85,7 @@ class CheckpointReport(TempDirTest):
         lines = r.stderr.decode().splitlines()
         self.assertIn(f"hpfreeze: note: {ck}: a checkpoint has no module tree: the module "
                       "checks (boundary modules and boundary_classes against the model) were "
-                      "skipped", lines)
+                      "skipped [HPF306]", lines)
         self.assertTrue(any("'S(1)' shards dim 1, but parameter 'm.b' has rank 1" in line
                             for line in lines), lines)
         self.assertFalse(any("boundary_classes/m" in line for line in lines), lines)

@@ -152,7 +152,7 @@ class QwenMoeV2(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr.decode(),
                          f"hpfreeze: error: {QWEN_META}: the mesh does not divide: the dense region "
-                         "dp x cp x tp (3 ranks) by ep=2\n")
+                         "dp x cp x tp (3 ranks) by ep=2 [HPF514]\n")
         self.assertIn("  -          -  ", r.stdout.decode())
 
 
@@ -237,7 +237,7 @@ class WorkedExamples(TempDirTest):
         self.assertIn(f"hpfreeze: error: {bad}: /param_plan/x/params/w/tp: parameter 'x.w' is an "
                       "expert (a Shard on axis 'ep'); the folded layout cannot also put S(1) on "
                       "axis 'tp': it splits experts on ep only (--expert-parallel axis makes ep a "
-                      "mesh axis)\n", r.stderr.decode())
+                      "mesh axis) [HPF502]\n", r.stderr.decode())
 
     def test_axis_order_decides_ties_placement_axes_first(self):
         """docs/capacity.md, "Meshes and their order": mesh_dim_names null, m.w [10,4] bf16

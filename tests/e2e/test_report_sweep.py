@@ -216,7 +216,7 @@ class SmallModel(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertNotEqual(r.stdout, "")
         self.assertIn(f"hpfreeze: error: {path}: /parallel_dims: mesh tp=4 cp={big} has more than "
-                      "2^64-1 devices\n", r.stderr)
+                      "2^64-1 devices [HPF509]\n", r.stderr)
 
     def test_unknown_axes_are_usage_errors_with_the_nearest(self):
         # cp and dp are known as the default ZeRO axes.
@@ -250,13 +250,13 @@ class SmallModel(unittest.TestCase):
                 "--budget", "100", "--json")
         self.assertEqual(r.returncode, 1)
         self.assertIn(f"hpfreeze: error: {self.meta}: no mesh fits the 100 B budget; closest: "
-                      "tp=1 (1 device, worst rank 208 B, over by 108 B)\n", r.stderr)
+                      "tp=1 (1 device, worst rank 208 B, over by 108 B) [HPF514]\n", r.stderr)
         self.assertIsNone(json.loads(r.stdout)["answer"])
         # None divides: the first mesh's first offender (tp=2: proj's 5 columns).
         r = run("report", self.meta, "--model", self.model, "--sweep", "tp=2,4", "-q")
         self.assertEqual(r.returncode, 1)
         self.assertIn(f"hpfreeze: error: {self.meta}: no mesh divides; the first, tp=2, fails on "
-                      "proj.weight dim 1 (size 5) by tp=2\n", r.stderr)
+                      "proj.weight dim 1 (size 5) by tp=2 [HPF514]\n", r.stderr)
 
     def test_answer_and_fits_only(self):
         r = run("report", self.meta, "--model", self.model, "--sweep", "tp=1,2,4",
@@ -311,7 +311,8 @@ class SmallModel(unittest.TestCase):
             path = write(self.tmp.name, "dims.json", meta)
             r = run("report", path, "--model", self.model)
             self.assertIn(f"hpfreeze: warning: {path}: /parallel_dims/tp_size: ignored: {value} is "
-                          "above the largest axis size, 2^63-1; axis 'tp' counts as size 1\n",
+                          "above the largest axis size, 2^63-1; axis 'tp' counts as size 1 "
+                          "[HPF507]\n",
                           r.stderr)
 
     def test_unknown_dtype_is_named_with_file_and_pointer(self):

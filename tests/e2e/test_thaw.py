@@ -134,7 +134,7 @@ class Thaw(TempDirTest):
         self.assertEqual(r.stderr.decode(),
                          "hpfreeze: error: %s: /param_plan/b/params/w/tp: invalid placement "
                          "'Shard(0)': unknown form, expected R, S(dim), SS(dim,factor) or "
-                         "P(reduce_op)\n" % bad)
+                         "P(reduce_op) [HPF201]\n" % bad)
         self.assertEqual(read(out), b"keep")
         self.assertFalse(os.path.exists(model))
         self.assertEqual(sorted(os.listdir(self.dir)), ["bad.json", "plan.json"])

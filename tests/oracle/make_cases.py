@@ -1239,6 +1239,13 @@ ERR_POINTERS = {
 }
 
 
+# The code of an error that is a finding of one of check's rules (docs/cli.md, "Finding
+# codes"), which ends its line: " [HPF305]". freeze's other errors are no findings.
+ERR_CODES = {
+    'err-uncovered-strict': 'HPF305',  # uncovered-parameter, counted once by freeze
+}
+
+
 def expected_error_line(c: Case) -> str:
     """The whole first stderr line of an error case, from the parts the case states."""
     if c.name not in ERR_MESSAGES:
@@ -1251,7 +1258,8 @@ def expected_error_line(c: Case) -> str:
         location = f"{ERR_FILES.get(c.name, 'plan.json')}: {pointer}"
     else:
         location = c.err  # FILE or FILE:LINE:COL
-    return f"hpfreeze: error: {location}: {ERR_MESSAGES[c.name]}"
+    code = f" [{ERR_CODES[c.name]}]" if c.name in ERR_CODES else ""
+    return f"hpfreeze: error: {location}: {ERR_MESSAGES[c.name]}{code}"
 
 
 # What the oracle's warning about uncovered trainable parameters says.

@@ -10,8 +10,9 @@ calculator, which shares no code with hpfreeze) makes of the inputs and the comm
 with --json the report document laid out as docs/formats.md documents it (json.dumps with
 indent 2 and a newline), else the text view of docs/cli.md and docs/capacity.md. The findings are
 the case's own, written by hand from the documented texts (docs/cli.md, "report"), in the
-order the report emits them; expected.err is their lines (`hpfreeze: SEVERITY: FILE:
-POINTER: message`), errors first, then the summary line. A case of usage errors (exit 2)
+order the report emits them, each with its code (docs/cli.md, "Finding codes"); expected.err
+is their lines (`hpfreeze: SEVERITY: FILE: POINTER: message [CODE]`), errors first, then the
+summary line. A case of usage errors (exit 2)
 prints them alone. Every case is also checked against values worked out by hand
 (`hand`), so a calculator bug cannot silently become a golden expectation. hpfreeze is
 never run. `--check` regenerates into a temporary directory and fails if a byte of DIR
@@ -41,8 +42,8 @@ class Case:
     name: str
     args: str  # the words after `hpfreeze report`, run inside the case folder
     inputs: dict[str, str | bytes]
-    # (severity, file, pointer, message), in the order the report emits them.
-    findings: list[tuple[str, str, str, str]] = field(default_factory=list)
+    # (severity, code, file, pointer, message), in the order the report emits them.
+    findings: list[tuple[str, str, str, str, str]] = field(default_factory=list)
     usage_errors: list[str] = field(default_factory=list)  # exit 2, nothing on stdout
     # Values worked out by hand: a path into the report document
     # ("meshes.0.max_rank_bytes") and what it must be; and lines the text view must have.
@@ -206,17 +207,17 @@ CASES = [
         "findings", "meta.json --model model.json --mesh tp=2 --json",
         {"meta.json": FINDINGS_META, "model.json": FINDINGS_MODEL},
         findings=[
-            ("note", "meta.json", "/param_plan/attn/params/out/cp",
+            ("note", "HPF503", "meta.json", "/param_plan/attn/params/out/cp",
              "axis 'cp' is not in the mesh (--mesh); its placements change nothing"),
-            ("error", "meta.json", "/param_plan/mlp/params/up/tp",
+            ("error", "HPF501", "meta.json", "/param_plan/mlp/params/up/tp",
              "parameter 'mlp.up' dim 0 (size 5) is not divisible by 2: S(0) on axis 'tp' of "
              "size 2"),
-            ("error", "meta.json", "/param_plan/mlp/params/gone",
+            ("error", "HPF303", "meta.json", "/param_plan/mlp/params/gone",
              "parameter 'mlp.gone' is not in the model (model.json)"),
-            ("warning", "model.json", "/parameters/attn.out",
+            ("warning", "HPF511", "model.json", "/parameters/attn.out",
              "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is "
              "'attn.out'"),
-            ("error", "model.json", "",
+            ("error", "HPF305", "model.json", "",
              "1 model parameter is not covered by any planned key (16 B at full size, 1 "
              "trainable); it stays whole on every rank"),
         ],
@@ -233,7 +234,8 @@ CASES = [
         "sweep_budget",
         "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2 --json",
         {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
-        findings=[("note", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
+        findings=[("note", "HPF515",
+                   "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
         # The table counts swept tp as size 1: 64 + 96 + 8 = 168 B. tp=1: 168 (over by 104);
         # tp=2: 32+48+8 = 88 (over by 24); tp=3: embed 8 rows by 3 = 3, 3, 2 -> rank 0
         # 24+48+8 = 80, rank 2 16+0+8 = 24, indivisible, over by 16; tp=4: 16+24+8 = 48, fits.
@@ -288,7 +290,7 @@ CASES = [
 }
 """, "model.safetensors": safetensors([("m.w", "BF16", [8, 4]), ("m.b", "F32", [8]),
                                        ("ex.w", "BF16", [4, 2]), ("step", "I64", [1])])},
-        findings=[("warning", "model.safetensors", "",
+        findings=[("warning", "HPF305", "model.safetensors", "",
                    "1 model parameter is not covered by any planned key (8 B at full size, 0 "
                    "trainable); it stays whole on every rank but for the ZeRO split")],
         # adamw, stage 1 splits the state over dp=2: m.w [8,4] bf16 tp=2 -> [4,4]: 16 x 4 +
@@ -325,7 +327,8 @@ CASES = [
         # answer, --top cutting boundaries ("... 1 more") and params.
         "sweep_budget_text", "meta.json --model model.json --sweep tp=4,1,3,2 --budget 64 --top 2",
         {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
-        findings=[("note", "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
+        findings=[("note", "HPF515",
+                   "", "", "--budget 64 is 64 B, under 1 MiB; did you mean 64GiB?")],
         hand={"meshes.3.max_rank_bytes": 48},
         hand_lines=["smallest mesh that fits: tp=4 (4 devices, worst rank 48 B of 64 B)",
                     "rank 0 total                                 3  168 B    168",
@@ -356,7 +359,8 @@ CASES = [
   }
 }
 """},
-        findings=[("note", "", "", "--budget 200 is 200 B, under 1 MiB; did you mean 200GiB?")],
+        findings=[("note", "HPF515",
+                   "", "", "--budget 200 is 200 B, under 1 MiB; did you mean 200GiB?")],
         # 16 B an element with adam, all split at stage 3: dp=1 holds a [4,4], b [6], c [2,2]
         # on tp rank 0: 16 x 16 + 6 x 16 + 4 x 16 = 416; dp=4 chunks dim 0 of each: 4 x 16 +
         # 2 x 16 + 2 x 16 = 128, and its best rank 64 (docs/capacity.md, "ZeRO").
@@ -407,7 +411,8 @@ CASES = [
         "stages_deepseek_text",
         "meta.json --model model.json --sweep pp=1,2,3 --optimizer adam --zero 1 --budget 32KiB",
         {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
-        findings=[("note", "", "", "--budget 32KiB is 32.0 KiB, under 1 MiB; did you mean "
+        findings=[("note", "HPF515",
+                   "", "", "--budget 32KiB is 32.0 KiB, under 1 MiB; did you mean "
                    "32GiB?")],
         # tp=2 dp=2 ep=2, adam 16 B an element, ZeRO-1 over dp (edp = dp x tp / ep = 2 for
         # the experts): per rank embed [32,16] 512 elements, q [8,16] 128, up [16,16] 256, gate
@@ -458,11 +463,11 @@ CASES = [
         # error (exit 1).
         "stages_without_a_stack", "meta.json --model model.json --sweep pp=1,2 --json",
         {"meta.json": SWEEP_META, "model.json": SWEEP_MODEL},
-        findings=[("error", "model.json", "",
+        findings=[("error", "HPF517", "model.json", "",
                    "pp > 1 splits the layer stack into pipeline stages, and the model has none "
                    "(no modules PREFIX.0 .. PREFIX.N outside a numbered module); --pp-stack "
                    "PREFIX names one"),
-                  ("note", "meta.json", "/param_plan/embed/params/weight/tp",
+                  ("note", "HPF503", "meta.json", "/param_plan/embed/params/weight/tp",
                    "axis 'tp' is not in the mesh (parallel_dims); its placements change "
                    "nothing")],
         hand={"meshes.1.indivisible.axis": "pp", "meshes.1.stages": None},
@@ -498,7 +503,8 @@ CASES = [
         "zero1_never_fits",
         "--model model.json --sweep dp=1,8,64 --optimizer adam --zero 1 --budget 16GiB",
         {"model.json": BIG_MODEL},
-        findings=[("error", "", "", "no mesh fits the 16.0 GiB budget; closest: dp=64 (64 "
+        findings=[("error", "HPF514",
+                   "", "", "no mesh fits the 16.0 GiB budget; closest: dp=64 (64 "
                    "devices, worst rank 16.8 GiB, over by 768.5 MiB); ZeRO-1 keeps weights and "
                    "gradients whole: at least 16.0 GiB a rank at any dp; shard the model (tp, "
                    "ep, pp) or use --zero 3")],
@@ -520,9 +526,11 @@ CASES = [
         # 36 x 10^9 B less 2^30 is 34,926,258,176 B (32.5 GiB) for model states; dp=2 holds
         # half of 16 B x (2^32 + 2^16) elements: 34,360,262,656 B, 98.3 % of it, 565,995,520 B
         # (539.8 MiB) left.
-        findings=[("note", "", "", "--budget 36GB is 36 x 10^9 bytes, 33.5 GiB; a device sold "
+        findings=[("note", "HPF518",
+                   "", "", "--budget 36GB is 36 x 10^9 bytes, 33.5 GiB; a device sold "
                    "as 36 GB mostly has 36 GiB: write 36GiB"),
-                  ("note", "", "", "the answer, dp=2, uses 98.3 % of the 32.5 GiB model states "
+                  ("note", "HPF519",
+                   "", "", "the answer, dp=2, uses 98.3 % of the 32.5 GiB model states "
                    "may use on its worst rank: 539.8 MiB is left for activations and buffers, "
                    "which fits does not count")],
         hand={"reserve_bytes": 1 << 30, "budget_bytes": 36 * 10**9,
@@ -535,7 +543,8 @@ CASES = [
         "meta.json --model model.json --sweep pp=1,2 --optimizer adam --recipe megatron --zero 1 "
         "--budget 96KiB",
         {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
-        findings=[("note", "", "", "--budget 96KiB is 96.0 KiB, under 1 MiB; did you mean "
+        findings=[("note", "HPF515",
+                   "", "", "--budget 96KiB is 96.0 KiB, under 1 MiB; did you mean "
                    "96GiB?")],
         # tp=2 dp=2 ep=2: 7568 elements a rank at pp=1 (stages_deepseek_text), each a bf16
         # weight (2 B) and an fp32 main gradient (4 B) whole, and 12 B of master and moments
@@ -556,7 +565,7 @@ CASES = [
         "meta.json --model model.json --mesh dp=4,tp=2,ep=4 --optimizer adam --recipe fsdp2 "
         "--zero 3 --json",
         {"meta.json": DEEPSEEK_META, "model.json": DEEPSEEK_MODEL},
-        findings=[("note", "", "", "1 of 2 ranks of the expert group hold none of "
+        findings=[("note", "HPF520", "", "", "1 of 2 ranks of the expert group hold none of "
                    "model.layers.1.mlp.experts.gate_up_proj's optimizer state (3 more expert "
                    "tensors split so); --expert-zero-dim 1 spreads it")],
         # experts [4,32,16] by ep=4: [1,32,16], 512 elements; over edp = 8 / 4 = 2 the first
@@ -588,7 +597,8 @@ CASES = [
         "--model model.json --sweep dp=1,2,4 --optimizer adam --recipe deepspeed --zero 3 "
         "--budget 1KiB",
         {"model.json": SWEEP_MODEL},
-        findings=[("note", "", "", "--budget 1KiB is 1.0 KiB, under 1 MiB; did you mean 1GiB?")],
+        findings=[("note", "HPF515",
+                   "", "", "--budget 1KiB is 1.0 KiB, under 1 MiB; did you mean 1GiB?")],
         # embed [8,4] bf16 2 + 4 + 4 + 8 = 18 B x 32 = 576; proj [6,4] f32 4 + 4 + 8 = 16 B x
         # 24 = 384; norm [4] bf16 18 x 4 = 72: 1032 B over dp, and 4 x 32 (embed) = 128 B:
         # dp=1 1160, dp=2 644, dp=4 386.
@@ -628,7 +638,7 @@ CASES = [
         "experts_only_zero1",
         "meta.json --model model.json --mesh ep=2,dp=4 --optimizer adam --zero 1",
         {"meta.json": EXPERTS_META, "model.json": EXPERTS_MODEL},
-        findings=[("note", "meta.json", "/param_plan/z/params/e/tp",
+        findings=[("note", "HPF503", "meta.json", "/param_plan/z/params/e/tp",
                    "axis 'tp' is not in the mesh (--mesh); its placements change nothing")],
         hand_lines=["2 params, 384 B whole on one device, optimizer adam, ZeRO stage 1 (the "
                     "optimizer state of the expert parameters split over edp, 2 ranks), no "
@@ -644,9 +654,10 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def diagnostic_line(severity: str, file: str, pointer: str, message: str) -> str:
+def diagnostic_line(severity: str, file: str, pointer: str, message: str, code: str = "") -> str:
+    """A text line (docs/cli.md, "Output conventions"); a finding's code ends it: " [HPF501]"."""
     where = "".join(f"{part}: " for part in (file, pointer) if part)
-    return f"hpfreeze: {severity}: {where}{message}\n"
+    return f"hpfreeze: {severity}: {where}{message}" + (f" [{code}]" if code else "") + "\n"
 
 
 def at(doc: object, path: str) -> object:
@@ -665,7 +676,8 @@ def expected_of(case: Case) -> tuple[bytes, bytes, int]:
     model = case.inputs[request["model"]]
     raw = model if isinstance(model, bytes) else model.encode()
     params = calc.model_parameters(raw)
-    findings = [dict(zip(("severity", "file", "pointer", "message"), f)) for f in case.findings]
+    findings = [dict(zip(("severity", "code", "file", "pointer", "message"), f))
+                for f in case.findings]
     run = calc.report_run(meta, params, request, findings, calc.model_tree(raw))
     doc, planner_exit = run["doc"], run["exit"]
     for path, value in case.hand.items():
@@ -679,7 +691,7 @@ def expected_of(case: Case) -> tuple[bytes, bytes, int]:
     for line in case.hand_lines:
         if line not in out.splitlines():
             raise SystemExit(f"{case.name}: the calculator's text lacks the line {line!r}")
-    err = "".join(diagnostic_line(f["severity"], f["file"], f["pointer"], f["message"])
+    err = "".join(diagnostic_line(f["severity"], f["file"], f["pointer"], f["message"], f["code"])
                   for f in doc["findings"])
     if doc["findings"]:
         counts = [sum(f["severity"] == s for f in doc["findings"]) for s in calc.SEVERITIES]

@@ -15,8 +15,6 @@ namespace {
 
 constexpr std::uint64_t kMaxBytes = std::numeric_limits<std::uint64_t>::max();
 
-__extension__ using U128 = unsigned __int128;
-
 bool is_name_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
 
@@ -43,6 +41,7 @@ bool is_axis_name(std::string_view name) {
 
 Expected<std::vector<AxisSize>> parse_mesh_arg(std::string_view text) {
   auto fail = [](std::string message) -> Expected<std::vector<AxisSize>> {
+    // No finding: a flag's value, refused as a usage error.
     return make_error({}, {}, std::move(message));
   };
   if (text.empty()) return fail("expected AXIS=N[,AXIS=N...], got an empty value");
@@ -171,6 +170,8 @@ Expected<std::uint64_t> parse_byte_size(std::string_view text) {
   const std::string_view significant =
       whole.substr(std::min(whole.find_first_not_of('0'), whole.size()));
   if (significant.size() > 20) return fail("more than 2^64-1 bytes");  // >= 10^20
+  // Local, as every other file's: at namespace scope it would shadow theirs in a unity build.
+  __extension__ using U128 = unsigned __int128;
   U128 bytes = 0;
   for (char c : significant) bytes = bytes * 10 + static_cast<unsigned>(c - '0');
   bytes *= multiplier;  // < 10^20 x 2^60 < 2^127

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "spec/findings.h"
+
 namespace hpfreeze::capacity_detail {
 namespace {
 
@@ -46,11 +48,12 @@ std::optional<Diagnostics> StagedModel::read_positions() {
     positions_.push_back(p.stage);
     for (const CapacityPlacement& pl : p.placements) {
       if (pl.axis != kStageAxis || !pl.placement.has_dim()) continue;
-      errors.push_back(make_error({}, {},
-                                  "parameter " + quote_for_diagnostic(p.fqn) + " has " +
-                                      to_canonical(pl.placement) +
-                                      " on axis 'pp', which splits the layer stack into "
-                                      "pipeline stages and shards no parameter"));
+      // The meta's finding: report gives it the meta's file.
+      errors.push_back(make_finding(finding_rule("HPF516"), {}, {},
+                                    "parameter " + quote_for_diagnostic(p.fqn) + " has " +
+                                        to_canonical(pl.placement) +
+                                        " on axis 'pp', which splits the layer stack into "
+                                        "pipeline stages and shards no parameter"));
     }
   }
   if (errors.empty()) return std::nullopt;

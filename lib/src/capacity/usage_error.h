@@ -10,6 +10,7 @@
 namespace hpfreeze::capacity_detail {
 
 inline Diagnostic usage_error(std::string message) {
+  // No finding: report makes it a usage error, or its own finding (HPF509, HPF513).
   return make_error({}, {}, std::move(message));
 }
 

@@ -10,6 +10,7 @@
 #include "io/file_digest.h"
 #include "json/json.h"
 #include "json/output_name.h"
+#include "spec/findings.h"
 
 namespace hpfreeze {
 namespace {
@@ -44,17 +45,21 @@ class BundleChecker {
 
   BundleFindings run() {
     const std::optional<std::string_view> name = bundle_.modeling_name();
-    if (!name) error("/model_name", expected_got("a string or null", *bundle_.model_name));
+    if (!name) {
+      add(finding_rule("HPF402"), "/model_name",
+          expected_got("a string or null", *bundle_.model_name));
+    }
     modeling_name_ = name;
     BundleRecord record = BundleRecord::kNone;
     if (bundle_.outputs_state == MetaMemberState::kAbsent) {
       if (note_no_bundle_) {
-        note("", "the meta records no generated bundle (no outputs): nothing to verify");
+        add(finding_rule("HPF401"), "",
+            "the meta records no generated bundle (no outputs): nothing to verify");
       }
     } else if (bundle_.outputs_state == MetaMemberState::kObject && bundle_.outputs.empty()) {
       if (note_no_bundle_) {
-        note("/outputs",
-             "the meta records no generated bundle (outputs is empty): nothing to verify");
+        add(finding_rule("HPF401"), "/outputs",
+            "the meta records no generated bundle (outputs is empty): nothing to verify");
       }
     } else if (bundle_.outputs_state == MetaMemberState::kObject) {
       record = BundleRecord::kFiles;
@@ -67,17 +72,9 @@ class BundleChecker {
   }
 
  private:
-  Diagnostic& add(Severity severity, std::string pointer, std::string message) {
-    Diagnostic& d =
-        findings_.emplace_back(make_error(file_, std::move(pointer), std::move(message)));
-    d.severity = severity;
-    return d;
-  }
-  Diagnostic& error(std::string pointer, std::string message) {
-    return add(Severity::kError, std::move(pointer), std::move(message));
-  }
-  void note(std::string pointer, std::string message) {
-    add(Severity::kNote, std::move(pointer), std::move(message));
+  Diagnostic& add(const FindingRule& rule, std::string pointer, std::string message) {
+    return findings_.emplace_back(
+        make_finding(rule, file_, std::move(pointer), std::move(message)));
   }
 
   // The file of the bundle `key` names; nullopt when it names none (an invalid key, or a
@@ -98,7 +95,7 @@ class BundleChecker {
       if (const std::optional<std::string> name = file_name(role)) {
         message += " (" + shown(at_.prefix + *name) + ")";
       }
-      error("/outputs", message + std::string(kRegenerate));
+      add(finding_rule("HPF403"), "/outputs", message + std::string(kRegenerate));
     }
     // Sorted keys: a meta with many siblings and outputs costs n log n, not n^2.
     std::vector<std::string_view> keys;
@@ -107,9 +104,9 @@ class BundleChecker {
     std::sort(keys.begin(), keys.end());
     for (const auto& [index, sibling] : bundle_.remote_siblings) {
       if (std::binary_search(keys.begin(), keys.end(), std::string_view(sibling))) continue;
-      error(index_pointer("/remote_siblings", index), "missing output hash for remote sibling " +
-                                                          quote_for_diagnostic(sibling) +
-                                                          std::string(kRegenerate));
+      add(finding_rule("HPF403"), index_pointer("/remote_siblings", index),
+          "missing output hash for remote sibling " + quote_for_diagnostic(sibling) +
+              std::string(kRegenerate));
     }
     for (const MetaOutput& output : bundle_.outputs) check_output(output);
   }
@@ -119,12 +116,13 @@ class BundleChecker {
   void check_output(const MetaOutput& output) {
     const std::string pointer = pointer_join("/outputs", output.key);
     if (!is_plain_file_name(output.key) && output_role(output.key) == OutputRole::kFile) {
-      error(pointer, std::string(kInvalidOutputFilename) + " " + quote_for_diagnostic(output.key) +
-                         ": not a plain file name of the bundle" + std::string(kRegenerate));
+      add(finding_rule("HPF404"), pointer,
+          std::string(kInvalidOutputFilename) + " " + quote_for_diagnostic(output.key) +
+              ": not a plain file name of the bundle" + std::string(kRegenerate));
       return;
     }
     if (!output.sha256) {
-      error(pointer, entry_defect(output) + std::string(kRegenerate));
+      add(finding_rule("HPF404"), pointer, entry_defect(output) + std::string(kRegenerate));
       return;
     }
     const std::optional<std::string> name = file_name(output.key);
@@ -134,9 +132,10 @@ class BundleChecker {
                                             ? at_.directory->digest(*name, path, kDigestChunkSize)
                                             : at_.files.digest(path, kDigestChunkSize);
     if (!digest) {
-      on_file(error(pointer, shown(path) + ": " + digest.errors().front().message +
-                                 " (recorded sha256 " + std::string(*output.sha256) +
-                                 "): regenerate the bundle or restore " + shown(path)),
+      on_file(add(finding_rule("HPF405"), pointer,
+                  shown(path) + ": " + digest.errors().front().message + " (recorded sha256 " +
+                      std::string(*output.sha256) + "): regenerate the bundle or restore " +
+                      shown(path)),
               path, *name);
       return;
     }
@@ -147,8 +146,9 @@ class BundleChecker {
       message += "; recorded " + plural(*output.lines, "line") + ", actual ";
       message += digest->lines ? std::to_string(*digest->lines) : std::string("not UTF-8");
     }
-    on_file(error(pointer, message + "): regenerate the bundle or revert " + shown(path)), path,
-            *name);
+    on_file(add(finding_rule("HPF406"), pointer,
+                message + "): regenerate the bundle or revert " + shown(path)),
+            path, *name);
   }
 
   // A finding about one file of the bundle: annotated on that file, when one can be named so.

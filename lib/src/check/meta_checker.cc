@@ -13,6 +13,7 @@
 #include "dumps/coverage.h"
 #include "json/json.h"
 #include "meta/meta.h"
+#include "spec/findings.h"
 #include "spec/placement.h"
 #include "spec/spec_fields.h"
 
@@ -58,28 +59,29 @@ class MetaChecker {
     for (std::string_view key : {"codegen_version", "signature", "yaml_path", "yaml_sha256"}) {
       const Json* v = meta.identity_member(key);
       if (v != nullptr && !v->is_string())
-        c.error(pointer_join("", key), expected_got("a string", *v));
+        c.add(finding_rule("HPF101"), pointer_join("", key), expected_got("a string", *v));
     }
     for (std::string_view key : {"source", "parallel_dims", "outputs"}) {
       const Json* v = meta.identity_member(key);
       if (v != nullptr && !v->is_object())
-        c.error(pointer_join("", key), expected_got("an object", *v));
+        c.add(finding_rule("HPF101"), pointer_join("", key), expected_got("an object", *v));
     }
     if (const Json* v = meta.identity_member("entrypoints")) {
       if (!v->is_object()) {
-        c.error("/entrypoints", expected_got("an object", *v));
+        c.add(finding_rule("HPF101"), "/entrypoints", expected_got("an object", *v));
       } else {
         for (const JsonMember& m : v->as_object()) {
           if (!m.value.is_string())
-            c.error(pointer_join("/entrypoints", m.key), expected_got("a string", m.value));
+            c.add(finding_rule("HPF101"), pointer_join("/entrypoints", m.key),
+                  expected_got("a string", m.value));
         }
       }
     }
     if (const Json* v = meta.identity_member("covered")) {
       if (!v->is_object()) {
-        c.error("/covered", expected_got("an object", *v));
+        c.add(finding_rule("HPF101"), "/covered", expected_got("an object", *v));
       } else if (const Json* s = v->find("sharding_plan"); s != nullptr && !s->is_bool()) {
-        c.error("/covered/sharding_plan", expected_got("a boolean", *s));
+        c.add(finding_rule("HPF101"), "/covered/sharding_plan", expected_got("a boolean", *s));
       }
     }
     for (std::string_view key : {"not_covered", "remote_siblings", "external_state_classes"}) {
@@ -95,19 +97,13 @@ class MetaChecker {
  private:
   explicit MetaChecker(const std::string& file) : file_(file), model_(nullptr) {}
 
-  void add(Severity severity, const std::string& file, std::string pointer, std::string message) {
-    Diagnostic d = make_error(file, std::move(pointer), std::move(message));
-    d.severity = severity;
-    findings_.push_back(std::move(d));
+  // A finding of `rule` (spec/findings.h) located in `file`, by default the meta.
+  Diagnostic& add(const FindingRule& rule, std::string pointer, std::string message) {
+    return add(rule, file_, std::move(pointer), std::move(message));
   }
-  void error(std::string pointer, std::string message) {
-    add(Severity::kError, file_, std::move(pointer), std::move(message));
-  }
-  void warning(std::string pointer, std::string message) {
-    add(Severity::kWarning, file_, std::move(pointer), std::move(message));
-  }
-  void note(std::string pointer, std::string message) {
-    add(Severity::kNote, file_, std::move(pointer), std::move(message));
+  Diagnostic& add(const FindingRule& rule, const std::string& file, std::string pointer,
+                  std::string message) {
+    return findings_.emplace_back(make_finding(rule, file, std::move(pointer), std::move(message)));
   }
 
   template <class Pred>
@@ -115,13 +111,14 @@ class MetaChecker {
                       std::string_view element, Pred ok) {
     if (v == nullptr) return;
     const std::string pointer = pointer_join("", key);
+    const FindingRule& rule = finding_rule("HPF101");
     if (!v->is_array()) {
-      error(pointer, expected_got(whole, *v));
+      add(rule, pointer, expected_got(whole, *v));
       return;
     }
     const JsonArray& items = v->as_array();
     for (std::size_t i = 0; i < items.size(); ++i) {
-      if (!ok(items[i])) error(index_pointer(pointer, i), expected_got(element, items[i]));
+      if (!ok(items[i])) add(rule, index_pointer(pointer, i), expected_got(element, items[i]));
     }
   }
 
@@ -134,9 +131,9 @@ class MetaChecker {
       if (!name.is_string()) continue;
       auto [it, inserted] = first.emplace(name.as_string(), i);
       if (!inserted) {
-        error(index_pointer("/mesh_dim_names", i),
-              "duplicate axis " + quote_for_diagnostic(name.as_string()) + " (first at " +
-                  index_pointer("/mesh_dim_names", it->second) + ")");
+        add(finding_rule("HPF205"), index_pointer("/mesh_dim_names", i),
+            "duplicate axis " + quote_for_diagnostic(name.as_string()) + " (first at " +
+                index_pointer("/mesh_dim_names", it->second) + ")");
         continue;
       }
       mesh_axes_.push_back(name.as_string());
@@ -150,7 +147,7 @@ class MetaChecker {
   void check_param_plan() {
     const Json* plan = meta_->members.param_plan;
     if (plan != nullptr && plan->is_object() && meta_->boundaries.empty())
-      error("/param_plan", "param_plan is empty: the meta plans no boundary");
+      add(finding_rule("HPF102"), "/param_plan", "param_plan is empty: the meta plans no boundary");
     for (const MetaBoundary& b : meta_->boundaries) {
       const std::string pointer = pointer_join("/param_plan", b.fqn);
       if (b.entry == nullptr) continue;  // not an object: a decoding error
@@ -188,7 +185,7 @@ class MetaChecker {
     if (v.is_string()) {
       Expected<Placement> parsed = parse_placement(v.as_string());
       if (!parsed) {
-        error(pointer, parsed.errors().front().message);
+        add(finding_rule("HPF201"), pointer, parsed.errors().front().message);
         return;
       }
       auto leaf = [&pointer] { return pointer; };
@@ -212,9 +209,9 @@ class MetaChecker {
                       std::string_view boundary, std::string_view name) {
     const std::string canonical = to_canonical(p);
     if (canonical != text) {
-      warning(pointer(),
-              "placement " + quote_for_diagnostic(text) +
-                  " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
+      add(finding_rule("HPF202"), pointer(),
+          "placement " + quote_for_diagnostic(text) +
+              " is not canonical (canonical form: " + quote_for_diagnostic(canonical) + ")");
     }
     if (p.has_dim() && p.uneven_shard) count_negative(boundary, name, text, p, pointer);
   }
@@ -252,22 +249,22 @@ class MetaChecker {
                                      "the experts it shards over groups of ep ranks folded into "
                                      "the dense region"
                                    : "; the runtime ignores it";
-      note(use.first_pointer, "axis " + quote_for_diagnostic(use.axis) +
-                                  " is not in mesh_dim_names " + declared + what + " (" +
-                                  plural(use.count, "placement") + ")");
+      add(finding_rule("HPF204"), use.first_pointer,
+          "axis " + quote_for_diagnostic(use.axis) + " is not in mesh_dim_names " + declared +
+              what + " (" + plural(use.count, "placement") + ")");
     }
   }
 
   void report_negative_dims() {
     for (const NegativeUse& use : negatives_) {
       const std::int64_t written = use.first_placement.encoded_dim();
-      warning(use.first_pointer, "ambiguous negative dim: " + quote_for_diagnostic(use.first_text) +
-                                     " reads back as an uneven shard of dim " +
-                                     std::to_string(use.first_placement.dim) + ", not as dim " +
-                                     std::to_string(written) + " counted from the end (" +
-                                     plural(use.count, "negative-dim placement") + " of " +
-                                     quote_for_diagnostic(use.name) + " on boundary " +
-                                     quote_for_diagnostic(use.boundary) + ")");
+      add(finding_rule("HPF203"), use.first_pointer,
+          "ambiguous negative dim: " + quote_for_diagnostic(use.first_text) +
+              " reads back as an uneven shard of dim " + std::to_string(use.first_placement.dim) +
+              ", not as dim " + std::to_string(written) + " counted from the end (" +
+              plural(use.count, "negative-dim placement") + " of " +
+              quote_for_diagnostic(use.name) + " on boundary " +
+              quote_for_diagnostic(use.boundary) + ")");
     }
   }
 
@@ -317,20 +314,20 @@ class MetaChecker {
     listed_index.build(listed.size(), listed_name);
     for (const Planned& p : planned) {
       if (p.repeat || !p.sharded || listed_index.find(p.fqn, listed_name)) continue;
-      error("/frozen_sharded_params", "missing " + quote_for_diagnostic(p.fqn) +
-                                          ", which param_plan shards (" +
-                                          param_pointer(*p.boundary, *p.param) + ")");
+      add(finding_rule("HPF206"), "/frozen_sharded_params",
+          "missing " + quote_for_diagnostic(p.fqn) + ", which param_plan shards (" +
+              param_pointer(*p.boundary, *p.param) + ")");
     }
     for (std::size_t i = 0; i < listed.size(); ++i) {
       const std::optional<std::size_t> found = planned_index.find(listed[i], planned_name);
       if (found && planned[*found].uncertain) continue;
       if (!found) {
-        error(index_pointer("/frozen_sharded_params", i),
-              quote_for_diagnostic(listed[i]) + " is not a parameter of param_plan");
+        add(finding_rule("HPF206"), index_pointer("/frozen_sharded_params", i),
+            quote_for_diagnostic(listed[i]) + " is not a parameter of param_plan");
       } else if (!planned[*found].sharded) {
-        error(index_pointer("/frozen_sharded_params", i),
-              quote_for_diagnostic(listed[i]) + " is replicated on every axis in param_plan (" +
-                  param_pointer(*planned[*found].boundary, *planned[*found].param) + ")");
+        add(finding_rule("HPF206"), index_pointer("/frozen_sharded_params", i),
+            quote_for_diagnostic(listed[i]) + " is replicated on every axis in param_plan (" +
+                param_pointer(*planned[*found].boundary, *planned[*found].param) + ")");
       }
     }
   }
@@ -340,13 +337,14 @@ class MetaChecker {
     for (const MetaInjection& injection : meta_->injections) {
       const std::string match_pointer = index_pointer("/injections", injection.index) + "/match";
       if (meta_->find_boundary(injection.match) == nullptr) {
-        error(match_pointer,
-              quote_for_diagnostic(injection.match) + " is not a param_plan boundary");
+        add(finding_rule("HPF207"), match_pointer,
+            quote_for_diagnostic(injection.match) + " is not a param_plan boundary");
       }
       auto [it, inserted] = first.emplace(injection.match, injection.index);
       if (!inserted) {
-        error(match_pointer, "second injection for " + quote_for_diagnostic(injection.match) +
-                                 " (first at " + index_pointer("/injections", it->second) + ")");
+        add(finding_rule("HPF207"), match_pointer,
+            "second injection for " + quote_for_diagnostic(injection.match) + " (first at " +
+                index_pointer("/injections", it->second) + ")");
       }
     }
   }
@@ -355,20 +353,21 @@ class MetaChecker {
   void check_modules(const ModelTree& model, const std::string& in_model) {
     for (const MetaBoundary& b : meta_->boundaries) {
       if (model.find_class(b.fqn) == nullptr) {
-        error(pointer_join("/param_plan", b.fqn), "boundary module " + quote_for_diagnostic(b.fqn) +
-                                                      " is not in the model tree" + in_model);
+        add(finding_rule("HPF301"), pointer_join("/param_plan", b.fqn),
+            "boundary module " + quote_for_diagnostic(b.fqn) + " is not in the model tree" +
+                in_model);
       }
     }
     for (const auto& [fqn, cls] : meta_->boundary_classes) {
       const std::string pointer = pointer_join("/boundary_classes", fqn);
       const std::string_view* actual = model.find_class(fqn);
       if (actual == nullptr) {
-        error(pointer,
-              "module " + quote_for_diagnostic(fqn) + " is not in the model tree" + in_model);
+        add(finding_rule("HPF301"), pointer,
+            "module " + quote_for_diagnostic(fqn) + " is not in the model tree" + in_model);
       } else if (*actual != cls) {
-        error(pointer, "class " + quote_for_diagnostic(cls) +
-                           " disagrees with the model tree, which has " +
-                           quote_for_diagnostic(*actual) + in_model);
+        add(finding_rule("HPF302"), pointer,
+            "class " + quote_for_diagnostic(cls) + " disagrees with the model tree, which has " +
+                quote_for_diagnostic(*actual) + in_model);
       }
     }
   }
@@ -377,14 +376,14 @@ class MetaChecker {
     const ModelTree& model = *model_;
     const std::string in_model = " (" + model.file + ")";
     if (model.checkpoint) {
-      add(Severity::kNote, model.file, "",
+      add(finding_rule("HPF306"), model.file, "",
           "a checkpoint has no module tree: the module checks (boundary modules and "
           "boundary_classes against the model) were skipped");
     } else {
       check_modules(model, in_model);
     }
     if (!model.has_parameters) {
-      add(Severity::kNote, model.file, "",
+      add(finding_rule("HPF307"), model.file, "",
           "the model tree has no 'parameters': parameter checks skipped");
       return;
     }
@@ -394,10 +393,10 @@ class MetaChecker {
     for (const std::size_t i :
          uncovered_trainable_parameters(model, [this] { return coverage_of(*meta_); })) {
       const std::string_view fqn = model.parameters[i].first;
-      add(allow_uncovered_ ? Severity::kWarning : Severity::kError, model.file,
-          model.parameter_pointer(fqn),
-          "trainable parameter " + quote_for_diagnostic(fqn) +
-              " is not covered by any param_plan entry of " + file_);
+      Diagnostic& d = add(finding_rule("HPF305"), model.file, model.parameter_pointer(fqn),
+                          "trainable parameter " + quote_for_diagnostic(fqn) +
+                              " is not covered by any param_plan entry of " + file_);
+      if (allow_uncovered_) d.severity = Severity::kWarning;  // the row's one lowering
     }
   }
 
@@ -406,19 +405,19 @@ class MetaChecker {
     const ModelTree& model = *model_;
     const ModelParameter* info = model.find_parameter(p.fqn);
     if (info == nullptr) {
-      error(param_pointer(b, p),
-            "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
+      add(finding_rule("HPF303"), param_pointer(b, p),
+          "parameter " + quote_for_diagnostic(p.fqn) + " is not in the model" + in_model);
       return;
     }
     const auto rank = static_cast<std::int64_t>(info->shape.size());
     for (const MetaAxisPlacement& a : p.axes) {
       // The parsed (real) dim is never negative: a negative text is the uneven encoding.
       if (!a.placement.has_dim() || a.placement.dim < rank) continue;
-      error(pointer_join(param_pointer(b, p), a.axis),
-            quote_for_diagnostic(a.text) + " shards dim " + std::to_string(a.placement.dim) +
-                ", but parameter " + quote_for_diagnostic(p.fqn) + " has rank " +
-                std::to_string(rank) + " (shape " + shape_text(info->shape) + " in " + model.file +
-                ")");
+      add(finding_rule("HPF304"), pointer_join(param_pointer(b, p), a.axis),
+          quote_for_diagnostic(a.text) + " shards dim " + std::to_string(a.placement.dim) +
+              ", but parameter " + quote_for_diagnostic(p.fqn) + " has rank " +
+              std::to_string(rank) + " (shape " + shape_text(info->shape) + " in " + model.file +
+              ")");
     }
   }
 

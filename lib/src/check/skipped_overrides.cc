@@ -7,6 +7,7 @@
 #include "json/encode.h"
 #include "json/json.h"
 #include "json/output_name.h"
+#include "spec/findings.h"
 
 namespace hpfreeze {
 namespace {
@@ -48,8 +49,8 @@ Diagnostics skipped_override_warnings(const FrozenMeta& meta) {
   const Json* value = meta.skipped_overrides.value;
   if (value == nullptr || value->is_null()) return warnings;
   if (!value->is_array()) {
-    warnings.push_back(
-        make_warning(meta.file, "/skipped_overrides", expected_got("an array", *value)));
+    warnings.push_back(make_finding(finding_rule("HPF208"), meta.file, "/skipped_overrides",
+                                    expected_got("an array", *value)));
     return warnings;
   }
   for (const MetaSkippedOverride& skipped : meta.skipped_overrides.entries) {
@@ -60,7 +61,8 @@ Diagnostics skipped_override_warnings(const FrozenMeta& meta) {
       if (skipped.match != nullptr) message += "match " + match_text(*skipped.match) + ": ";
       message += reason_text(skipped.reason);
     }
-    warnings.push_back(make_warning(meta.file, index_pointer("/skipped_overrides", skipped.index),
+    warnings.push_back(make_finding(finding_rule("HPF208"), meta.file,
+                                    index_pointer("/skipped_overrides", skipped.index),
                                     std::move(message)));
   }
   return warnings;

@@ -15,6 +15,7 @@
 #include "io/io.h"
 #include "io/meta_tree.h"
 #include "json/diagnostic_json.h"
+#include "spec/findings.h"
 
 namespace hpfreeze {
 
@@ -32,6 +33,7 @@ std::optional<Diagnostic> request_error(const CheckRequest& request, FileSystem&
     return make_io_error({}, "META '-' (stdin) must be the only META");
   }
   if (on_stdin && request.bundle) return make_io_error({}, std::string(kNoBundleOnStdin));
+  if (std::optional<Diagnostic> unknown = unknown_finding_code(request.silenced)) return unknown;
   if (request.bundle) {
     // /dev/stdin is stdin, /dev/fd/3 another descriptor: no directory holds their bundle.
     for (const std::string& path : paths) {
@@ -100,6 +102,7 @@ MetaOutcome check_each(const CheckRequest& request, FileSystem& files, EachMeta&
   out.meta = true;
   CommandResult one;  // the meta's result, as if it were the run's only one
   one.diagnostics = findings_of(request, files, each, out);
+  drop_silenced(one.diagnostics, request.silenced);  // as if their rules had not run
   out.counts = count_severities(one.diagnostics);
   if (request.json && !one.io_failed()) {
     // The findings go to stdout as JSON Lines instead of to stderr (an error among them
@@ -186,6 +189,7 @@ CommandResult run_check(const CheckRequest& request, CheckTally* tally) {
   load.options.concurrency = request.concurrency;
   load.options.schedule = Schedule::kReadAheadBesideFirst;
   load.options.files = request.files;
+  load.options.silenced = request.silenced;
   const std::vector<MetaOutcome> outcomes = load_each<MetaOutcome>(
       load, [&](EachMeta& each) { return check_each(request, files, each); });
 

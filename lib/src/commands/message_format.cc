@@ -80,6 +80,15 @@ std::string_view json_severity(MessageLevel level) {
   return "info";
 }
 
+// A finding's code at the end of its line (of its first line, before any detail lines):
+// " [HPF406]", which grep, and the eye, find after a message of any length.
+void append_code(std::string& out, const Diagnostic& d) {
+  if (d.code.empty()) return;
+  out += " [";
+  out += d.code;
+  out += ']';
+}
+
 std::string format_text(MessageLevel level, const Diagnostic& d, bool color) {
   std::string out = "hpfreeze: ";
   if (color) out += names_of(level).color;
@@ -87,6 +96,7 @@ std::string format_text(MessageLevel level, const Diagnostic& d, bool color) {
   if (color) out += "\033[m";
   out += ": ";
   out += d.location_and_message();
+  append_code(out, d);
   out += '\n';
   for (const std::string& line : d.detail) {
     out += "  ";
@@ -132,6 +142,7 @@ std::string format_github(MessageLevel level, const Diagnostic& d) {
     message += ": ";
   }
   message += d.message;
+  append_code(message, d);
   for (const std::string& line : d.detail) {
     message += '\n';
     message += line;

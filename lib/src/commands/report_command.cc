@@ -14,6 +14,7 @@
 #include "hpfreeze/base/command_result.h"
 #include "inputs/inputs.h"
 #include "report/report.h"
+#include "spec/findings.h"
 
 namespace hpfreeze {
 namespace {
@@ -53,6 +54,9 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
                          "without META every parameter is replicated, and --mesh or --sweep "
                          "must give the data-parallel sizes (as --sweep dp=1,2,4,8)");
   }
+  if (std::optional<Diagnostic> unknown = unknown_finding_code(request.plan.silenced)) {
+    return unknown;
+  }
   return stdin_twice_error({&request.meta_path, &request.model_path}, "META and --model");
 }
 
@@ -79,6 +83,7 @@ Diagnostics findings_for_stderr(Diagnostics findings) {
     Diagnostic more = findings[kMaxReportedErrors];
     more.file.clear();
     more.pointer.clear();
+    more.code = {};  // a count, no finding
     more.message = plural(rest, "more finding") + " not shown (--json lists them all)";
     findings.resize(kMaxReportedErrors);
     findings.push_back(std::move(more));

@@ -14,6 +14,7 @@
 #include "base/name_index.h"
 #include "dumps/coverage.h"
 #include "freeze/sort_by_name.h"
+#include "spec/findings.h"
 
 namespace hpfreeze {
 
@@ -331,8 +332,12 @@ Diagnostic uncovered_warning(const PlanDump& plan, const ModelTree& model,
   if (n > kUncoveredNamed) message += " and " + std::to_string(n - kUncoveredNamed) + " more";
   message += n == 1 ? " (upstream's preflight refuses it at run time)"
                     : " (upstream's preflight refuses them at run time)";
-  return make_warning(model.file, model.parameter_pointer(model.parameters[uncovered[0]].first),
-                      std::move(message));
+  // Check's rule (HPF305), counted once: a warning in freeze (--strict makes it an error).
+  Diagnostic d = make_finding(finding_rule("HPF305"), model.file,
+                              model.parameter_pointer(model.parameters[uncovered[0]].first),
+                              std::move(message));
+  d.severity = Severity::kWarning;
+  return d;
 }
 
 }  // namespace

@@ -28,10 +28,14 @@ struct LoadingInput {
   [[nodiscard]] bool loaded() const { return load_errors.empty(); }
 };
 
-MetaDecodeOptions meta_options(MetaReading reading) {
-  if (reading == MetaReading::kDecodedParams) return MetaDecodeOptions::decoded_params_only();
+MetaDecodeOptions meta_options(const LoadOptions& load) {
   MetaDecodeOptions options;
-  options.keep_params = reading == MetaReading::kValuesAndParams;
+  if (load.meta == MetaReading::kDecodedParams) {
+    options = MetaDecodeOptions::decoded_params_only();
+  } else {
+    options.keep_params = load.meta == MetaReading::kValuesAndParams;
+  }
+  options.silenced = load.silenced;
   return options;
 }
 
@@ -168,16 +172,15 @@ void Loader::decode(LoadingInput& slot) {
     case InputKind::kModel:
       return decode_model(slot);
     case InputKind::kMeta: {
-      Expected<FrozenMeta> meta =
-          decode_meta(document, options_.command, meta_options(options_.meta));
+      Expected<FrozenMeta> meta = decode_meta(document, options_.command, meta_options(options_));
       in.stage.decode_ms = ms_since(start);
       if (!meta) return fail(slot, std::move(meta.errors()));
       in.value = std::move(*meta);
       break;
     }
     case InputKind::kMetaKeepGoing: {
-      std::optional<FrozenMeta> meta = decode_meta_keep_going(
-          document, options_.command, in.findings, meta_options(options_.meta));
+      std::optional<FrozenMeta> meta =
+          decode_meta_keep_going(document, options_.command, in.findings, meta_options(options_));
       in.stage.decode_ms = ms_since(start);
       if (meta) in.value = std::move(*meta);
       break;  // what did not decode is in the findings, and the tree is done with either way

@@ -109,6 +109,8 @@ struct LoadOptions {
   std::string_view parameters_needed_by;
   const BesideModelDecode* beside_model_decode = nullptr;
   FileSystem* files = nullptr;  // the real disk when null
+  // kMetaKeepGoing: finding codes the decode leaves out (check --silence; MetaDecodeOptions).
+  std::span<const std::string> silenced;
 };
 
 struct LoadedInput {

@@ -15,6 +15,7 @@ void write_finding(JsonStream& w, const Diagnostic& d, std::string_view severity
   const bool with_position = fields == FindingFields::kWithPosition;
   w.start_object();
   w.key("severity").string(severity);
+  if (!d.code.empty()) w.key("code").string(d.code);
   w.key("file").string(d.file);
   w.key("pointer").string(d.pointer);
   if (with_position && !d.detail.empty()) {

@@ -22,7 +22,7 @@ enum class FindingFields {
 };
 
 // {"severity":...,"file":...,"pointer":...,"message":...} into `w`, with `severity` as its
-// "severity".
+// "severity" and, for a finding, its "code" after it ({"severity","code","file",...}).
 void write_finding(JsonStream& w, const Diagnostic& d, std::string_view severity,
                    FindingFields fields);
 

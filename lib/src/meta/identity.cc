@@ -44,9 +44,11 @@ MetaParallelDims decode_parallel_dims(const Json& value) {
 
 Expected<Json> decode_base_meta(const Json& base, const std::string& file,
                                 const std::string& pointer) {
+  // No finding, here and below: a plan's base meta freeze cannot use is refused.
   if (!base.is_object()) return make_error(file, pointer, "a base meta must be a JSON object");
   if (const Json* covered = base.find("covered");
       covered != nullptr && !decode_covered(*covered).valid()) {
+    // No finding: as above.
     return make_error(file, pointer_join(pointer, "covered"),
                       "'covered' must be an object in a base meta");
   }

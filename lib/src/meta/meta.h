@@ -196,6 +196,9 @@ struct MetaDecodeOptions {
   // holds): for readers of the decoded params only (check, thaw, report), so that the tree
   // never holds every param a second time. Errors are the same either way.
   bool params_in_tree = true;
+  // Finding codes whose errors are left out, as if their rules had not run (check
+  // --silence): not kept, and not counted in the line about those past the cap.
+  std::span<const std::string> silenced;
 
   // The options of a reader of the decoded params only: params_in_tree off.
   static MetaDecodeOptions decoded_params_only() {

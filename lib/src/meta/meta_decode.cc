@@ -9,6 +9,7 @@
 #include "meta/bundle_members.h"
 #include "meta/identity.h"
 #include "meta/meta.h"
+#include "spec/findings.h"
 
 namespace hpfreeze {
 
@@ -50,7 +51,8 @@ class MetaDecoder {
   MetaDecoder(FrozenMeta& meta, MetaDecodeOptions options)
       : meta_(meta),
         keep_params_(options.keep_params),
-        params_from_document_(!options.params_in_tree) {}
+        params_from_document_(!options.params_in_tree),
+        silenced_(options.silenced) {}
 
   // The meta's tree (FrozenMeta::root_).
   void set_root(Json root) { meta_.root_ = std::move(root); }
@@ -62,8 +64,9 @@ class MetaDecoder {
     axes_from_document_ = axes;
   }
 
-  void error(std::string pointer, std::string message) {
-    errors_.add(make_error(meta_.file, std::move(pointer), std::move(message)));
+  void error(const FindingRule& rule, std::string pointer, std::string message) {
+    if (is_silenced(rule.code, silenced_)) return;
+    errors_.add(make_finding(rule, meta_.file, std::move(pointer), std::move(message)));
   }
   Diagnostics take_errors() { return errors_.take(meta_.file); }
   [[nodiscard]] bool failed() const { return !errors_.empty(); }
@@ -72,7 +75,9 @@ class MetaDecoder {
   bool decode(const JsonDocument& document, std::string_view command) {
     const Json& root = meta_.root_;
     if (!root.is_object()) {
-      error("", expected_got("a JSON object (a codegen_meta.json)", root));
+      // No finding (no code): the document is no meta, and nothing else is checked.
+      errors_.add(
+          make_error(meta_.file, "", expected_got("a JSON object (a codegen_meta.json)", root)));
       return false;
     }
     if (std::optional<Diagnostic> wrong =
@@ -81,7 +86,8 @@ class MetaDecoder {
       return false;
     }
     const Json* param_plan = root.find("param_plan");
-    if (param_plan == nullptr) error("", "missing param_plan: the meta plans no boundary");
+    if (param_plan == nullptr)
+      error(finding_rule("HPF102"), "", "missing param_plan: the meta plans no boundary");
     for (const JsonMember& m : root.as_object()) {
       const std::string pointer = pointer_join("", m.key);
       if (m.key == "param_plan") {
@@ -92,14 +98,15 @@ class MetaDecoder {
         decode_injections(m.value);
       } else if (m.key == "frozen_sharded_params") {
         meta_.members.frozen_sharded_params = &m.value;
-        strings(m.value, pointer, meta_.frozen_sharded_params, "an array of strings");
+        strings(finding_rule("HPF105"), m.value, pointer, meta_.frozen_sharded_params,
+                "an array of strings");
       } else if (m.key == "boundary_classes") {
         decode_boundary_classes(m.value);
       } else if (m.key == "mesh_dim_names") {
         meta_.members.mesh_dim_names = &m.value;
         if (m.value.is_null()) continue;
         std::vector<std::string_view> names;
-        strings(m.value, pointer, names, "null or an array of strings");
+        strings(finding_rule("HPF104"), m.value, pointer, names, "null or an array of strings");
         meta_.mesh_dim_names = std::move(names);
       } else if (m.key == "tied_pairs") {
         meta_.members.tied_pairs = &m.value;
@@ -107,7 +114,9 @@ class MetaDecoder {
       } else if (m.key == "special_handlers") {
         meta_.members.special_handlers = &m.value;
         if (m.value.is_null()) continue;
-        if (!m.value.is_object()) error(pointer, expected_got("an object", m.value));
+        if (!m.value.is_object()) {
+          error(finding_rule("HPF109"), pointer, expected_got("an object", m.value));
+        }
         meta_.special_handlers = &m.value;
       } else {
         // Judged by their readers (check's schema rules, thaw, report), not here: freeze
@@ -122,10 +131,10 @@ class MetaDecoder {
   }
 
  private:
-  void strings(const Json& v, const std::string& pointer, std::vector<std::string_view>& out,
-               std::string_view whole) {
+  void strings(const FindingRule& rule, const Json& v, const std::string& pointer,
+               std::vector<std::string_view>& out, std::string_view whole) {
     if (!v.is_array()) {
-      error(pointer, expected_got(whole, v));
+      error(rule, pointer, expected_got(whole, v));
       return;
     }
     const JsonArray& items = v.as_array();
@@ -133,7 +142,7 @@ class MetaDecoder {
       if (items[i].is_string()) {
         out.push_back(items[i].as_string());
       } else {
-        error(index_pointer(pointer, i), expected_got("a string", items[i]));
+        error(rule, index_pointer(pointer, i), expected_got("a string", items[i]));
       }
     }
   }
@@ -141,33 +150,35 @@ class MetaDecoder {
   void decode_tied_pairs(const Json& v) {
     if (v.is_null()) return;
     if (!v.is_array()) {
-      error("/tied_pairs", expected_got("an array of arrays of strings", v));
+      error(finding_rule("HPF108"), "/tied_pairs",
+            expected_got("an array of arrays of strings", v));
       return;
     }
     const JsonArray& pairs = v.as_array();
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-      strings(pairs[i], index_pointer("/tied_pairs", i), meta_.tied_pairs.emplace_back(),
-              "an array of strings");
+      strings(finding_rule("HPF108"), pairs[i], index_pointer("/tied_pairs", i),
+              meta_.tied_pairs.emplace_back(), "an array of strings");
     }
   }
 
   void decode_boundary_classes(const Json& v) {
     if (!v.is_object()) {
-      error("/boundary_classes", expected_got("an object", v));
+      error(finding_rule("HPF107"), "/boundary_classes", expected_got("an object", v));
       return;
     }
     for (const JsonMember& m : v.as_object()) {
       if (m.value.is_string()) {
         meta_.boundary_classes.emplace_back(m.key, m.value.as_string());
       } else {
-        error(pointer_join("/boundary_classes", m.key), expected_got("a string", m.value));
+        error(finding_rule("HPF107"), pointer_join("/boundary_classes", m.key),
+              expected_got("a string", m.value));
       }
     }
   }
 
   void decode_param_plan(const Json& v) {
     if (!v.is_object()) {
-      error("/param_plan", expected_got("an object", v));
+      error(finding_rule("HPF103"), "/param_plan", expected_got("an object", v));
       return;
     }
     meta_.boundaries.reserve(v.as_object().size());
@@ -180,7 +191,7 @@ class MetaDecoder {
       MetaBoundary& boundary = meta_.boundaries.emplace_back();
       boundary.fqn = m.key;
       if (!m.value.is_object()) {
-        error(pointer, expected_got("an object", m.value));
+        error(finding_rule("HPF103"), pointer, expected_got("an object", m.value));
         continue;
       }
       boundary.entry = &m.value.as_object();
@@ -192,8 +203,9 @@ class MetaDecoder {
           continue;
         }
         if (kSpecFields[*i].section != FieldSection::kParamPlan) {
-          error(field_pointer, quote_for_diagnostic(field.key) +
-                                   " is an injection field and cannot appear in param_plan");
+          error(finding_rule("HPF103"), field_pointer,
+                quote_for_diagnostic(field.key) +
+                    " is an injection field and cannot appear in param_plan");
           continue;
         }
         boundary.fields[*i] = &field.value;
@@ -204,7 +216,7 @@ class MetaDecoder {
         } else if (*i == kParamsField) {
           decode_params(boundary, field.value, field_pointer);
         } else {
-          check_field(kSpecFields[*i].kind, field.value, field_pointer);
+          check_field(finding_rule("HPF103"), kSpecFields[*i].kind, field.value, field_pointer);
         }
       }
     }
@@ -228,7 +240,8 @@ class MetaDecoder {
   void decode_params(MetaBoundary& boundary, const Json& v, const std::string& pointer) {
     if (v.is_null()) return;
     if (!v.is_object()) {
-      error(pointer, expected_got("an object (param -> axis -> placement)", v));
+      error(finding_rule("HPF103"), pointer,
+            expected_got("an object (param -> axis -> placement)", v));
       return;
     }
     if (keep_params_) boundary.params.reserve(v.as_object().size());
@@ -240,7 +253,8 @@ class MetaDecoder {
       out.name = param.key;
       if (keep_params_) out.fqn = meta_.strings.copy(join_fqn(boundary.fqn, param.key));
       if (!param.value.is_object()) {
-        error(param_pointer(), expected_got("an object (axis -> placement)", param.value));
+        error(finding_rule("HPF103"), param_pointer(),
+              expected_got("an object (axis -> placement)", param.value));
         out.complete = false;
         continue;
       }
@@ -248,14 +262,15 @@ class MetaDecoder {
       const std::size_t first = storage.size();
       for (const JsonMember& axis : param.value.as_object()) {
         if (!axis.value.is_string()) {
-          error(pointer_join(param_pointer(), axis.key),
+          error(finding_rule("HPF103"), pointer_join(param_pointer(), axis.key),
                 expected_got("a placement string", axis.value));
           out.complete = false;
           continue;
         }
         Expected<Placement> parsed = parse_placement(axis.value.as_string());
         if (!parsed) {
-          error(pointer_join(param_pointer(), axis.key), parsed.errors().front().message);
+          error(finding_rule("HPF201"), pointer_join(param_pointer(), axis.key),
+                parsed.errors().front().message);
           out.complete = false;
           continue;
         }
@@ -269,20 +284,21 @@ class MetaDecoder {
 
   // The type rule each field kind's freeze gives its written value (docs/formats.md, the
   // field table); falsy values of the truthy kinds are what freeze leaves out.
-  void check_field(FieldKind kind, const Json& v, const std::string& pointer) {
+  void check_field(const FindingRule& rule, FieldKind kind, const Json& v,
+                   const std::string& pointer) {
     switch (kind) {
       case FieldKind::kNamedPlacements:
         if (v.truthy() && !v.is_object())
-          error(pointer, expected_got("an object (name -> placements)", v));
+          error(rule, pointer, expected_got("an object (name -> placements)", v));
         break;
       case FieldKind::kNameList:
-        if (v.truthy() && !v.is_array()) error(pointer, expected_got("an array", v));
+        if (v.truthy() && !v.is_array()) error(rule, pointer, expected_got("an array", v));
         break;
       case FieldKind::kAttrList:
-        if (!v.is_null() && !v.is_array()) error(pointer, expected_got("an array", v));
+        if (!v.is_null() && !v.is_array()) error(rule, pointer, expected_got("an array", v));
         break;
       case FieldKind::kDictCopy:
-        if (v.truthy() && !v.is_object()) error(pointer, expected_got("an object", v));
+        if (v.truthy() && !v.is_object()) error(rule, pointer, expected_got("an object", v));
         break;
       case FieldKind::kPlacementMap:
       case FieldKind::kScalar:
@@ -295,7 +311,7 @@ class MetaDecoder {
 
   void decode_injections(const Json& v) {
     if (!v.is_array()) {
-      error("/injections", expected_got("an array of objects", v));
+      error(finding_rule("HPF106"), "/injections", expected_got("an array of objects", v));
       return;
     }
     const JsonArray& items = v.as_array();
@@ -303,16 +319,16 @@ class MetaDecoder {
       const std::string pointer = index_pointer("/injections", n);
       const Json& item = items[n];
       if (!item.is_object()) {
-        error(pointer, expected_got("an object", item));
+        error(finding_rule("HPF106"), pointer, expected_got("an object", item));
         continue;
       }
       const Json* match = item.find("match");
       if (match == nullptr) {
-        error(pointer, "injection without a 'match'");
+        error(finding_rule("HPF106"), pointer, "injection without a 'match'");
         continue;
       }
       if (!match->is_string()) {
-        error(pointer + "/match", expected_got("a string", *match));
+        error(finding_rule("HPF106"), pointer + "/match", expected_got("a string", *match));
         continue;
       }
       MetaInjection& injection = meta_.injections.emplace_back();
@@ -326,11 +342,12 @@ class MetaDecoder {
         if (!i) {
           injection.unknown.push_back(&m);
         } else if (kSpecFields[*i].section != FieldSection::kInjections) {
-          error(field_pointer, quote_for_diagnostic(m.key) +
-                                   " is a param_plan field and cannot appear in an injection");
+          error(finding_rule("HPF106"), field_pointer,
+                quote_for_diagnostic(m.key) +
+                    " is a param_plan field and cannot appear in an injection");
         } else {
           injection.fields[*i] = &m.value;
-          check_field(kSpecFields[*i].kind, m.value, field_pointer);
+          check_field(finding_rule("HPF106"), kSpecFields[*i].kind, m.value, field_pointer);
         }
       }
     }
@@ -342,6 +359,7 @@ class MetaDecoder {
   std::vector<simdjson::dom::element> params_elements_;
   std::size_t next_params_ = 0;
   std::size_t axes_from_document_ = 0;
+  std::span<const std::string> silenced_;
   ErrorList errors_;
 };
 

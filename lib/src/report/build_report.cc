@@ -20,6 +20,7 @@
 #include "report/report_plan.h"
 #include "report/report_totals.h"
 #include "spec/dtypes.h"
+#include "spec/findings.h"
 
 namespace hpfreeze {
 namespace {
@@ -65,7 +66,10 @@ class ReportBuilder {
     report_detail::plan_meshes(report_, plan_, context);
     to_plan_ = {};  // the planner keeps nothing of its input
     if (!report_.usage_errors.empty()) return std::move(report_);
+    // A silenced finding counts nowhere, not even in the answer held back for errors.
+    drop_silenced(report_.findings, plan_.silenced);
     report_detail::conclude_plan(report_, plan_, context);
+    drop_silenced(report_.findings, plan_.silenced);  // what concluding found
     report_detail::sort_report(report_, sorted_params);
     return std::move(report_);
   }
@@ -73,8 +77,9 @@ class ReportBuilder {
  private:
   [[nodiscard]] const Accounting& accounting() const { return report_.capacity.accounting; }
 
-  void error(const std::string& file, std::string pointer, std::string message) {
-    report_.findings.push_back(make_error(file, std::move(pointer), std::move(message)));
+  void add(const FindingRule& rule, const std::string& file, std::string pointer,
+           std::string message) {
+    report_.findings.push_back(make_finding(rule, file, std::move(pointer), std::move(message)));
   }
 
   // The layer stack (--pp-stack's, or the model's) and --pp-layers against it: false, with
@@ -149,8 +154,8 @@ class ReportBuilder {
                                ? first_plan_[cursor - 1]
                                : absent.try_emplace(p.param->fqn, kNone).first->second;
       if (first != kNone) {
-        report_.findings.push_back(make_warning(
-            meta_file_, pointer_of(p),
+        report_.findings.push_back(make_finding(
+            finding_rule("HPF505"), meta_file_, pointer_of(p),
             "parameter " + quote_for_diagnostic(p.param->fqn) + " is already planned at " +
                 pointer_of(planned_[first]) + "; counted once"));
         continue;
@@ -182,9 +187,9 @@ class ReportBuilder {
     }
     const std::optional<std::uint64_t> size = last_size_;
     if (!size) {
-      error(model_.file, pointer_join(model_.parameter_pointer(fqn), "dtype"),
-            "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
-                quote_for_diagnostic(*p.dtype));
+      add(finding_rule("HPF510"), model_.file, pointer_join(model_.parameter_pointer(fqn), "dtype"),
+          "parameter " + quote_for_diagnostic(fqn) + " has unknown dtype " +
+              quote_for_diagnostic(*p.dtype));
     }
     return size;
   }
@@ -200,9 +205,9 @@ class ReportBuilder {
                                         : std::to_string(unit) +
                                               " bytes per element with --optimizer " +
                                               std::string(optimizer_name(optimizer));
-    error(model_.file, model_.parameter_pointer(fqn),
-          "parameter " + quote_for_diagnostic(fqn) + " of shape " + shape_text(p.shape) + " and " +
-              per_element + " needs more than 2^64-1 bytes");
+    add(finding_rule("HPF512"), model_.file, model_.parameter_pointer(fqn),
+        "parameter " + quote_for_diagnostic(fqn) + " of shape " + shape_text(p.shape) + " and " +
+            per_element + " needs more than 2^64-1 bytes");
     return false;
   }
 
@@ -216,9 +221,9 @@ class ReportBuilder {
     const ModelParameter* info = planned.info;
     if (info == nullptr) {
       ++missing_;
-      error(meta_file_, pointer_of(planned),
-            "parameter " + quote_for_diagnostic(param.fqn) + " is not in the model (" +
-                model_.file + ")");
+      add(finding_rule("HPF303"), meta_file_, pointer_of(planned),
+          "parameter " + quote_for_diagnostic(param.fqn) + " is not in the model (" + model_.file +
+              ")");
       return;
     }
     const std::optional<std::uint64_t> element = element_size(param.fqn, *info);

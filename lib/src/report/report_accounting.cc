@@ -6,6 +6,7 @@
 
 #include "capacity/chunk_geometry.h"
 #include "json/json.h"
+#include "spec/findings.h"
 
 namespace hpfreeze::report_detail {
 namespace {
@@ -86,8 +87,8 @@ Diagnostics expert_placement_errors(const MetaParam& param, const std::string& m
   Diagnostics out;
   for (const MetaAxisPlacement& a : param.axes) {
     if (a.axis == kExpertAxis || a.placement.kind == PlacementKind::kReplicate) continue;
-    out.push_back(make_error(
-        meta_file, pointer_join(pointer, a.axis),
+    out.push_back(make_finding(
+        finding_rule("HPF502"), meta_file, pointer_join(pointer, a.axis),
         "parameter " + quote_for_diagnostic(param.fqn) +
             " is an expert (a Shard on axis 'ep'); the folded layout cannot also put " +
             std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis) +

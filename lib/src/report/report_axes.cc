@@ -5,6 +5,7 @@
 
 #include "hpfreeze/base/suggest.h"
 #include "json/json.h"
+#include "spec/findings.h"
 
 namespace hpfreeze::report_detail {
 
@@ -12,8 +13,8 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
   ParallelDims out;
   const MetaParallelDims& dims = meta.parallel_dims;
   if (dims.state == MetaMemberState::kOther) {
-    out.findings.push_back(
-        make_error(meta.file, "/parallel_dims", "expected an object of <axis>_size integers"));
+    out.findings.push_back(make_finding(finding_rule("HPF506"), meta.file, "/parallel_dims",
+                                        "expected an object of <axis>_size integers"));
     return out;
   }
   out.named = dims.state != MetaMemberState::kAbsent;
@@ -24,7 +25,7 @@ ParallelDims read_parallel_dims(const FrozenMeta& meta) {
     if (!size.size) {
       const std::optional<std::uint64_t>& u = size.above_max;
       out.findings.push_back(
-          make_warning(meta.file, pointer_join("/parallel_dims", size.key),
+          make_finding(finding_rule("HPF507"), meta.file, pointer_join("/parallel_dims", size.key),
                        "ignored: " +
                            (u ? std::to_string(*u) + " is above the largest axis size, 2^63-1"
                               : std::string("expected an integer >= 1")) +
@@ -118,7 +119,10 @@ Diagnostic mesh_sizes_error(Diagnostic error, MeshesProblem problem, bool mesh_f
   std::string flags = mesh_flag ? "--mesh" : "";
   if (!sweeps.empty()) flags += flags.empty() ? "--sweep" : " and --sweep";
   usage = !flags.empty();
-  if (!usage) return make_error(meta_file, "/parallel_dims", std::move(error.message));
+  if (!usage) {
+    return make_finding(finding_rule("HPF509"), meta_file, "/parallel_dims",
+                        std::move(error.message));
+  }
   std::string message = flags + ": " + error.message;
   // The sizes of a mesh too large, when parallel_dims gave some of them.
   if (problem == MeshesProblem::kTooManyDevices && !from_parallel_dims.empty()) {
@@ -155,8 +159,8 @@ void ReportMesh::read(const std::optional<std::vector<AxisSize>>& mesh, Report& 
     for (auto& [axis, size] : dims.sizes) sizes_[axis] = size;
     for (Diagnostic& d : dims.findings) report.findings.push_back(std::move(d));
     if (sizes_.empty() && plan_.sweeps.empty()) {
-      report.findings.push_back(make_warning(
-          meta_.file, dims.named ? "/parallel_dims" : "",
+      report.findings.push_back(make_finding(
+          finding_rule("HPF508"), meta_.file, dims.named ? "/parallel_dims" : "",
           "no mesh sizes: the meta has no <axis>_size in parallel_dims and --mesh was not "
           "given; every axis counts as size 1"));
     }
@@ -211,14 +215,14 @@ void ReportMesh::order(Report& report) {
     auto it = sizes_.find(axis.name);
     const std::string quoted = quote_for_diagnostic(axis.name);
     if (it == sizes_.end()) {
-      report.findings.push_back(make_note(meta_.file, axis.first_use,
-                                          "axis " + quoted + " is not in the mesh (" +
-                                              std::string(origin) +
-                                              "); its placements change nothing"));
+      report.findings.push_back(make_finding(finding_rule("HPF503"), meta_.file, axis.first_use,
+                                             "axis " + quoted + " is not in the mesh (" +
+                                                 std::string(origin) +
+                                                 "); its placements change nothing"));
     } else if (it->second == 1) {
       report.findings.push_back(
-          make_note(meta_.file, axis.first_use,
-                    "axis " + quoted + " has size 1; its placements change nothing"));
+          make_finding(finding_rule("HPF503"), meta_.file, axis.first_use,
+                       "axis " + quoted + " has size 1; its placements change nothing"));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "hpfreeze/base/diagnostic.h"
+#include "spec/findings.h"
 #include "spec/placement.h"
 
 namespace hpfreeze::report_detail {
@@ -58,17 +59,17 @@ bool ParamGeometry::apply_axis(const PlannedParam& planned, const MetaAxisPlacem
                                Diagnostics& findings) {
   const Placement& p = a.placement;
   if (!p.has_dim()) return true;
-  auto error = [&](std::string message) {
-    findings.push_back(
-        make_error(meta_file_, pointer_join(pointer_of(planned), a.axis), std::move(message)));
+  auto error = [&](const FindingRule& rule, std::string message) {
+    findings.push_back(make_finding(rule, meta_file_, pointer_join(pointer_of(planned), a.axis),
+                                    std::move(message)));
   };
   auto who = [&] { return "parameter " + quote_for_diagnostic(planned.param->fqn); };
   auto where = [&] { return std::string(a.text) + " on axis " + quote_for_diagnostic(a.axis); };
   const auto rank = static_cast<std::uint64_t>(shape.size());
   const auto dim = static_cast<std::uint64_t>(p.dim);  // parse_placement gives dim >= 0
   if (dim >= rank) {
-    error(who() + " has " + plural(rank, "dim") + "; " + where() + " shards dim " +
-          std::to_string(dim));
+    error(finding_rule("HPF304"), who() + " has " + plural(rank, "dim") + "; " + where() +
+                                      " shards dim " + std::to_string(dim));
     return false;
   }
   if (n == 1) return true;
@@ -85,7 +86,7 @@ bool ParamGeometry::apply_axis(const PlannedParam& planned, const MetaAxisPlacem
                            : checked_mul(n, f, nf) ? std::to_string(n) + " x " + std::to_string(f) +
                                                          " = " + std::to_string(nf)
                                                    : std::to_string(n) + " x " + std::to_string(f);
-    error(dim_text + " is not divisible by " + by + ": " + on_axis);
+    error(finding_rule("HPF501"), dim_text + " is not divisible by " + by + ": " + on_axis);
   }
   local[dim] = chunks_.rank0(dim);
   return true;

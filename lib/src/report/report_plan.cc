@@ -10,6 +10,7 @@
 #include "capacity/accounting.h"
 #include "json/output_name.h"
 #include "spec/dtypes.h"
+#include "spec/findings.h"
 
 namespace hpfreeze::report_detail {
 namespace {
@@ -36,8 +37,9 @@ void note_swept_axes_that_shard_nothing(Report& report, const ReportPlanOptions&
     const AxisInfo* axis = find_axis(std::span(context.axes), s.axis);
     if (axis != nullptr && axis->shards) continue;
     const bool ep = folded && s.axis == kExpertAxis;
-    report.findings.push_back(make_note(
-        context.meta_file, axis != nullptr ? axis->first_use : std::string(),
+    report.findings.push_back(make_finding(
+        finding_rule("HPF504"), context.meta_file,
+        axis != nullptr ? axis->first_use : std::string(),
         "axis " + quote_for_diagnostic(s.axis) + " shards no parameter: " +
             (ep ? "in the folded layout its sizes change nothing but the meshes it divides"
                 : "its sizes only multiply the devices")));
@@ -69,7 +71,8 @@ void note_mistyped_budget(Report& report) {
   if (below)
     message += ", below every mesh's worst rank (the least is " + format_byte_size(least) + ")";
   message += "; did you mean " + text.substr(0, digits) + "GiB?";
-  report.findings.push_back(make_note("", "", std::move(message)));  // about a flag: no file
+  // About a flag: no file.
+  report.findings.push_back(make_finding(finding_rule("HPF515"), "", "", std::move(message)));
 }
 
 // "80GB" read as powers of 1000 where a device's memory is sold in powers of 1024: a note
@@ -85,11 +88,11 @@ void note_decimal_budget(Report& report) {
   if (power == std::string_view::npos || unit.find('i') != std::string_view::npos) return;
   const std::string number = text.substr(0, digits);
   report.findings.push_back(
-      make_note("", "",
-                "--budget " + text + " is " + number + " x 10^" + std::to_string(9 + 3 * power) +
-                    " bytes, " + format_byte_size(*filter.budget) + "; a device sold as " + number +
-                    " " + std::string(1, unit[0]) + "B mostly has " + number + " " + unit[0] +
-                    "iB: write " + number + unit[0] + "iB"));
+      make_finding(finding_rule("HPF518"), "", "",
+                   "--budget " + text + " is " + number + " x 10^" + std::to_string(9 + 3 * power) +
+                       " bytes, " + format_byte_size(*filter.budget) + "; a device sold as " +
+                       number + " " + std::string(1, unit[0]) + "B mostly has " + number + " " +
+                       unit[0] + "iB: write " + number + unit[0] + "iB"));
 }
 
 // "99.6 %": `part` of `whole` in tenths of a percent, rounded down.
@@ -112,12 +115,12 @@ void note_answer_near_budget(Report& report) {
                              ? "the " + format_byte_size(*budget) + " model states may use"
                              : "the " + format_byte_size(*budget) + " budget";
   report.findings.push_back(
-      make_note("", "",
-                "the answer, " + format_mesh(answer->mesh) + ", uses " +
-                    percent(answer->max_rank_bytes, *budget) + " of " + of +
-                    " on its worst rank: " + format_byte_size(*budget - answer->max_rank_bytes) +
-                    " is left for activations and buffers, which fits does not count" +
-                    (cap.filter.reserve > 0 ? "" : "; --reserve SIZE keeps room for them")));
+      make_finding(finding_rule("HPF519"), "", "",
+                   "the answer, " + format_mesh(answer->mesh) + ", uses " +
+                       percent(answer->max_rank_bytes, *budget) + " of " + of +
+                       " on its worst rank: " + format_byte_size(*budget - answer->max_rank_bytes) +
+                       " is left for activations and buffers, which fits does not count" +
+                       (cap.filter.reserve > 0 ? "" : "; --reserve SIZE keeps room for them")));
 }
 
 // A folded expert's piece whose split dim is smaller than its edp group leaves ranks of the
@@ -162,7 +165,7 @@ void note_idle_expert_ranks(Report& report) {
   if (dim != 1 && local.size() > 1 && local[1] >= group) {
     message += "; --expert-zero-dim 1 spreads it";
   }
-  report.findings.push_back(make_note("", "", std::move(message)));
+  report.findings.push_back(make_finding(finding_rule("HPF520"), "", "", std::move(message)));
 }
 
 // pp > 1 with no stack in the model: every such mesh cannot be laid out, and the run is in
@@ -173,8 +176,8 @@ void no_stack_error(Report& report, const std::string& model_file) {
       report.capacity.meshes.begin(), report.capacity.meshes.end(),
       [](const MeshCapacity& m) { return m.indivisible && m.indivisible->stack_split(); });
   if (!staged) return;
-  report.findings.push_back(make_error(
-      model_file, "",
+  report.findings.push_back(make_finding(
+      finding_rule("HPF517"), model_file, "",
       "pp > 1 splits the layer stack into pipeline stages, and the model has none (no "
       "modules PREFIX.0 .. PREFIX.N outside a numbered module); --pp-stack PREFIX names one"));
 }
@@ -192,7 +195,9 @@ void every_mesh_refused(Report& report, const ReportPlanOptions& plan, const Pla
   const std::string why = (meshes.size() == 1 ? "" : "every mesh is refused; the first: ") +
                           refused_text(meshes.front());
   if (flags.empty()) {
-    report.findings.push_back(make_error(context.meta_file, "/parallel_dims", why));
+    // What the planner cannot count exactly, as plan_meshes says of the planner's errors.
+    report.findings.push_back(
+        make_finding(finding_rule("HPF513"), context.meta_file, "/parallel_dims", why));
   } else {
     report.usage_errors.push_back(make_io_error({}, flags + ": " + why));
   }
@@ -231,6 +236,12 @@ void plan_meshes(Report& report, const ReportPlanOptions& plan, const PlanContex
         continue;
       }
       if (d.file.empty()) d.file = context.meta_file;
+      // A finding of the planner's own rule keeps its code (a placement on pp, HPF516); the
+      // rest is what it cannot count exactly (report_plan.h).
+      if (d.code.empty()) {
+        d = make_finding(finding_rule("HPF513"), std::move(d.file), std::move(d.pointer),
+                         std::move(d.message));
+      }
       report.findings.push_back(std::move(d));
     }
     return;
@@ -247,10 +258,12 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   note_decimal_budget(report);
   note_idle_expert_ranks(report);
   no_stack_error(report, context.model_file);
-  // No answer line while an input is in error: the numbers miss what the error left out.
+  // No answer line while an input is in error: the numbers miss what the error left out. A
+  // silenced error (HPF517 just above) holds back nothing.
   const std::size_t errors = static_cast<std::size_t>(
-      std::count_if(report.findings.begin(), report.findings.end(),
-                    [](const Diagnostic& d) { return d.severity == Severity::kError; }));
+      std::count_if(report.findings.begin(), report.findings.end(), [&plan](const Diagnostic& d) {
+        return d.severity == Severity::kError && !is_silenced(d.code, plan.silenced);
+      }));
   if (errors > 0 && capacity_answer(cap) != nullptr) {
     cap.no_answer = context.missing > 0
                         ? plural(context.missing, "planned parameter") +
@@ -267,7 +280,8 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
   if (!cap.swept && !first.refused && !first.divisible() && !first.indivisible->no_ranks()) {
     return;
   }
-  report.findings.push_back(make_error(context.meta_file, "", capacity_answer_text(cap)));
+  report.findings.push_back(
+      make_finding(finding_rule("HPF514"), context.meta_file, "", capacity_answer_text(cap)));
 }
 
 }  // namespace hpfreeze::report_detail

@@ -9,6 +9,7 @@
 #include "capacity/capacity.h"
 #include "capacity/chunk_geometry.h"
 #include "hpfreeze/base/diagnostic.h"
+#include "spec/findings.h"
 
 namespace hpfreeze::report_detail {
 namespace {
@@ -47,8 +48,9 @@ void add_totals(Report& report, const MeasureCounts& counts, const std::string& 
                                                    {"uncovered_bytes", &uncovered}};
   for (const auto& [name, total] : totals) {
     if (total->overflowed) {
-      report.findings.push_back(make_error(
-          meta_file, "", std::string(name) + " exceeds 2^64-1 bytes; it is reported as 2^64-1"));
+      report.findings.push_back(
+          make_finding(finding_rule("HPF512"), meta_file, "",
+                       std::string(name) + " exceeds 2^64-1 bytes; it is reported as 2^64-1"));
     }
   }
   report.rank0_bytes = rank0.value;
@@ -57,12 +59,12 @@ void add_totals(Report& report, const MeasureCounts& counts, const std::string& 
   report.uncovered_bytes = uncovered.value;
 
   if (counts.missing_dtypes > 0) {
-    report.findings.push_back(
-        make_warning(model.file, model.parameter_pointer(counts.first_missing_dtype),
-                     std::to_string(counts.missing_dtypes) + " parameter" +
-                         (counts.missing_dtypes == 1 ? " has" : "s have") +
-                         " no dtype, counted as bfloat16 (2 bytes); the first is " +
-                         quote_for_diagnostic(counts.first_missing_dtype)));
+    report.findings.push_back(make_finding(
+        finding_rule("HPF511"), model.file, model.parameter_pointer(counts.first_missing_dtype),
+        std::to_string(counts.missing_dtypes) + " parameter" +
+            (counts.missing_dtypes == 1 ? " has" : "s have") +
+            " no dtype, counted as bfloat16 (2 bytes); the first is " +
+            quote_for_diagnostic(counts.first_missing_dtype)));
   }
   // Without a meta every parameter is uncovered, and replicated on purpose.
   if (!report.uncovered.empty() && !report.without_meta) {
@@ -70,13 +72,15 @@ void add_totals(Report& report, const MeasureCounts& counts, const std::string& 
     // As `check`: a trainable parameter no plan entry covers is an error (upstream's
     // preflight refuses it) unless --allow-uncovered; frozen ones only warn.
     const bool as_error = counts.uncovered_trainable > 0 && !plan.allow_uncovered;
-    (as_error ? report.findings.emplace_back(make_error(model.file, "", ""))
-              : report.findings.emplace_back(make_warning(model.file, "", "")))
-        .message = std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
-                   " not covered by any planned key (" + format_byte_size(uncovered_full.value) +
-                   " at full size, " + std::to_string(counts.uncovered_trainable) +
-                   " trainable); " + (n == 1 ? "it stays" : "they stay") + " whole on every rank" +
-                   (report.capacity.accounting.zero.stage > 0 ? " but for the ZeRO split" : "");
+    Diagnostic& finding =
+        report.findings.emplace_back(make_finding(finding_rule("HPF305"), model.file, "", ""));
+    if (!as_error) finding.severity = Severity::kWarning;  // the row's one lowering
+    finding.message = std::to_string(n) + " model parameter" + (n == 1 ? " is" : "s are") +
+                      " not covered by any planned key (" + format_byte_size(uncovered_full.value) +
+                      " at full size, " + std::to_string(counts.uncovered_trainable) +
+                      " trainable); " + (n == 1 ? "it stays" : "they stay") +
+                      " whole on every rank" +
+                      (report.capacity.accounting.zero.stage > 0 ? " but for the ZeRO split" : "");
   }
 }
 

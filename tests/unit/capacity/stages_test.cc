@@ -236,6 +236,7 @@ TEST(Stages, APlacementOnPpIsAnErrorWhenPpSplitsTheStack) {
   EXPECT_EQ(r.errors().front().message,
             "parameter 'w' has S(0) on axis 'pp', which splits the layer stack into pipeline "
             "stages and shards no parameter");
+  EXPECT_EQ(r.errors().front().code, "HPF516");  // report keeps the planner's finding
 }
 
 }  // namespace

@@ -653,7 +653,9 @@ TEST_F(BundleCheck, TheDocumentedExample) {
   const BundleFindings found = check_bundle(*meta, {disk_, bundle_prefix("gen/codegen_meta.json")});
   ASSERT_EQ(found.findings.size(), 1u);
   EXPECT_EQ(found.findings[0].annotate_file, "gen/modeling_M_gen_npu.py");
-  const std::string line = "hpfreeze: error: " + found.findings[0].location_and_message() + "\n";
+  EXPECT_EQ(found.findings[0].code, "HPF406");
+  const std::string line =
+      "hpfreeze: error: " + found.findings[0].location_and_message() + " [HPF406]\n";
   const std::string docs =
       io_testing::slurp(std::string(HPFREEZE_TESTDATA_DIR) + "/../docs/cli.md");
   EXPECT_NE(docs.find("\n" + line), std::string::npos) << line;

@@ -56,13 +56,13 @@ TEST(SkippedOverrides, UpstreamEntries) {
                    "match ['a', 'b.*']: no_match"}));
 }
 
-// docs/cli.md ("skipped_overrides") shows this line.
+// docs/cli.md ("skipped_overrides") shows this line, with its code.
 TEST(SkippedOverrides, TheDocumentedExample) {
   const Lines lines = check_skipped(R"([{"match": ["model.layers.*.mlp"], "reason": "no_match"}])");
   ASSERT_EQ(lines.size(), 1u);
   std::ifstream in(std::string(HPFREEZE_TESTDATA_DIR) + "/../docs/cli.md", std::ios::binary);
   const std::string docs{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  EXPECT_NE(docs.find("\nhpfreeze: " + lines[0] + "\n"), std::string::npos) << lines[0];
+  EXPECT_NE(docs.find("\nhpfreeze: " + lines[0] + " [HPF208]\n"), std::string::npos) << lines[0];
 }
 
 TEST(SkippedOverrides, MatchAsOneString) {

@@ -91,6 +91,19 @@ TEST_F(CliExitStatus, ClosedStdin) {
 }
 
 // -qq: not even errors, on any side of the command word (the exit status still tells).
+// --silence: comma lists, repeatable; what it leaves out is not shown and not counted, by
+// the exit status or -v's line.
+TEST_F(CliExitStatus, SilencedFindingsNeitherShowNorCount) {
+  const std::string meta = testdata("check/errors_meta.json");
+  CliRun r = tester_.run({"check", meta, "--silence", "HPF206,HPF207", "--silence", "HPF201"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "hpfreeze: error: " + meta +
+                       ": /signature: expected a string, got an integer [HPF101]\n");
+  r = tester_.run({"-v", "check", meta, "--silence", "HPF206,HPF207,HPF201", "--silence=HPF101"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.err, "hpfreeze: debug: check: 0 errors, 0 warnings, 0 notes\n");
+}
+
 TEST_F(CliExitStatus, QuietOnEitherSideOfTheCommandWord) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"parse", "S(x)", "-qq"}, {"parse", "-qq", "S(x)"}, {"-qq", "parse", "S(x)"}}) {

@@ -4,10 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "cli/cli_tester.h"
 
 namespace hpfreeze::cli::testing {
@@ -16,9 +18,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// In docs/cli.md's order ("Help, man pages, completion").
-const std::vector<std::string> kCommands = {"freeze", "parse", "expand", "check",
-                                            "diff",   "thaw",  "report"};
+// The command table's names, in its order (apps/hpfreeze/commands.cc): --help lists them so.
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const Command& command : commands()) names.emplace_back(command.name);
+  return names;
+}
+const std::vector<std::string> kCommands = command_names();
 
 class CliHelp : public ::testing::Test {
  protected:
@@ -60,6 +66,20 @@ TEST_F(CliHelp, MainHelpListsTheCommandsInOrder) {
     listed.push_back((*it)[1]);
   }
   EXPECT_EQ(listed, kCommands);
+}
+
+// docs/cli.md ("Help, man pages, completion") names the commands in the table's order too.
+TEST_F(CliHelp, TheDocsListTheCommandsInTheTablesOrder) {
+  std::ifstream in(std::string(HPFREEZE_TESTDATA_DIR) + "/../docs/cli.md");
+  std::string docs;
+  for (std::string word; in >> word;) docs += word + " ";  // as if on one line
+  const std::string lead = "lists the global options and the commands in this order: ";
+  const std::size_t at = docs.find(lead);
+  ASSERT_NE(at, std::string::npos) << "docs/cli.md lacks: " << lead;
+  const std::size_t end = docs.find('.', at);
+  std::string names;
+  for (const std::string& name : kCommands) names += (names.empty() ? "" : ", ") + name;
+  EXPECT_EQ(docs.substr(at + lead.size(), end - at - lead.size()), names);
 }
 
 // The lines after the last "Exit status:" heading.

@@ -37,6 +37,25 @@ TEST_F(CliMistakes, AnOptimizerNotInTheTable) {
                      "report --help')");
 }
 
+// --silence names finding codes (docs/cli.md, "Finding codes"): anything else is refused
+// while the command line is parsed, with the nearest code, in each item of a list.
+TEST_F(CliMistakes, ASilencedCodeTheTableLacks) {
+  expect_usage_error({"check", "m.json", "--silence", "HPF4O6"},
+                     "--silence: unknown finding code 'HPF4O6'; did you mean 'HPF406'? (see "
+                     "'hpfreeze check --help')");
+  expect_usage_error({"report", "m.json", "--model", "x", "--silence", "HPF101,indivisible-dim"},
+                     "--silence: unknown finding code 'indivisible-dim'; did you mean 'HPF501'? "
+                     "(see 'hpfreeze report --help')");
+  expect_usage_error({"check", "m.json", "--silence", "HPF101,"},
+                     "--silence: empty finding code in 'HPF101,' (see 'hpfreeze check --help')");
+  // Only check and report have findings to silence; diff --model takes the planner's flags,
+  // not this one.
+  expect_usage_error({"diff", "a.json", "b.json", "--silence", "HPF101"},
+                     "unknown option '--silence' (see 'hpfreeze diff --help')");
+  expect_usage_error({"diff", "a.json", "b.json", "--model", "m.json", "--silence", "HPF501"},
+                     "unknown option '--silence' (see 'hpfreeze diff --help')");
+}
+
 // --recipe's choices come from the planner's recipe table (accounting.cc); --expert-zero-dim
 // takes a dim.
 TEST_F(CliMistakes, ARecipeNotInTheTableAndADimThatIsNone) {

@@ -175,5 +175,65 @@ TEST_F(RunCheck, JsonPutsTheFindingsOnStdout) {
   EXPECT_EQ(r.outcome(), Outcome::kTrouble);
 }
 
+// --silence: the findings of the codes named are left out as if their rules had not run: not
+// listed, not counted, no part of the outcome; the others stay.
+TEST_F(RunCheck, SilencedFindingsCountNowhere) {
+  const std::string meta = testdata("check/warnings_meta.json");
+  CheckRequest request{{meta}, std::nullopt, false, kTwoCpus};
+  request.silenced = {"HPF203", "HPF204"};
+  CheckTally tally;
+  CommandResult r = run_check(request, &tally);
+  EXPECT_EQ(render_all(r.diagnostics),
+            Lines{"warning: " + meta +
+                  ": /param_plan/head/params/weight/tp: placement 'S( 0 )' is not canonical "
+                  "(canonical form: 'S(0)')"});
+  EXPECT_EQ(tally.counts.text(), "0 errors, 1 warning, 0 notes");
+  request.json = true;
+  r = run_check(request, &tally);
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1);
+  EXPECT_NE(r.output.find("\"code\":\"HPF202\""), std::string::npos) << r.output;
+
+  // Every error silenced: the meta passes.
+  const std::string errors = testdata("check/errors_meta.json");
+  const std::string model = testdata("check/errors_model.json");
+  CheckRequest strict{{errors}, model, false, kTwoCpus};
+  EXPECT_EQ(run_check(strict).outcome(), Outcome::kRejected);
+  strict.silenced = {"HPF101", "HPF201", "HPF206", "HPF207", "HPF303", "HPF304", "HPF305"};
+  r = run_check(strict, &tally);
+  EXPECT_EQ(render_all(r.diagnostics), Lines{});
+  EXPECT_EQ(r.outcome(), Outcome::kOk);
+  EXPECT_EQ(tally.counts.text(), "0 errors, 0 warnings, 0 notes");
+  // A syntax error is no finding of a rule: nothing silences it.
+  strict.paths = {testdata("check/syntax_error.json")};
+  EXPECT_EQ(run_check(strict).outcome(), Outcome::kRejected);
+}
+
+// The decode keeps the first 100 errors and counts the rest in one line: a silenced code is
+// neither kept nor counted there.
+TEST_F(RunCheck, SilencedDecodeErrorsPastTheCapAreNotCounted) {
+  std::string members;
+  for (int i = 0; i < 150; ++i)
+    members += (i > 0 ? ", " : "") + std::string("\"b") + std::to_string(i) + "\": 3";
+  disk_.add_file("many.json", "{\"param_plan\": {" + members + "}}");
+  CheckRequest request{{"many.json"}, std::nullopt, false, kTwoCpus};
+  CommandResult r = run_check(request);
+  ASSERT_EQ(r.diagnostics.size(), 101U);
+  EXPECT_EQ(render_all(r.diagnostics).front(), "error: many.json: 50 more errors not shown");
+  request.silenced = {"HPF103"};
+  r = run_check(request);
+  EXPECT_EQ(render_all(r.diagnostics), Lines{});
+  EXPECT_EQ(r.outcome(), Outcome::kOk);
+}
+
+// A code the table lacks is a usage error, before anything is read.
+TEST_F(RunCheck, AnUnknownSilencedCodeIsAUsageError) {
+  CheckRequest request{{"check/no_such_file.json"}, std::nullopt, false, kTwoCpus};
+  request.silenced = {"HPF406", "HPF4O6"};
+  const CommandResult r = run_check(request);
+  EXPECT_EQ(render_all(r.diagnostics),
+            Lines{"error: --silence: unknown finding code 'HPF4O6'; did you mean 'HPF406'?"});
+  EXPECT_EQ(r.outcome(), Outcome::kTrouble);
+}
+
 }  // namespace
 }  // namespace hpfreeze

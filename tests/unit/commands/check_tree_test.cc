@@ -113,7 +113,7 @@ TEST_F(CheckTree, JsonLinesInWalkOrderAndTheNoteOnStderr) {
   request.json = true;
   const CommandResult r = check(request);
   const auto line = [](const std::string& meta) {
-    return "{\"severity\":\"error\",\"file\":\"" + meta +
+    return "{\"severity\":\"error\",\"code\":\"HPF102\",\"file\":\"" + meta +
            "\",\"pointer\":\"/param_plan\",\"message\":\"param_plan is empty: the meta plans "
            "no boundary\"}\n";
   };
@@ -132,6 +132,20 @@ TEST_F(CheckTree, TheWorstMetaDecidesTheOutcome) {
       (Lines{"error: nothing_here.json: cannot open: No such file or directory",
              empty_plan_error(bad), "note: check: 2 errors, 0 warnings, 0 notes in 3 metas"}));
   EXPECT_EQ(r.outcome(), Outcome::kTrouble);
+}
+
+// A silenced finding is in no meta's count: the closing note counts what is shown.
+TEST_F(CheckTree, TheClosingNoteCountsNoSilencedFinding) {
+  write("t/a/codegen_meta.json", kEmptyPlan);
+  write("t/b/codegen_meta.json", kClean);
+  CheckRequest request{{"t"}, std::nullopt, false, kTwoCpus};
+  request.silenced = {"HPF102"};
+  CheckTally tally;
+  const CommandResult r = check(request, &tally);
+  EXPECT_EQ(render_all(r.diagnostics),
+            Lines{"note: check: 0 errors, 0 warnings, 0 notes in 2 metas"});
+  EXPECT_EQ(r.outcome(), Outcome::kOk);
+  EXPECT_EQ(tally.counts.text(), "0 errors, 0 warnings, 0 notes");
 }
 
 TEST_F(CheckTree, ADirectoryWithoutAMetaIsAnIoError) {

@@ -189,6 +189,34 @@ TEST(MessageFormat, JsonIsACheckFinding) {
       "\n");
 }
 
+// A finding's code (spec/findings.h) ends its text line and its github message, before any
+// detail line, and is a "code" key after "severity" in JSON; a line without one has none.
+TEST(MessageFormat, AFindingsCodeInEachFormat) {
+  Diagnostic d = located("meta.json", "/param_plan/b/params/w/tp", 6, 47, "ambiguous");
+  d.severity = Severity::kWarning;
+  d.code = "HPF203";
+  EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kWarning, d),
+            "hpfreeze: warning: meta.json:6:47: /param_plan/b/params/w/tp: ambiguous [HPF203]\n");
+  EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kWarning, d, true),
+            "hpfreeze: \x1b[33m\x1b[1mwarning\x1b[m: meta.json:6:47: /param_plan/b/params/w/tp: "
+            "ambiguous [HPF203]\n");
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kWarning, d),
+            "::warning file=meta.json,line=6,col=47::/param_plan/b/params/w/tp: ambiguous "
+            "[HPF203]\n");
+  EXPECT_EQ(format_message(MessageFormat::kJson, MessageLevel::kWarning, d),
+            R"({"severity":"warning","code":"HPF203","file":"meta.json",)"
+            R"("pointer":"/param_plan/b/params/w/tp","message":"ambiguous","line":6,"column":47})"
+            "\n");
+  d.detail = {"under it"};
+  d.annotate_file = "gen/x.py";
+  EXPECT_EQ(format_message(MessageFormat::kText, MessageLevel::kWarning, d),
+            "hpfreeze: warning: meta.json:6:47: /param_plan/b/params/w/tp: ambiguous [HPF203]\n"
+            "  under it\n");
+  EXPECT_EQ(format_message(MessageFormat::kGithub, MessageLevel::kWarning, d),
+            "::warning file=gen/x.py::meta.json:6:47: /param_plan/b/params/w/tp: ambiguous "
+            "[HPF203]%0Aunder it\n");
+}
+
 // The positions of --message-format github, on the in-memory file system: each file read
 // again through the file system, never a stream.
 class PointerPositions : public ::testing::Test {

@@ -333,6 +333,80 @@ TEST_F(RunReportTest, FindingsAgreeWithThePlannersVerdict) {
                                                     "of size 3"))));
 }
 
+// --silence: a silenced finding is not listed on stderr or in the JSON, not counted, fails
+// nothing, and holds back no answer (an error finding otherwise does: its numbers may miss
+// what the error left out).
+TEST_F(RunReportTest, SilencedFindingsCountNowhere) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "R"}})j"));
+  request.model_path =
+      write("model.json", model_json({{"b.w", "[4]", "bfloat16"}, {"x", "[2]", "bfloat16"}}));
+  request.mesh = mesh({{"tp", 1}});
+  request.json = true;
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              Contains(::testing::HasSubstr("1 model parameter is not covered")));
+  EXPECT_NE(out.output.find("\"answer\": null"), std::string::npos);
+
+  request.plan.silenced = {"HPF305", "HPF503"};
+  out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kOk);
+  EXPECT_THAT(out.diagnostics, IsEmpty());  // no finding, so no summary line either
+  EXPECT_NE(out.output.find("\"findings\": []"), std::string::npos) << out.output;
+  EXPECT_EQ(out.output.find("\"answer\": null"), std::string::npos) << out.output;
+
+  request.json = false;
+  out = run_report(request);
+  EXPECT_EQ(out.output.find("findings:"), std::string::npos) << out.output;
+}
+
+// The error of pp > 1 without a layer stack (HPF517) is made while the plan is concluded,
+// after the answer is chosen: silenced, it holds back the answer (pp=1) no more.
+TEST_F(RunReportTest, ASilencedStageErrorHoldsBackNoAnswer) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "R"}})j"));
+  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+  request.mesh = mesh({{"tp", 1}});
+  request.plan.sweeps = {{"pp", {1, 2}}};
+  request.json = true;
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_NE(out.output.find("\"code\": \"HPF517\""), std::string::npos) << out.output;
+  EXPECT_NE(out.output.find("\"answer\": null"), std::string::npos) << out.output;
+
+  request.plan.silenced = {"HPF517"};
+  out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kOk);
+  EXPECT_EQ(out.output.find("HPF517"), std::string::npos) << out.output;
+  EXPECT_EQ(out.output.find("\"answer\": null"), std::string::npos) << out.output;
+}
+
+TEST_F(RunReportTest, AnUnknownSilencedCodeIsAUsageError) {
+  ReportRequest request;
+  request.meta_path = "missing.json";
+  request.model_path = "missing_too.json";
+  request.plan.silenced = {"HPF5O1"};
+  const CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kTrouble);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),
+              ElementsAre("--silence: unknown finding code 'HPF5O1'; did you mean 'HPF501'?"));
+}
+
+// A meta report cannot decode is refused whatever --silence says: there is no report to
+// keep going with (its errors keep their codes).
+TEST_F(RunReportTest, SilenceDoesNotMakeAMetaDecode) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S"}})j"));
+  request.model_path = write("model.json", model_json({{"b.w", "[4]", "bfloat16"}}));
+  request.plan.silenced = {"HPF201"};
+  const CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  ASSERT_EQ(out.diagnostics.size(), 1U);
+  EXPECT_EQ(out.diagnostics[0].code, "HPF201");
+  EXPECT_EQ(out.output, "");
+}
+
 // --reserve is kept from --budget: without one, or as large, it is a usage error before
 // anything is read (the paths below do not exist).
 TEST_F(RunReportTest, ReserveNeedsABudgetAboveIt) {

@@ -43,6 +43,25 @@ TEST(DiagnosticJson, DetailLinesJoinTheMessageAndALineWithoutColumn) {
             "\"differs\\none\\ntwo\",\"line\":2}\n");
 }
 
+// A finding's code follows its severity; a line that is no finding has no "code".
+TEST(DiagnosticJson, AFindingsCodeAfterItsSeverity) {
+  Diagnostic d = make_warning("m.json", "/w", "w");
+  d.code = "HPF202";
+  EXPECT_EQ(render_findings_json_lines({d, make_error("m.json", "", "no finding")}),
+            "{\"severity\":\"warning\",\"code\":\"HPF202\",\"file\":\"m.json\",\"pointer\":"
+            "\"/w\",\"message\":\"w\"}\n"
+            "{\"severity\":\"error\",\"file\":\"m.json\",\"pointer\":\"\",\"message\":"
+            "\"no finding\"}\n");
+  std::string out;
+  {
+    JsonStream w(out, JsonLayout::kIndented);
+    write_finding(w, d, severity_name(d.severity), FindingFields::kMessageOnly);
+  }
+  EXPECT_EQ(out,
+            "{\n  \"severity\": \"warning\",\n  \"code\": \"HPF202\",\n  \"file\": \"m.json\",\n"
+            "  \"pointer\": \"/w\",\n  \"message\": \"w\"\n}");
+}
+
 // report's findings[]: the message alone, in the stream's own layout.
 TEST(DiagnosticJson, MessageOnlyLeavesOutDetailAndPosition) {
   Diagnostic d = make_warning("model.json", "/parameters/w", "no dtype");

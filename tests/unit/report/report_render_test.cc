@@ -155,12 +155,14 @@ TEST(RenderReport, Json) {
   "findings": [
     {
       "severity": "error",
+      "code": "HPF305",
       "file": "model.json",
       "pointer": "",
       "message": "1 model parameter is not covered by any planned key (3 B at full size, 1 trainable); it stays whole on every rank"
     },
     {
       "severity": "warning",
+      "code": "HPF511",
       "file": "model.json",
       "pointer": "/parameters/a.x",
       "message": "1 parameter has no dtype, counted as bfloat16 (2 bytes); the first is 'a.x'"

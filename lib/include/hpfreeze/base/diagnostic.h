@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -24,6 +25,10 @@ struct Diagnostic {
   std::size_t line = 0;    // 1-based; 0 when unknown
   std::size_t column = 0;  // 1-based byte column; 0 when unknown
   std::string message;     // lowercase, no final period
+  // A finding's code ("HPF406"): a view of the findings table's row (spec/findings.h),
+  // static storage. Empty for a line that is no finding (a read or usage error, an input
+  // that cannot be checked at all, a summary line).
+  std::string_view code;
   ErrorClass error_class = ErrorClass::kRejected;
   // Lines shown under the message, each as it is (freeze --check's differences); no LF.
   std::vector<std::string> detail;

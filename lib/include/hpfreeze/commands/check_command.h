@@ -28,8 +28,9 @@ struct CheckRequest {
   // several metas are checked on up to this many threads, each meta on one.
   Concurrency concurrency;
   // The findings as JSON Lines on stdout, one compact object per finding:
-  // {"severity":...,"file":...,"pointer":...,"message":...}, plus "line" and "column" when
-  // the finding has a text position (syntax errors). Read errors stay diagnostics.
+  // {"severity":...,"code":...,"file":...,"pointer":...,"message":...} ("code" for a finding
+  // of a rule), plus "line" and "column" when the finding has a text position (syntax
+  // errors). Read errors stay diagnostics.
   bool json = false;
   // Also verify each meta's generated bundle (check/bundle_check.h): its findings join the
   // meta's before they are sorted. A meta on stdin has no bundle: "-" (or /dev/stdin, any
@@ -37,6 +38,10 @@ struct CheckRequest {
   // I/O error for the run. In a run of several, a meta the walk found without a bundle is
   // counted in the closing note instead of noted.
   bool bundle = false;
+  // Finding codes (hpfreeze/spec/finding_codes.h) whose findings are left out, as if their
+  // rules had not run: not in the output, the counts, the closing note or the exit status.
+  // A code the findings table lacks is a usage error.
+  std::vector<std::string> silenced = {};
   // The files it reads and writes: the real disk when null (the library's tests give an
   // in-memory one).
   FileSystem* files = nullptr;
@@ -54,8 +59,9 @@ struct CheckTally {
 // order check_meta gives (with `json`, as JSON Lines in the output instead); or, when a file
 // could not be read (ErrorClass::kIo), only those read errors: nothing of it was checked.
 // With more than one meta, a last note counts the metas and the findings, and with --bundle
-// the bundles verified and the metas without one (docs/cli.md, "Several metas"). A usage error of the request is the only diagnostic. `tally`, when
-// given, receives how many findings of each severity there are and how many metas.
+// the bundles verified and the metas without one (docs/cli.md, "Several metas"). A usage error of
+// the request is the only diagnostic. `tally`, when given, receives how many findings of each
+// severity there are and how many metas.
 CommandResult run_check(const CheckRequest& request, CheckTally* tally = nullptr);
 
 }  // namespace hpfreeze

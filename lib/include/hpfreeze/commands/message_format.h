@@ -23,15 +23,16 @@ enum class MessageLevel { kError, kWarning, kNote, kDebug, kTrace };
 MessageLevel message_level(Severity severity);
 
 // One line for stderr, ending in '\n' (text: one more line per detail line):
-//   text:   hpfreeze: LEVEL: FILE[:LINE[:COL]]: POINTER: message, each detail line after it
-//           indented by two spaces; `color` wraps LEVEL in the ANSI colours of spdlog's
-//           console sink;
-//   github: ::error file=F,line=L,col=C::POINTER: message (::warning, ::notice, ::debug),
-//           each property only when known, the detail lines after LFs, escaped for the
-//           runner (data: % CR LF; properties also : and ,);
-//   json:   check --json's finding object ({"severity","file","pointer","message"[,"line"
-//           [,"column"]]}), severity "info" for debug and trace lines, the detail lines
-//           after LFs inside "message".
+//   text:   hpfreeze: LEVEL: FILE[:LINE[:COL]]: POINTER: message [CODE], each detail line
+//           after it indented by two spaces; `color` wraps LEVEL in the ANSI colours of
+//           spdlog's console sink;
+//   github: ::error file=F,line=L,col=C::POINTER: message [CODE] (::warning, ::notice,
+//           ::debug), each property only when known, the detail lines after LFs, escaped for
+//           the runner (data: % CR LF; properties also : and ,);
+//   json:   check --json's finding object ({"severity"[,"code"],"file","pointer","message"
+//           [,"line"[,"column"]]}), severity "info" for debug and trace lines, the detail
+//           lines after LFs inside "message".
+// [CODE] and "code" only for a finding of a rule (Diagnostic::code, spec/findings.h).
 std::string format_message(MessageFormat format, MessageLevel level, const Diagnostic& d,
                            bool color = false);
 
