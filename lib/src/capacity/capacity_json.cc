@@ -8,16 +8,10 @@
 #include <tuple>
 #include <vector>
 
+#include "capacity/settings_render.h"
+
 namespace hpfreeze {
 namespace {
-
-// The expert view is shown when the layout is folded and some mesh or placement names ep;
-// without ep the folded layout changes nothing.
-bool expert_view(const CapacityResult& result) {
-  return result.accounting.layout == ExpertLayout::kFolded &&
-         std::find(result.axis_order.begin(), result.axis_order.end(), kExpertAxis) !=
-             result.axis_order.end();
-}
 
 // {"axis": size, ...} of `mesh`, or of the coordinates `at` (one per axis) when given.
 void write_coordinates(JsonStream& w, const Mesh& mesh, const std::vector<std::uint64_t>* at) {
@@ -185,48 +179,12 @@ void write_answer(JsonStream& w, const CapacityResult& result) {
   w.end_object();
 }
 
-// {"stage", "axes", "expert_axis"}: the defaults when the planner did not run.
-void write_zero(JsonStream& w, const CapacityResult& result) {
-  const ZeroSharding defaults;
-  const ZeroSharding& zero = result.planned() ? result.accounting.zero : defaults;
-  w.start_object();
-  w.key("stage").integer(zero.stage);
-  w.key("axes").start_array();
-  for (const std::string& a : zero.axes) w.string(a);
-  w.end_array();
-  w.key("expert_axis");
-  if (result.planned() && expert_view(result)) {
-    w.string(kExpertDataAxis);
-  } else {
-    w.null();
-  }
-  // Only when given: without it the object is as before --expert-zero-dim.
-  if (zero.expert_dim != 0) w.key("expert_dim").number(zero.expert_dim);
-  w.end_object();
-}
-
 }  // namespace
 
 void write_mesh_json(JsonStream& w, const Mesh& mesh) { write_coordinates(w, mesh, nullptr); }
 
 void write_capacity_json(JsonStream& w, const CapacityResult& result) {
-  const bool planned = result.planned();
-  const Accounting& accounting = result.accounting;
-  w.key("optimizer")
-      .optional_string(planned ? std::optional(optimizer_name(accounting.optimizer))
-                               : std::nullopt);
-  // Only another recipe than dtensor's: without --recipe the document is as before it.
-  if (accounting.recipe != Recipe::kDtensor) w.key("recipe").string(recipe_name(accounting.recipe));
-  w.key("budget_bytes").optional_number(planned ? result.filter.budget : std::nullopt);
-  w.key("reserve_bytes")
-      .optional_number(planned && result.filter.budget ? std::optional(result.filter.reserve)
-                                                       : std::nullopt);
-  w.key("zero");
-  write_zero(w, result);
-  w.key("expert_parallel").start_object();
-  w.key("layout").string(expert_layout_name(accounting.layout));
-  w.key("from").string(accounting.layout_source == LayoutSource::kFlag ? "flag" : "meta");
-  w.end_object();
+  write_settings_json(w, result);
   w.key("swept").boolean(result.swept);
   w.key("answer");
   write_answer(w, result);

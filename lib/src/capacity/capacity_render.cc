@@ -1,5 +1,6 @@
 // The text side of capacity planning: the one-line-per-mesh table of a result and the
-// texts it shares (its --json: capacity_json.cc; the option values: capacity_args.cc).
+// texts it shares (its --json: capacity_json.cc; the settings in the header:
+// settings_render.cc; the option values: capacity_args.cc).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -7,6 +8,7 @@
 
 #include "base/text_table.h"
 #include "capacity/capacity.h"
+#include "capacity/settings_render.h"
 #include "json/output_name.h"
 
 namespace hpfreeze {
@@ -71,77 +73,6 @@ std::string bar(std::uint64_t bytes, const BarScale& scale, std::optional<std::u
   return out;
 }
 
-// "4 ranks", "1 to 16 ranks": the sizes of one kind of ZeRO group over the meshes shown.
-std::string group_sizes(const CapacityResult& result, std::uint64_t ZeroGroups::*kind) {
-  std::uint64_t least = UINT64_MAX;
-  std::uint64_t most = 0;
-  for (const MeshCapacity& m : result.meshes) {
-    if (!capacity_shown(result, m) || !m.laid_out()) continue;
-    least = std::min(least, m.zero.*kind);
-    most = std::max(most, m.zero.*kind);
-  }
-  if (most == 0) return "no rank";
-  return least == most ? plural(most, "rank")
-                       : std::to_string(least) + " to " + plural(most, "rank");
-}
-
-// ", on dim 1": where ZeRO chunks the experts, when --expert-zero-dim moves it.
-std::string expert_dim_words(const ZeroSharding& zero) {
-  return zero.expert_dim == 0 ? "" : ", on dim " + std::to_string(zero.expert_dim);
-}
-
-// "ZeRO stage 3 (the weights, gradients and optimizer state split over dp x cp, 4 ranks;
-// expert parameters over edp, 2 ranks)": the groups some parameter is split over.
-std::string zero_words(const CapacityResult& result) {
-  static constexpr std::string_view kSplit[] = {"", "the optimizer state",
-                                                "the gradients and optimizer state",
-                                                "the weights, gradients and optimizer state"};
-  const ZeroSharding& zero = result.accounting.zero;
-  std::string axes;
-  for (const std::string& a : zero.axes) {
-    const bool present =
-        std::any_of(result.meshes.begin(), result.meshes.end(), [&](const auto& m) {
-          return std::any_of(m.mesh.axes.begin(), m.mesh.axes.end(),
-                             [&](const AxisSize& x) { return x.axis == a; });
-        });
-    if (present) axes += (axes.empty() ? "" : " x ") + output_name(a);
-  }
-  const bool experts = std::any_of(result.meshes.begin(), result.meshes.end(),
-                                   [](const MeshCapacity& m) { return m.zero.expert > 1; });
-  const std::string what(kSplit[static_cast<std::size_t>(zero.stage)]);
-  const std::string head = "ZeRO stage " + std::to_string(zero.stage) + " (";
-  const std::string edp =
-      "edp, " + group_sizes(result, &ZeroGroups::expert) + expert_dim_words(zero);
-  if (!result.dense_zero && experts) {  // a plan of experts only: edp is its one group
-    return head + what + " of the expert parameters split over " + edp + ")";
-  }
-  std::string over;
-  if (!axes.empty() && result.dense_zero) {
-    over = axes + ", " + group_sizes(result, &ZeroGroups::dense);
-  }
-  if (experts) over += (over.empty() ? "" : "; ") + std::string("expert parameters over ") + edp;
-  return head + what + " split over " + (over.empty() ? "no axis of the meshes" : over) + ")";
-}
-
-// The header line on `ep`, when some mesh or placement names it.
-std::string expert_line(const CapacityResult& result) {
-  if (std::find(result.axis_order.begin(), result.axis_order.end(), kExpertAxis) ==
-      result.axis_order.end()) {
-    return "";
-  }
-  const std::string from =
-      result.accounting.layout_source == LayoutSource::kFlag
-          ? "--expert-parallel"
-          : (result.accounting.layout == ExpertLayout::kFolded ? "mesh_dim_names does not name ep"
-                                                               : "mesh_dim_names names ep");
-  if (result.accounting.layout == ExpertLayout::kAxis) {
-    return "expert parallel: axis (" + from + "): ep is a mesh axis and multiplies the devices\n";
-  }
-  return "expert parallel: folded (" + from +
-         "): experts split over ep inside the dense region, "
-         "edp their data-parallel group; ep does not multiply the devices\n";
-}
-
 // What `fits` leaves out, with a budget.
 std::string fits_line(const CapacityResult& result) {
   if (!result.filter.budget) return "";
@@ -178,14 +109,6 @@ std::string bytes_cell(const MeshCapacity& m, std::uint64_t bytes) {
 std::string stage_words(const MeshCapacity& m) {
   if (m.stages.size() < 2) return "";
   return ", on stage " + std::to_string(m.worst_stage()) + " of " + std::to_string(m.stages.size());
-}
-
-// "budget 80.0 GiB", "budget 80.0 GiB less a 8.0 GiB reserve", "no budget".
-std::string budget_words(const MeshFilter& filter) {
-  if (!filter.budget) return "no budget";
-  std::string out = "budget " + format_byte_size(*filter.budget);
-  if (filter.reserve > 0) out += " less a " + format_byte_size(filter.reserve) + " reserve";
-  return out;
 }
 
 // "0-3", "5", "-": the layers of a stage.
@@ -324,13 +247,8 @@ std::string render_capacity_text(const CapacityResult& result) {
   const std::optional<std::uint64_t> budget = result.filter.states_budget();
   std::string out = std::to_string(result.params) + " param" + (result.params == 1 ? "" : "s") +
                     ", " + format_byte_size(result.full_bytes) + " whole on one device" +
-                    ", optimizer " + std::string(optimizer_name(result.accounting.optimizer)) +
-                    (result.accounting.recipe != Recipe::kDtensor
-                         ? ", recipe " + std::string(recipe_name(result.accounting.recipe))
-                         : std::string()) +
-                    (result.accounting.zero.stage > 0 ? ", " + zero_words(result) : std::string()) +
-                    ", " + budget_words(result.filter) + "\n";
-  out += expert_line(result) + fits_line(result);
+                    settings_text(result);
+  out += fits_line(result);
   BarScale scale;
   if (budget) scale.add(*budget);
   bool staged = false;  // some mesh shown has several stages: a column says the worst's

@@ -12,11 +12,17 @@
 
 namespace hpfreeze {
 
-enum class PlacementKind : std::uint8_t { kShard, kStridedShard, kReplicate, kPartial };
-// The number of kinds above, kPartial being the last: the rows of every table indexed by
-// kind (placement.cc's names), and the bits freeze packs a kind into (freeze.cc).
-inline constexpr std::size_t kPlacementKinds =
-    static_cast<std::size_t>(PlacementKind::kPartial) + 1;
+// kLast names the last kind, so a new one goes before it (or moves it) where it is added.
+enum class PlacementKind : std::uint8_t {
+  kShard,
+  kStridedShard,
+  kReplicate,
+  kPartial,
+  kLast = kPartial
+};
+// The number of kinds: the rows of every table indexed by kind (placement.cc's names, each
+// required non-empty), and the bits freeze packs a kind into (freeze.cc).
+inline constexpr std::size_t kPlacementKinds = static_cast<std::size_t>(PlacementKind::kLast) + 1;
 
 struct Placement {
   // Members ordered largest first: 40 bytes rather than 48, and a plan holds one per
