@@ -165,7 +165,7 @@ std::optional<Recipe> parse_recipe(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<std::string> recipe_zero_error(const Accounting& accounting) {
+std::optional<std::string> accounting_error(const Accounting& accounting) {
   const RecipeRow& row = row_of(accounting.recipe);
   if (accounting.zero.stage <= row.max_stage) return std::nullopt;
   return "--zero " + std::to_string(accounting.zero.stage) + ": --recipe " + std::string(row.name) +

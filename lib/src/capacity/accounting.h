@@ -53,9 +53,11 @@ struct ElementCost {
 ElementCost element_cost(std::string_view dtype, std::uint64_t element_size, bool requires_grad,
                          const Accounting& accounting);
 
-// A --zero stage the recipe does not have (Megatron-LM's stop at 1, its distributed
-// optimizer): the usage error's message, naming the recipe; nullopt when it has it.
-std::optional<std::string> recipe_zero_error(const Accounting& accounting);
+// The usage error of accounting settings that do not go together, for report and diff
+// --model alike (a new rule between settings goes here): today a --zero stage the recipe
+// does not have (Megatron-LM's stop at 1, its distributed optimizer), naming the recipe;
+// nullopt when the settings go together.
+std::optional<std::string> accounting_error(const Accounting& accounting);
 
 // Whether ZeRO splits the optimizer state (the master copy and the moments) per tensor in
 // chunks under `accounting`, so that a rank may hold none of a tensor's.

@@ -53,7 +53,7 @@ Expected<MemoryChange> count_memory(const FrozenMeta& old_meta, const FrozenMeta
   if (!request.plan.sweeps.empty()) {
     return Diagnostics{make_io_error({}, "diff --model counts one mesh: it takes no sweep")};
   }
-  if (std::optional<std::string> why = recipe_zero_error(request.plan.accounting)) {
+  if (std::optional<std::string> why = accounting_error(request.plan.accounting)) {
     return Diagnostics{make_io_error({}, std::move(*why))};
   }
   const std::vector<std::string> old_axes = named_axes(old_meta);

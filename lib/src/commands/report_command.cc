@@ -36,7 +36,7 @@ std::optional<Diagnostic> request_error(const ReportRequest& request) {
           {}, "axis '" + sweep->axis + "' is in both --mesh and --sweep; give it in one of them");
     }
   }
-  if (std::optional<std::string> why = recipe_zero_error(request.plan.accounting)) {
+  if (std::optional<std::string> why = accounting_error(request.plan.accounting)) {
     return make_io_error({}, std::move(*why));
   }
   const MeshFilter& filter = request.plan.filter;

@@ -244,11 +244,11 @@ TEST(CapacityAccounting, RecipeRows) {
   a.zero.stage = 2;
   EXPECT_EQ(gathered_module_bytes(a), 0U);
   a.recipe = Recipe::kMegatron;
-  EXPECT_EQ(recipe_zero_error(a),
+  EXPECT_EQ(accounting_error(a),
             "--zero 2: --recipe megatron has ZeRO stages 0 without its "
             "distributed optimizer and 1 with it (the optimizer state split)");
   a.zero.stage = 1;
-  EXPECT_EQ(recipe_zero_error(a), std::nullopt);
+  EXPECT_EQ(accounting_error(a), std::nullopt);
   EXPECT_EQ(recipe_names(),
             (std::vector<std::string>{"dtensor", "fsdp2", "megatron", "deepspeed"}));
   EXPECT_EQ(parse_recipe("fsdp2"), Recipe::kFsdp2);
