@@ -126,7 +126,9 @@ Diagnostic closing_note(const CheckRequest& request, const std::vector<MetaOutco
                         [record](const MetaOutcome& o) { return o.bundle == record; }));
     };
     text += "; " + plural(recording(BundleRecord::kFiles), "bundle") + " verified";
-    if (const std::size_t none = recording(BundleRecord::kNone); none > 0) {
+    // The count stands for the HPF401 notes it replaces: silenced, it goes with them.
+    if (const std::size_t none = recording(BundleRecord::kNone);
+        none > 0 && !is_silenced("HPF401", request.silenced)) {
       text += ", " + plural(none, "meta") + " without a bundle";
     }
   }

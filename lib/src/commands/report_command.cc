@@ -137,8 +137,8 @@ CommandResult run_report(const ReportRequest& request) {
     return result;
   }
   result.output = render_report(request, report);
-  // An error finding fails the run, no usable mesh among them (it says why).
-  result.negative = report.capacity.planned() && capacity_exit_code(report.capacity) != 0;
+  // An error finding fails the run, no usable mesh among them (HPF514, or the one mesh's
+  // HPF501, says why); silenced, it fails nothing, as every silenced finding.
   result.diagnostics = findings_for_stderr(std::move(report.findings));
   return result;
 }

@@ -96,6 +96,12 @@ void note_decimal_budget(Report& report) {
 }
 
 // "99.6 %": `part` of `whole` in tenths of a percent, rounded down.
+// Whether some finding of `findings` is of the rule `code`.
+bool has_code(const Diagnostics& findings, std::string_view code) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [code](const Diagnostic& d) { return d.code == code; });
+}
+
 std::string percent(std::uint64_t part, std::uint64_t whole) {
   __extension__ using U128 = unsigned __int128;
   const auto tenths = static_cast<std::uint64_t>(U128{part} * 1000 / (whole == 0 ? 1 : whole));
@@ -264,20 +270,24 @@ void conclude_plan(Report& report, const ReportPlanOptions& plan, const PlanCont
       std::count_if(report.findings.begin(), report.findings.end(), [&plan](const Diagnostic& d) {
         return d.severity == Severity::kError && !is_silenced(d.code, plan.silenced);
       }));
+  // The findings here are the shown ones (build_report dropped the silenced), so a silenced
+  // missing parameter is not named as the reason.
+  const bool missing_shown = has_code(report.findings, "HPF303");
   if (errors > 0 && capacity_answer(cap) != nullptr) {
-    cap.no_answer = context.missing > 0
+    cap.no_answer = context.missing > 0 && missing_shown
                         ? plural(context.missing, "planned parameter") +
                               (context.missing == 1 ? " is" : " are") + " not in the model"
                         : "the inputs have " + plural(errors, "error") + " (on stderr)";
   }
   // No usable mesh is an error that says why: the closest mesh and by how much, or the
   // first mesh's first parameter that does not divide. The one mesh of a report without
-  // --sweep that does not divide has its findings already, which agree with it, unless it
-  // cannot be laid out at all.
+  // --sweep that does not divide has its findings already (HPF501, unless silenced), which
+  // agree with it, unless it cannot be laid out at all. Silenced too, it fails nothing.
   note_answer_near_budget(report);
   if (capacity_exit_code(cap) == 0) return;
   const MeshCapacity& first = cap.meshes.front();
-  if (!cap.swept && !first.refused && !first.divisible() && !first.indivisible->no_ranks()) {
+  if (!cap.swept && !first.refused && !first.divisible() && !first.indivisible->no_ranks() &&
+      has_code(report.findings, "HPF501")) {
     return;
   }
   report.findings.push_back(

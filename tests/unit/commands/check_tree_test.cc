@@ -148,6 +148,17 @@ TEST_F(CheckTree, TheClosingNoteCountsNoSilencedFinding) {
   EXPECT_EQ(tally.counts.text(), "0 errors, 0 warnings, 0 notes");
 }
 
+// The count of metas without a bundle stands for their HPF401 notes: silenced, it goes too.
+TEST_F(CheckTree, ASilencedNoBundleIsNotCounted) {
+  bundle("t/one");
+  write("t/codegen_meta.json", kClean);
+  CheckRequest request{{"t"}, std::nullopt, false, kTwoCpus};
+  request.bundle = true;
+  request.silenced = {"HPF401"};
+  EXPECT_EQ(render_all(check(request).diagnostics),
+            Lines{"note: check: 0 errors, 0 warnings, 0 notes in 2 metas; 1 bundle verified"});
+}
+
 TEST_F(CheckTree, ADirectoryWithoutAMetaIsAnIoError) {
   disk_.add_dir("empty");
   const CommandResult r = check({{"empty"}, std::nullopt, false, kTwoCpus});

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/fake_file_system.h"
@@ -380,6 +381,53 @@ TEST_F(RunReportTest, ASilencedStageErrorHoldsBackNoAnswer) {
   EXPECT_EQ(out.outcome(), Outcome::kOk);
   EXPECT_EQ(out.output.find("HPF517"), std::string::npos) << out.output;
   EXPECT_EQ(out.output.find("\"answer\": null"), std::string::npos) << out.output;
+}
+
+// No usable mesh fails the run through the finding that says why; silenced, it fails nothing
+// (no exit status 1 without an error line). The one mesh that does not divide says why with
+// its HPF501 lines; those silenced, HPF514 says it.
+TEST_F(RunReportTest, ASilencedVerdictFailsNothing) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "S(0)"}})j"));
+  request.model_path = write("model.json", model_json({{"b.w", "[6]", "bfloat16"}}));
+  request.mesh = mesh({{"tp", 2}});
+  request.plan.filter.budget = 5;  // bytes: rank 0 holds 3 elements, 6 bytes
+  request.plan.silenced = {"HPF514"};
+  CommandResult out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kOk);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics),  // the budget's note only
+              ElementsAre(::testing::HasSubstr("did you mean 5GiB?"),
+                          "report: 0 errors, 0 warnings, 1 note"));
+
+  request.plan.filter.budget.reset();
+  request.mesh = mesh({{"tp", 4}});  // 6 by 4: HPF501
+  request.plan.silenced = {"HPF501"};
+  out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_THAT(out.diagnostics,
+              Contains(::testing::Field(&Diagnostic::code, std::string_view("HPF514"))));
+  request.plan.silenced = {"HPF501", "HPF514"};
+  out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kOk);
+  EXPECT_THAT(diagnostic_lines(out.diagnostics), IsEmpty());
+}
+
+// The answer held back for an error names the error shown: a silenced missing parameter
+// (HPF303) is not the reason given while another error (an unknown dtype) holds it back.
+TEST_F(RunReportTest, TheHeldBackAnswerNamesNoSilencedFinding) {
+  ReportRequest request;
+  request.meta_path = write("meta.json", plan_b(R"j({"w": {"tp": "R"}, "gone": {"tp": "R"}})j"));
+  request.model_path = write("model.json", model_json({{"b.w", "[4]", "fp32"}}));
+  request.mesh = mesh({{"tp", 1}});
+  CommandResult out = run_report(request);
+  EXPECT_NE(out.output.find("no answer: 1 planned parameter is not in the model"),
+            std::string::npos)
+      << out.output;
+  request.plan.silenced = {"HPF303"};
+  out = run_report(request);
+  EXPECT_EQ(out.outcome(), Outcome::kRejected);
+  EXPECT_NE(out.output.find("no answer: the inputs have 1 error (on stderr)"), std::string::npos)
+      << out.output;
 }
 
 TEST_F(RunReportTest, AnUnknownSilencedCodeIsAUsageError) {
